@@ -1,0 +1,42 @@
+# make run   -> start the dashboard on http://localhost:8501
+# make test  -> the whole suite (unit, statistical, CLI, AppTest; browser tests when Chromium exists)
+PY      ?= python3
+VENV    := .venv
+STAMP   := $(VENV)/.installed
+PORT    ?= 8501
+LOCK    := $(wildcard requirements.lock)
+
+$(STAMP): pyproject.toml $(LOCK)
+	rm -rf $(VENV)
+	$(PY) -m venv $(VENV)
+	$(VENV)/bin/pip install -qq --disable-pip-version-check $(if $(LOCK),-c $(LOCK)) -e '.[test,export]'
+	touch $(STAMP)
+
+.PHONY: venv run test e2e lint chromium bench lock clean
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true \
+	  --server.address 127.0.0.1 --browser.gatherUsageStats false --browser.serverAddress localhost
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check dpcore pages app.py tests benchmarks
+	$(VENV)/bin/python -m pytest -ra
+
+e2e: $(STAMP)
+	E2E_REQUIRED=1 $(VENV)/bin/python -m pytest -m browser -v
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check dpcore pages app.py tests benchmarks
+
+chromium:   # Debian's browser for the e2e tests (root); never `playwright install`
+	command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/run_all.py
+
+lock: $(STAMP)   # re-pin: rm requirements.lock; make lock
+	$(VENV)/bin/pip freeze --exclude-editable > requirements.lock
+
+clean:
+	rm -rf $(VENV) test-artifacts .pytest_cache

@@ -1,0 +1,43 @@
+"""Small linear-algebra helpers shared by mechanisms and metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def symmetrize(M: np.ndarray) -> np.ndarray:
+    """(M + Mᵀ)/2."""
+    return 0.5 * (M + M.T)
+
+
+def eigh_desc(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigen-decomposition of a symmetric matrix with eigenvalues in decreasing (algebraic) order."""
+    w, V = np.linalg.eigh(symmetrize(M))
+    return w[::-1].copy(), V[:, ::-1].copy()
+
+
+def top_k_eigenvectors(M: np.ndarray, k: int) -> np.ndarray:
+    """The d×k eigenvectors of the k algebraically largest eigenvalues of symmetric M."""
+    return eigh_desc(M)[1][:, :k]
+
+
+def clip_spectrum(M: np.ndarray, upper: float | None = None) -> np.ndarray:
+    """Post-processing (free): project onto PSD matrices and clip eigenvalues to [0, upper]."""
+    w, V = np.linalg.eigh(symmetrize(M))
+    w = np.clip(w, 0.0, upper)
+    return (V * w) @ V.T
+
+
+def orthonormalize(V: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (QR, signs fixed by diag(R) ≥ 0) of the column span of V."""
+    Q, R = np.linalg.qr(V)
+    signs = np.sign(np.diag(R))
+    signs[signs == 0] = 1.0
+    return Q * signs
+
+
+def orthogonal_complement(V: np.ndarray) -> np.ndarray:
+    """A d×(d−k) orthonormal basis of the complement of span(V), V d×k with orthonormal columns."""
+    d, k = V.shape
+    Q, _ = np.linalg.qr(V, mode="complete")
+    return Q[:, k:]
