@@ -38,6 +38,6 @@ def orthonormalize(V: np.ndarray) -> np.ndarray:
 
 def orthogonal_complement(V: np.ndarray) -> np.ndarray:
     """A d×(d−k) orthonormal basis of the complement of span(V), V d×k with orthonormal columns."""
-    d, k = V.shape
+    k = V.shape[1]
     Q, _ = np.linalg.qr(V, mode="complete")
     return Q[:, k:]

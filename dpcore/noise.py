@@ -22,9 +22,8 @@ def make_rng(random_state: RandomState = None) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     if random_state is None or isinstance(random_state, (int, np.integer, np.random.SeedSequence)):
-        if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-            if random_state < 0:
-                raise InvalidParameterError(f"random_state must be >= 0, got {random_state}.")
+        if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state < 0:
+            raise InvalidParameterError(f"random_state must be >= 0, got {random_state}.")
         return np.random.default_rng(random_state)
     raise InvalidParameterError(
         f"random_state must be None, a non-negative int, a SeedSequence or a numpy Generator; got {random_state!r}."

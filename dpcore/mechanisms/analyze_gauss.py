@@ -25,7 +25,8 @@ class AnalyzeGauss(Mechanism):
     )
     reference = ("Dwork, Talwar, Thakurta & Zhang (STOC 2014); used as AG in Imtiaz & Sarwate (2016) and as G in "
                  "Amin et al. (2019); analytic σ from Balle & Wang (ICML 2018)")
-    formula = r"\hat C = XX^\top + E,\; E_{ij}=E_{ji}\sim\mathcal N(0,\sigma^2),\; \sigma=\sigma(\varepsilon,\delta,\Delta_2)"
+    formula = (r"\hat C = XX^\top + E,\; E_{ij}=E_{ji}\sim\mathcal N(0,\sigma^2),\; "
+               r"\sigma=\sigma(\varepsilon,\delta,\Delta_2)")
     cost = "O(nd² + d³)"
     guarantee = "approx"
     output = "covariance"
