@@ -1,0 +1,300 @@
+"""Command-line interface: ``dpcore mechanisms | datasets | sweep | release | audit`` (also ``python -m dpcore``).
+
+Bad arguments exit with code 2 and a one-line message on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .exceptions import DPCoreError, InvalidParameterError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _floats(text: str, name: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be a comma-separated list of numbers, got {text!r}.") from None
+    if not values:
+        raise InvalidParameterError(f"{name} is empty.")
+    return values
+
+
+def _ints(text: str, name: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be a comma-separated list of whole numbers, got {text!r}.") from None
+    if not values:
+        raise InvalidParameterError(f"{name} is empty.")
+    return values
+
+
+def _key_values(items: Sequence[str] | None, flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or ():
+        if "=" not in item:
+            raise InvalidParameterError(f"{flag} expects key=value, got {item!r}.")
+        key, value = item.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _coerce(value: str):
+    """CLI option strings → int/float/bool where they look like one."""
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _mechanism_options(items: Sequence[str] | None) -> dict[str, dict]:
+    """``--option itu.exponent=tight`` → {"itu": {"exponent": "tight"}}."""
+    options: dict[str, dict] = {}
+    for key, value in _key_values(items, "--option").items():
+        if "." not in key:
+            raise InvalidParameterError(f"--option expects mechanism.option=value, got {key!r}.")
+        mech, opt = key.split(".", 1)
+        options.setdefault(mech, {})[opt] = _coerce(value)
+    return options
+
+
+# --------------------------------------------------------------------------------------------------
+# sub-commands
+# --------------------------------------------------------------------------------------------------
+
+def _cmd_mechanisms(args) -> int:
+    from .mechanisms import list_mechanisms
+
+    mechs = list_mechanisms()
+    if args.json:
+        print(json.dumps([m.describe() for m in mechs], indent=2, ensure_ascii=False))
+        return 0
+    width = max(len(m.id) for m in mechs)
+    for m in mechs:
+        print(f"{m.id:<{width}}  {m.guarantee:<15}  {m.output:<10}  {m.name}")
+    return 0
+
+
+def _cmd_datasets(args) -> int:
+    from .data import list_datasets
+
+    infos = list_datasets()
+    rows = [_dataset_dict(i) for i in infos]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    for r in rows:
+        print(f"{r['id']:<20} n={r['n']:<8} d={r['d']:<5} labels={'yes' if r['labels'] else 'no ':<4} {r['source']}")
+    return 0
+
+
+def _dataset_dict(info) -> dict:
+    fields = ("id", "name", "n", "d", "labels", "source", "description", "suggested_k")
+    return {f: getattr(info, f) for f in fields if hasattr(info, f)}
+
+
+def _prepare_from_args(args):
+    """Load (--dataset | --csv) and preprocess as the flags say."""
+    from .data import load_csv, load_dataset, preprocess
+
+    if bool(args.dataset) == bool(args.csv):
+        raise InvalidParameterError("give exactly one of --dataset ID or --csv PATH.")
+    if args.csv:
+        path = Path(args.csv)
+        if not path.is_file():
+            raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+        dataset = load_csv(path.read_bytes(), label=args.label, name=path.stem)
+    else:
+        if args.label:
+            raise InvalidParameterError("--label only applies to --csv; built-in datasets carry their labels.")
+        options = {k: _coerce(v) for k, v in _key_values(args.dataset_option, "--dataset-option").items()}
+        dataset = load_dataset(args.dataset, **options)
+    kwargs = {"centering": args.center, "feature_scaling": args.feature_scaling, "random_state": args.seed}
+    if args.norm_bound is not None:
+        kwargs["norm_bound"] = args.norm_bound
+    import warnings
+
+    from .exceptions import PrivacyLeakWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # recorded in the ledger and reported below
+        data = preprocess(dataset, **kwargs)
+    for entry in data.ledger:
+        if not entry.private and not args.quiet:
+            print(f"dpcore: note: non-private preprocessing step: {entry.step} {entry.note}".rstrip(), file=sys.stderr)
+    return dataset, data
+
+
+def _cmd_sweep(args) -> int:
+    from .sweep import SweepConfig, run_sweep
+
+    out = Path(args.out)
+    if str(out) != "-" and not out.parent.exists():
+        raise InvalidParameterError(f"output folder does not exist: {out.parent}.")
+    dataset, data = _prepare_from_args(args)
+    config = SweepConfig(
+        mechanisms=[m.strip() for m in args.mechanisms.split(",") if m.strip()],
+        epsilons=_floats(args.epsilons, "--epsilons"),
+        deltas=_floats(args.delta, "--delta"),
+        ks=_ints(args.k, "--k"),
+        trials=args.trials,
+        seed=args.seed,
+        sample_sizes=_ints(args.sample_sizes, "--sample-sizes") if args.sample_sizes else None,
+        neighbouring=args.neighbouring,
+        mechanism_options=_mechanism_options(args.option),
+        time_cap=args.time_cap,
+        allow_invalid=args.allow_invalid,
+    )
+
+    def progress(done: int, total: int, text: str) -> None:
+        if not args.quiet:
+            print(f"\r[{done}/{total}] {text:<60}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name)
+    if str(out) == "-":
+        frame.to_csv(sys.stdout, index=False)
+    else:
+        frame.to_csv(out, index=False)
+        if not args.quiet:
+            counts = frame["status"].value_counts().to_dict()
+            print(f"dpcore: wrote {len(frame)} rows to {out} ({counts})", file=sys.stderr)
+    return 0
+
+
+def _cmd_release(args) -> int:
+    from .mechanisms import get_mechanism
+    from .metrics import evaluate
+
+    _, data = _prepare_from_args(args)
+    mech = get_mechanism(args.mechanism)
+    release = mech.release(data, args.k, args.epsilon, args.delta, neighbouring=args.neighbouring,
+                           random_state=args.seed, time_limit=args.time_cap, allow_invalid=args.allow_invalid,
+                           **_mechanism_options(args.option).get(args.mechanism, {}))
+    result = {
+        "mechanism": release.mechanism, "guarantee": release.guarantee, "neighbouring": release.neighbouring,
+        "epsilon": release.epsilon, "delta": release.delta, "k": release.k, "n": release.n, "d": release.d,
+        "status": release.status, "reason": release.reason,
+        "ledger": [e.as_dict() for e in (*data.ledger, *release.ledger)],
+        "counterexample_delta": release.counterexample_delta,
+        "subspace": None if release.subspace is None else release.subspace.tolist(),
+        "metrics_on_true_data": {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                 for k, v in evaluate(release, data).items()},
+    }
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _add_data_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_argument_group("data")
+    src.add_argument("--dataset", help="built-in dataset id (see `dpcore datasets`)")
+    src.add_argument("--csv", help="path of a CSV file (read into memory, never copied)")
+    src.add_argument("--label", help="label column of the CSV (optional)")
+    src.add_argument("--dataset-option", action="append", metavar="KEY=VALUE",
+                     help="generator option of a built-in dataset, e.g. d=1000 (repeatable)")
+    src.add_argument("--norm-bound", type=float, help="public row-norm bound B (rows are clipped to it)")
+    src.add_argument("--center", default="none", choices=("none", "dp", "empirical"),
+                     help="centring: none (default), dp (DP mean, own budget), empirical (NOT private)")
+    src.add_argument("--feature-scaling", default="schema", choices=("schema", "none", "minmax"),
+                     help="per-feature scaling: public schema ranges (default), none, or minmax (NOT private)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpcore", description="Differentially private PCA: mechanisms, sweeps and audits.")
+    parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
+
+    p = sub.add_parser("mechanisms", help="list the registered mechanisms")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_mechanisms)
+
+    p = sub.add_parser("datasets", help="list the built-in datasets")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_datasets)
+
+    p = sub.add_parser("sweep", help="run mechanisms × ε × δ × k × trials and write a CSV")
+    _add_data_arguments(p)
+    p.add_argument("--mechanisms", required=True, help="comma-separated mechanism ids")
+    p.add_argument("--epsilons", required=True, help="comma-separated ε values")
+    p.add_argument("--delta", default="1e-5", help="δ, or a comma-separated list (default 1e-5)")
+    p.add_argument("--k", default="2", help="number of components, or a comma-separated list (default 2)")
+    p.add_argument("--trials", type=int, default=5, help="repetitions per cell (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="sweep seed; same seed ⇒ identical numbers (default 0)")
+    p.add_argument("--sample-sizes", help="comma-separated subsample sizes n (optional)")
+    p.add_argument("--neighbouring", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE",
+                   help="mechanism option, e.g. laplace.sensitivity=tight (repeatable)")
+    p.add_argument("--time-cap", type=float, default=60.0, help="seconds per cell before it is marked timeout")
+    p.add_argument("--allow-invalid", action="store_true", help="allow claimed-but-invalid mechanisms (exhibits)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--out", required=True, help="output CSV path ('-' for stdout)")
+    p.set_defaults(func=_cmd_sweep)
+
+    p = sub.add_parser("release", help="one release of one mechanism, as JSON")
+    _add_data_arguments(p)
+    p.add_argument("--mechanism", required=True)
+    p.add_argument("--epsilon", type=float, required=True)
+    p.add_argument("--delta", type=float, default=0.0)
+    p.add_argument("--k", type=int, default=2)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--neighbouring", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE")
+    p.add_argument("--time-cap", type=float, default=60.0)
+    p.add_argument("--allow-invalid", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_cmd_release)
+
+    try:
+        from .cli_audit import add_audit_parser, run_audit_command
+    except ImportError:  # pragma: no cover - audit module not installed
+        pass
+    else:
+        add_audit_parser(sub).set_defaults(func=run_audit_command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    except DPCoreError as exc:
+        print(f"dpcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # pragma: no cover
+        print("dpcore: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # pragma: no cover
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

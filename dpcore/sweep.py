@@ -1,0 +1,226 @@
+"""Sweeps: mechanisms × ε × δ × k × trials (× subsample sizes n) → a tidy DataFrame.
+
+Sufficient statistics (C and its spectrum) are computed once per (sub)sample and shared by every mechanism.
+Each cell gets its own seed, derived from the sweep seed and the cell's *values* (not its position), so a cell's
+numbers do not change when other mechanisms or ε values are added. A failing cell records its status
+(``ok``, ``bottom``, ``timeout``, ``error``) and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_delta, check_epsilon, check_int, check_neighbouring, check_positive
+from .data.prepared import PreparedData
+from .exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
+from .mechanisms import get_mechanism
+from .metrics import METRIC_NAMES, evaluate, evaluation_split
+
+STATUSES = ("ok", "bottom", "timeout", "error")
+
+COLUMNS = (
+    "dataset", "mechanism", "guarantee", "epsilon", "delta", "k", "n", "d", "trial", "seed",
+    *METRIC_NAMES, "runtime_s", "status",
+)
+EXTRA_COLUMNS = ("neighbouring", "message")
+
+#: progress(done, total, description) -> optionally False to stop the sweep early.
+ProgressCallback = Callable[[int, int, str], "bool | None"]
+
+
+@dataclass
+class SweepConfig:
+    """Everything that defines a sweep (serialisable: the dashboard exports it as YAML)."""
+
+    mechanisms: Sequence[str]
+    epsilons: Sequence[float]
+    deltas: Sequence[float] = (1e-5,)
+    ks: Sequence[int] = (2,)
+    trials: int = 5
+    seed: int = 0
+    sample_sizes: Sequence[int] | None = None
+    neighbouring: str = "replace"
+    mechanism_options: dict[str, dict] = field(default_factory=dict)
+    time_cap: float | None = 20.0  # per cell, seconds
+    total_time_limit: float | None = None  # whole sweep, seconds
+    allow_invalid: bool = False
+    svm_holdout: float = 0.3
+
+    def validated(self, data: PreparedData) -> SweepConfig:
+        """Check every value against ``data``; bad arguments fail before any cell runs."""
+        if not self.mechanisms:
+            raise InvalidParameterError("choose at least one mechanism.")
+        mechs = list(dict.fromkeys(self.mechanisms))
+        for mid in mechs:
+            mech = get_mechanism(mid)
+            if mech.invalid and not self.allow_invalid:
+                raise InvalidParameterError(
+                    f"{mid} is a claimed-but-invalid mechanism; enable allow_invalid (CLI: --allow-invalid) "
+                    "to include it as a labelled exhibit."
+                )
+            mech.validate_options(dict(self.mechanism_options.get(mid, {})))
+            if self.neighbouring not in mech.neighbourings:
+                raise InvalidParameterError(
+                    f"{mid} supports neighbouring {', '.join(mech.neighbourings)}, not {self.neighbouring!r}."
+                )
+        unknown = set(self.mechanism_options) - set(mechs)
+        if unknown:
+            raise InvalidParameterError(f"options given for mechanisms not in the sweep: {sorted(unknown)}.")
+        if not self.epsilons:
+            raise InvalidParameterError("give at least one epsilon.")
+        epsilons = [check_epsilon(e) for e in self.epsilons]
+        deltas = [check_delta(x) for x in (self.deltas or (0.0,))]
+        if any(get_mechanism(m).uses_delta for m in mechs) and not any(x > 0 for x in deltas):
+            raise InvalidParameterError("an (ε, δ) mechanism is selected: give a delta > 0, e.g. 1e-5.")
+        ks = [check_int(k, "k", 1, data.d) for k in (self.ks or ())]
+        if not ks:
+            raise InvalidParameterError("give at least one k.")
+        for mid in mechs:
+            if get_mechanism(mid).strict_k and max(ks) >= data.d:
+                raise InvalidParameterError(f"{mid} needs k < d = {data.d}; lower k.")
+        sizes = None
+        if self.sample_sizes:
+            sizes = sorted({check_int(s, "sample size", 2) for s in self.sample_sizes})
+        return SweepConfig(
+            mechanisms=mechs, epsilons=epsilons, deltas=deltas, ks=ks,
+            trials=check_int(self.trials, "trials", 1, 10_000), seed=check_int(self.seed, "seed", 0),
+            sample_sizes=sizes, neighbouring=check_neighbouring(self.neighbouring),
+            mechanism_options={m: dict(o) for m, o in self.mechanism_options.items()},
+            time_cap=None if self.time_cap is None else check_positive(self.time_cap, "time_cap"),
+            total_time_limit=(None if self.total_time_limit is None
+                              else check_positive(self.total_time_limit, "total_time_limit")),
+            allow_invalid=bool(self.allow_invalid), svm_holdout=float(self.svm_holdout),
+        )
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+
+def cell_seed(seed: int, mechanism: str, epsilon: float, delta: float, k: int, trial: int, n: int) -> int:
+    """A 32-bit seed for one cell, derived from the sweep seed and the cell's values."""
+    key = zlib.crc32(f"{mechanism}|{epsilon!r}|{delta!r}|{k}|{trial}|{n}".encode())
+    return int(np.random.SeedSequence([int(seed), key]).generate_state(1)[0])
+
+
+def _deltas_for(mechanism_uses_delta: bool, deltas: Sequence[float]) -> list[float]:
+    """Pure mechanisms run once with δ = 0 instead of once per δ."""
+    return [x for x in deltas if x > 0] if mechanism_uses_delta else [0.0]
+
+
+def count_cells(config: SweepConfig) -> int:
+    """Number of mechanism releases a (validated) config will run."""
+    per_trial = sum(len(_deltas_for(get_mechanism(m).uses_delta, config.deltas)) for m in config.mechanisms)
+    return per_trial * len(config.epsilons) * len(config.ks) * config.trials * len(config.sample_sizes or [None])
+
+
+def _subsample(data: PreparedData, size: int, seed: int, trial: int) -> PreparedData:
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(size), int(trial), 0x5AB]))
+    return data.subset(np.sort(rng.choice(data.n, size=size, replace=False)))
+
+
+def run_sweep(
+    data: PreparedData,
+    config: SweepConfig | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    dataset_name: str | None = None,
+    **config_kwargs,
+) -> pd.DataFrame:
+    """Run a sweep on preprocessed ``data`` and return one row per cell (columns :data:`COLUMNS`).
+
+    Pass a :class:`SweepConfig` or its fields as keyword arguments. ``progress(done, total, text)`` is called
+    after every cell; returning ``False`` stops the sweep (remaining cells are not run).
+    """
+    if config is None:
+        config = SweepConfig(**config_kwargs)
+    elif config_kwargs:
+        raise InvalidParameterError("pass either a SweepConfig or keyword arguments, not both.")
+    cfg = config.validated(data)
+    name = dataset_name or data.name
+    mech_data, split = evaluation_split(data, cfg.seed, cfg.svm_holdout)
+    if cfg.sample_sizes and max(cfg.sample_sizes) > mech_data.n:
+        raise InvalidParameterError(
+            f"largest sample size {max(cfg.sample_sizes)} exceeds the {mech_data.n} rows available to the "
+            "mechanisms (some rows are held out for the SVM metric)."
+        )
+    total = count_cells(cfg)
+    started = time.monotonic()
+    rows: list[dict] = []
+    done = 0
+    stop = False
+    for size in cfg.sample_sizes or [None]:
+        for trial in range(cfg.trials):
+            sample = mech_data if size is None else _subsample(mech_data, size, cfg.seed, trial)
+            for mid in cfg.mechanisms:
+                mech = get_mechanism(mid)
+                opts = cfg.mechanism_options.get(mid, {})
+                for k in cfg.ks:
+                    for eps in cfg.epsilons:
+                        for delta in _deltas_for(mech.uses_delta, cfg.deltas):
+                            if stop:
+                                continue
+                            seed = cell_seed(cfg.seed, mid, eps, delta, k, trial, sample.n)
+                            over_budget = (cfg.total_time_limit is not None
+                                           and time.monotonic() - started > cfg.total_time_limit)
+                            row = _run_cell(mech, sample, split, k, eps, delta, seed, cfg, opts, over_budget)
+                            row.update(dataset=name, trial=trial)
+                            rows.append(row)
+                            done += 1
+                            if progress is not None and progress(
+                                done, total, f"{mech.name}, ε = {eps:g}, k = {k}, trial {trial + 1}"
+                            ) is False:
+                                stop = True
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, *EXTRA_COLUMNS])
+    frame.attrs["config"] = cfg.as_dict()
+    return frame
+
+
+def _run_cell(mech, data, split, k, eps, delta, seed, cfg, opts, over_budget) -> dict:
+    row = {
+        "mechanism": mech.id, "guarantee": mech.guarantee, "epsilon": eps, "delta": delta, "k": k,
+        "n": data.n, "d": data.d, "seed": seed, "neighbouring": cfg.neighbouring, "message": "",
+        **{m: math.nan for m in METRIC_NAMES}, "runtime_s": math.nan,
+    }
+    if over_budget:
+        row.update(status="timeout", message="sweep time limit reached before this cell ran")
+        return row
+    t0 = time.perf_counter()
+    try:
+        release = mech.release(data, k, eps, delta, neighbouring=cfg.neighbouring, random_state=seed,
+                               time_limit=cfg.time_cap, allow_invalid=cfg.allow_invalid, **opts)
+    except MechanismTimeout as exc:
+        row.update(status="timeout", message=str(exc), runtime_s=time.perf_counter() - t0)
+        return row
+    except DPCoreError as exc:
+        row.update(status="error", message=str(exc), runtime_s=time.perf_counter() - t0)
+        return row
+    except Exception as exc:  # a bug in one mechanism must not kill the sweep; it is reported in the row
+        row.update(status="error", message=f"{type(exc).__name__}: {exc}", runtime_s=time.perf_counter() - t0)
+        return row
+    row["runtime_s"] = time.perf_counter() - t0
+    row["guarantee"] = release.guarantee
+    if release.is_bottom:
+        row.update(status="bottom", message=release.reason)
+        return row
+    row.update(evaluate(release, data, split), status="ok")
+    if release.diagnostics.get("converged") is False:
+        row["message"] = "MCMC not converged (burn-in diagnostic above 0.01)"
+    return row
+
+
+def summarise(frame: pd.DataFrame, by: Sequence[str] = ("mechanism", "epsilon", "delta", "k", "n")) -> pd.DataFrame:
+    """Mean, standard deviation and count of every metric over trials, per group (status 'ok' rows only)."""
+    ok = frame[frame["status"] == "ok"]
+    cols = [c for c in METRIC_NAMES if c in ok]
+    grouped = ok.groupby(list(by), dropna=False)[cols]
+    out = grouped.agg(["mean", "std", "count"])
+    out.columns = [f"{m}_{s}" for m, s in out.columns]
+    return out.reset_index()
