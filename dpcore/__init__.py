@@ -37,3 +37,7 @@ __all__ = [
     "list_mechanisms",
     "mechanism_ids",
 ]
+
+from .estimator import DPPCA  # noqa: E402  (after the registry: the estimator imports it)
+
+__all__ += ["DPPCA"]

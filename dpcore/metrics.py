@@ -118,7 +118,7 @@ def evaluation_split(data: PreparedData, seed: int, holdout_fraction: float = 0.
     if not data.has_labels:
         return data, None
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5EED]))
-    n_hold = min(int(round(data.n * holdout_fraction)), max_holdout)
+    n_hold = min(round(data.n * holdout_fraction), max_holdout)
     if n_hold < 8 or data.n - n_hold < 2:
         return data, None
     perm = rng.permutation(data.n)
