@@ -28,6 +28,13 @@ def clip_spectrum(M: np.ndarray, upper: float | None = None) -> np.ndarray:
     return (V * w) @ V.T
 
 
+def clip_spectrum_and_top_k(M: np.ndarray, k: int, upper: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(clip_spectrum(M, upper), top_k_eigenvectors(M, k))`` from a single eigendecomposition (same values)."""
+    w, V = np.linalg.eigh(symmetrize(M))
+    post = (V * np.clip(w, 0.0, upper)) @ V.T
+    return post, V[:, ::-1][:, :k].copy()
+
+
 def orthonormalize(V: np.ndarray) -> np.ndarray:
     """Orthonormal basis (QR, signs fixed by diag(R) ≥ 0) of the column span of V."""
     Q, R = np.linalg.qr(V)

@@ -21,8 +21,9 @@ def make_rng(random_state: RandomState = None) -> np.random.Generator:
     """A Generator from None (OS entropy), an int seed, a SeedSequence or an existing Generator."""
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if random_state is None or isinstance(random_state, (int, np.integer, np.random.SeedSequence)):
-        if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state < 0:
+    if random_state is None or (isinstance(random_state, (int, np.integer, np.random.SeedSequence))
+                                and not isinstance(random_state, (bool, np.bool_))):
+        if isinstance(random_state, (int, np.integer)) and random_state < 0:
             raise InvalidParameterError(f"random_state must be >= 0, got {random_state}.")
         return np.random.default_rng(random_state)
     raise InvalidParameterError(

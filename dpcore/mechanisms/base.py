@@ -25,7 +25,7 @@ from .._validation import (
 )
 from ..data.prepared import PreparedData
 from ..exceptions import InvalidMechanismError, InvalidParameterError
-from ..linalg import clip_spectrum, orthonormalize, top_k_eigenvectors
+from ..linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize
 from ..noise import RandomState, make_rng
 from ..privacy import GUARANTEE_LABELS, GUARANTEES, LedgerEntry, ledger_total
 from ..timing import Deadline
@@ -270,9 +270,10 @@ class Mechanism(ABC):
         covariance_post = None
         subspace = out.subspace
         if covariance is not None:
-            covariance_post = clip_spectrum(covariance, upper=float(data.n))
-            if subspace is None:
-                subspace = top_k_eigenvectors(covariance, k)
+            if subspace is None:  # one shared eigendecomposition for both (identical to the two separate calls)
+                covariance_post, subspace = clip_spectrum_and_top_k(covariance, k, upper=float(data.n))
+            else:
+                covariance_post = clip_spectrum(covariance, upper=float(data.n))
         if subspace is None:  # pragma: no cover - programming error in a subclass
             raise AssertionError(f"{self.id} returned neither a subspace nor a covariance")
         subspace = np.asarray(subspace, dtype=float)[:, :k]

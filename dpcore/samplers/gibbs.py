@@ -1,0 +1,360 @@
+"""Gibbs sampler for the matrix Bingham distribution BMF_k(M) on the Stiefel manifold (Hoff 2009).
+
+Target: density ∝ etr(VᵀMV) on {V ∈ R^{d×k}: VᵀV = I}, k < d (PPCA uses M = (ε/2)·C; spec §3.4). This follows
+``pdhoff/rstiefel`` (``rbing.matrix.gibbs``, ``rbing.vector.gibbs``, ``ry_bing``, ``rtheta_bing``): every scan
+updates the columns in random order; column r is redrawn on the unit sphere of the null space of the other
+columns by one coordinate sweep of ``ry_bing`` in the eigenbasis of the restricted matrix.
+
+Implementation notes (performance and the numerical guards of spec §3.4 pitfall iii):
+
+* A complete orthonormal basis Q = [V, V⊥] and B = QᵀMQ are rebuilt once per scan (this also re-orthonormalises
+  V: "renormalise each sweep"). The null space of the other columns is then {current column} ∪ V⊥, so the
+  restricted matrix is a sub-block of B — no QR per column. After the column update the block's basis is rotated
+  by an orthogonal W (eigenvectors × one Householder reflection) whose first column is the new column; B is
+  updated in O(m²) + one small GEMM. The cost floor per scan is k ``eigh`` calls of size m = d − k + 1.
+* ``ry_bing`` runs one scalar sweep with lazy rescaling (O(1) work per coordinate); Σ_{j≠i} y_j² is recomputed
+  exactly when cancellation threatens; ``a`` is a mean-difference (stable form) and |a| ≤ max(l) − min(l) is
+  checked (else :class:`SamplerError`); the sweep output is renormalised.
+* ``rtheta_bing`` uses rstiefel's Beta(1/2, g) envelope with g ← min(g, h) and 0·ln 0 → 0; after a few scalar
+  proposals it draws vectorised batches (first accepted proposal of an i.i.d. stream — exact). For strongly
+  negative a (conditional concentrated near θ = 0, where the Beta envelope accepts ~√(h/|a|) of proposals) it
+  switches to the exact envelope θ^{−1/2}e^{aθ}; the law of θ is unchanged (tested against quadrature).
+
+MCMC has no convergence certificate: PPCA built on this sampler is heuristic-DP. The burn-in statistic of
+Chaudhuri et al. (JMLR 2013) §6.2, F_k(T) = ‖(1/T)Σ_t X(t)‖_F/√k, is recorded per chain (non-private).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError, SamplerError
+from ..noise import uniform_stiefel
+from ..timing import Deadline
+
+#: Cap on the number of Beta proposals for one θ draw.
+RTHETA_MAX_PROPOSALS = 10_000_000
+#: F_k threshold below which a chain is declared converged (seed 000 §6.2).
+CONVERGENCE_THRESHOLD = 0.01
+#: Scalar proposals tried in rtheta_bing before switching to vectorised batches.
+_SCALAR_TRIES = 12
+#: Q = [V, V⊥] and B = QᵀMQ are rebuilt from V (re-orthonormalised) every this many scans.
+_REFRESH_EVERY = 8
+
+
+# --------------------------------------------------------------------------------------------------
+# θ = y_i² conditional and one coordinate sweep
+# --------------------------------------------------------------------------------------------------
+
+def _gamma_threshold(h: float) -> float:
+    """a below which the truncated-Gamma envelope beats Beta(1/2, h): a < −π/B(1/2, h)² (needs h ≥ 1)."""
+    if h < 1.0:
+        return -math.inf
+    log_b = math.lgamma(0.5) + math.lgamma(h) - math.lgamma(h + 0.5)
+    return -math.pi * math.exp(-2.0 * log_b)
+
+
+def _rtheta(h: float, a: float, rng: np.random.Generator, u0: float, a_gamma: float = -math.inf) -> float:
+    """Draw θ ∝ θ^{−1/2}(1−θ)^{h−1}e^{aθ} on (0, 1); ``u0`` is a pre-drawn uniform for the first try.
+
+    Envelope: Beta(1/2, g) as in rstiefel; when a < ``a_gamma`` (strongly negative a, h ≥ 1) the envelope
+    θ^{−1/2}e^{aθ} (θ = Z²/(2|a|), accepted w.p. (1−θ)^{h−1}) is used instead — same target, far fewer
+    rejections when the conditional is concentrated near 0.
+    """
+    if a < a_gamma:
+        normal, log1p, scale = rng.standard_normal, math.log1p, -0.5 / a
+        hm1 = h - 1.0
+        u = u0
+        for _ in range(RTHETA_MAX_PROPOSALS):
+            z = normal()
+            theta = z * z * scale
+            if theta < 1.0 and (hm1 == 0.0 or (u > 0.0 and math.log(u) < hm1 * log1p(-theta))):
+                return theta
+            u = rng.random()
+        raise SamplerError(f"rtheta_bing: no acceptance after {RTHETA_MAX_PROPOSALS:,} proposals "
+                           f"(h = {h:g}, a = {a:g}); lower epsilon.")
+    if a > 0.0:
+        g = min(h, max(1.0 / (1.0 + math.log(2.0 + a)), h - a))
+        hg = h - g
+        lrmx = a - hg + (hg * math.log(hg / a) if hg > 0.0 else 0.0)  # 0·ln 0 → 0
+    else:
+        g, hg, lrmx = h, 0.0, 0.0
+    beta, log1p, exp = rng.beta, math.log1p, math.exp
+    u = u0
+    for _ in range(1 + _SCALAR_TRIES):  # a few scalar proposals, then vectorised batches
+        theta = beta(0.5, g)
+        if hg == 0.0:
+            lr = a * theta - lrmx
+        elif theta < 1.0:
+            lr = a * theta + hg * log1p(-theta) - lrmx
+        else:
+            lr = -math.inf
+        if u < exp(lr):  # lr ≤ 0 up to rounding
+            return float(theta)
+        u = rng.random()
+    used, batch = 1 + _SCALAR_TRIES, 64
+    while used < RTHETA_MAX_PROPOSALS:
+        th = rng.beta(0.5, g, size=batch)
+        with np.errstate(divide="ignore"):
+            lr_v = a * th + (hg * np.log1p(-th) if hg > 0.0 else 0.0) - lrmx
+        ok = np.flatnonzero(rng.random(batch) < np.exp(np.minimum(lr_v, 0.0)))
+        if ok.size:
+            return float(th[ok[0]])
+        used += batch
+        batch = min(4 * batch, 65536)
+    raise SamplerError(f"rtheta_bing: no acceptance after {used:,} proposals (h = {h:g}, a = {a:g}); "
+                       "the target is numerically degenerate — lower epsilon.")
+
+
+def rtheta_bing(h: float, a: float, rng: np.random.Generator) -> float:
+    """One draw of θ ∈ (0, 1) with density ∝ θ^{−1/2}(1−θ)^{h−1}e^{aθ} (rstiefel ``rtheta_bing``), h > 0."""
+    if not (h > 0.0 and math.isfinite(h) and math.isfinite(a)):
+        raise InvalidParameterError(f"rtheta_bing needs h > 0 and finite a; got h={h!r}, a={a!r}.")
+    return _rtheta(float(h), float(a), rng, float(rng.random()), _gamma_threshold(float(h)))
+
+
+def _ry_bing_sweep(y: list[float], l: list[float], rng: np.random.Generator) -> list[float]:
+    """One coordinate sweep targeting ∝ exp(Σ l_j y_j²) on the sphere; ``l`` must satisfy min(l) = 0.
+
+    The state is kept as w with y ∝ w (lazy rescaling: updating coordinate i rescales the others only
+    implicitly), so a sweep costs O(m) scalar work plus the θ draws.
+    """
+    m = len(y)
+    h = 0.5 * (m - 1)
+    a_gamma = _gamma_threshold(h)
+    spread = max(l)
+    tol = 1e-6 * spread + 1e-300
+    w = list(y)
+    w2 = [v * v for v in w]
+    W2 = math.fsum(w2)
+    LW2 = math.fsum([lj * vj for lj, vj in zip(l, w2)])
+    u = rng.random(2 * m).tolist()
+    for i in range(m):
+        li = l[i]
+        wi2 = w2[i]
+        others = W2 - wi2
+        if others < 1e-6 * W2:  # cancellation: recompute Σ_{j≠i} exactly
+            others = math.fsum(w2[:i] + w2[i + 1:])
+            lothers = math.fsum([l[j] * w2[j] for j in range(m) if j != i])
+            if not others > 0.0:  # y_{−i} = 0: replace it by a uniform direction (rstiefel)
+                z = rng.standard_normal(m)
+                z[i] = 0.0
+                z /= np.linalg.norm(z)
+                w = z.tolist()
+                w2 = [v * v for v in w]
+                others = 1.0
+                lothers = math.fsum([lj * vj for lj, vj in zip(l, w2)])
+        else:
+            lothers = LW2 - li * wi2
+        a = li - lothers / others  # l_i minus a weighted mean of the other l_j
+        if not abs(a) <= spread + tol:
+            raise SamplerError(
+                f"Gibbs sampler: numerical failure (a = {a!r} outside ±{spread:.4g}); the state left the sphere. "
+                "Lower epsilon or n."
+            )
+        if a > li:  # clip rounding: a ∈ [l_i − max l, l_i − min l]
+            a = li
+        elif a < li - spread:
+            a = li - spread
+        theta = _rtheta(h, a, rng, u[i], a_gamma)
+        one_minus = 1.0 - theta
+        sign = -1.0 if u[m + i] < 0.5 else 1.0
+        if one_minus <= 0.0:  # θ = 1 exactly: y = ±e_i
+            w = [0.0] * m
+            w2 = [0.0] * m
+            w[i], w2[i] = sign, 1.0
+            W2, LW2 = 1.0, li
+            continue
+        wi2n = theta * others / one_minus  # new w_i² in the scale where the other w_j are unchanged
+        w[i] = sign * math.sqrt(wi2n)
+        w2[i] = wi2n
+        W2 = others + wi2n
+        LW2 = lothers + li * wi2n
+        if W2 > 1e200:  # keep the lazy scale in range (W2 only grows during a sweep)
+            f = 1.0 / math.sqrt(W2)
+            w = [v * f for v in w]
+            w2 = [v * v for v in w]
+            W2 = math.fsum(w2)
+            LW2 = math.fsum([lj * vj for lj, vj in zip(l, w2)])
+    norm = math.sqrt(math.fsum(w2))
+    return [v / norm for v in w]
+
+
+def ry_bing(y: np.ndarray, l: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One Gibbs sweep (rstiefel ``ry_bing``) leaving ∝ exp(Σ_j l_j y_j²) on the unit sphere invariant."""
+    y = np.asarray(y, dtype=float).ravel()
+    l = np.asarray(l, dtype=float).ravel()
+    if y.shape != l.shape or y.size < 1:
+        raise InvalidParameterError("ry_bing needs y and l of the same non-zero length.")
+    if y.size == 1:
+        return np.array([1.0 if rng.random() < 0.5 else -1.0])
+    nrm = np.linalg.norm(y)
+    if not (np.isfinite(nrm) and nrm > 0):
+        raise InvalidParameterError("ry_bing needs a finite non-zero starting vector.")
+    return np.array(_ry_bing_sweep((y / nrm).tolist(), (l - l.min()).tolist(), rng))
+
+
+# --------------------------------------------------------------------------------------------------
+# Matrix Bingham Gibbs sampler
+# --------------------------------------------------------------------------------------------------
+
+def f_statistic(running_sum: np.ndarray, t: int) -> float:
+    """F_k(t) = ‖running_sum / t‖_F / √k for the sum of t states X(1..t) (seed 000 §6.2)."""
+    k = running_sum.shape[1]
+    return float(np.linalg.norm(running_sum) / (t * math.sqrt(k)))
+
+
+@dataclass
+class GibbsResult:
+    """Output of :func:`bmf_gibbs`: final state of every chain plus the (non-private) burn-in diagnostic."""
+
+    states: list[np.ndarray]
+    f_traces: np.ndarray  # (chains, len(trace_scans))
+    trace_scans: np.ndarray  # scan index t of each recorded F value
+    scans: int
+    seconds: float
+    samples: np.ndarray | None = None  # (chains, n_kept, d, k) when keep_every > 0
+    info: dict = field(default_factory=dict)
+
+    @property
+    def final_f(self) -> np.ndarray:
+        return self.f_traces[:, -1] if self.f_traces.size else np.full(len(self.states), np.nan)
+
+    def converged(self, threshold: float = CONVERGENCE_THRESHOLD) -> bool:
+        """True when every chain ends with F_k(T) ≤ threshold (a heuristic, not a privacy proof)."""
+        return bool(np.all(self.final_f <= threshold))
+
+
+def _rebuild(M: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Q = [V, V⊥] with V re-orthonormalised (column signs kept) and B = QᵀMQ."""
+    k = V.shape[1]
+    Q, R = np.linalg.qr(V, mode="complete")
+    sgn = np.sign(np.diag(R))
+    sgn[sgn == 0] = 1.0
+    Q[:, :k] *= sgn
+    B = Q.T @ M @ Q
+    return Q, 0.5 * (B + B.T)
+
+
+def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Generator, deadline: Deadline | None,
+                 record_every: int, keep_every: int, what: str) -> tuple[np.ndarray, list[float], list[np.ndarray]]:
+    """Run one chain for ``scans`` scans from V; returns the final state, its F trace and the kept states."""
+    d, k = V.shape
+    m = d - k + 1
+    running = np.zeros((d, k))
+    trace: list[float] = []
+    kept: list[np.ndarray] = []
+    lo = k - 1  # the block S = [current column, V⊥] occupies positions lo..d−1
+    diag = np.arange(m) * (m + 1)
+    order = list(range(k))  # order[p] = column of V stored at position p (p < k)
+    pos = list(range(k))
+    Q = B = None
+    for t in range(1, scans + 1):
+        if deadline is not None:
+            deadline.check(what)
+        if (t - 1) % _REFRESH_EVERY == 0:
+            Q, B = _rebuild(M, V)
+            order = list(range(k))
+            pos = list(range(k))
+        for r in rng.permutation(k).tolist():
+            p = pos[r]
+            if p != lo:  # move column r to position lo (swap columns of Q, rows+columns of B)
+                Q[:, [p, lo]] = Q[:, [lo, p]]
+                B[[p, lo], :] = B[[lo, p], :]
+                B[:, [p, lo]] = B[:, [lo, p]]
+                c_lo = order[lo]
+                order[p], order[lo] = c_lo, r
+                pos[c_lo], pos[r] = p, lo
+            l, E = np.linalg.eigh(B[lo:, lo:])
+            y = np.array(_ry_bing_sweep(E[0].tolist(), (l - l[0]).tolist(), rng))
+            # Orthogonal W with W e0 = E y: W = E·H_v·diag(−s, 1, …), H_v the Householder reflection y ↦ −s·e0.
+            s = 1.0 if y[0] >= 0.0 else -1.0
+            v = y
+            v[0] += s
+            c = 2.0 / float(v @ v)
+            cv = c * v
+            QE = Q[:, lo:] @ E
+            QE -= (QE @ v)[:, None] * cv
+            QE[:, 0] *= -s
+            Q[:, lo:] = QE
+            lv = l * v
+            Bss = (c * float(v @ lv)) * cv[:, None] * v - (lv[:, None] * cv + cv[:, None] * lv)
+            Bss.flat[diag] += l
+            Bss[0, :] *= -s
+            Bss[:, 0] *= -s
+            B[lo:, lo:] = Bss
+            if lo > 0:
+                X = E.T @ B[lo:, :lo]
+                X -= cv[:, None] * (v @ X)
+                X[0, :] *= -s
+                B[lo:, :lo] = X
+                B[:lo, lo:] = X.T
+        V = np.empty((d, k))
+        V[:, order] = Q[:, :k]
+        running += V
+        if t % record_every == 0 or t == scans:
+            trace.append(f_statistic(running, t))
+        if keep_every and t % keep_every == 0:
+            kept.append(V)
+    return V, trace, kept
+
+
+def bmf_gibbs(
+    M: np.ndarray,
+    k: int,
+    scans: int,
+    rng: np.random.Generator,
+    *,
+    chains: int = 1,
+    V0: np.ndarray | None = None,
+    record_every: int = 1,
+    keep_every: int = 0,
+    deadline: Deadline | None = None,
+) -> GibbsResult:
+    """Run ``chains`` independent Gibbs chains for BMF_k(M) ∝ etr(VᵀMV), ``scans`` scans each.
+
+    Chain 0 starts from ``V0`` (default: Haar-uniform), the others from independent uniform frames.
+    The F_k trace is recorded every ``record_every`` scans and at the last scan; with ``keep_every > 0`` the
+    states after every ``keep_every``-th scan are kept in ``result.samples`` (chains, n_kept, d, k) for tests.
+    """
+    M = np.asarray(M, dtype=float)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.all(np.isfinite(M)):
+        raise InvalidParameterError("M must be a finite square matrix.")
+    d = M.shape[0]
+    if not (1 <= k < d):
+        raise InvalidParameterError(f"the Gibbs sampler needs 1 <= k < d; got k={k}, d={d}.")
+    if scans < 1 or chains < 1 or record_every < 1 or keep_every < 0:
+        raise InvalidParameterError("scans, chains and record_every must be >= 1 and keep_every >= 0.")
+    M = 0.5 * (M + M.T)
+    start = time.perf_counter()
+    states, traces, kept = [], [], []
+    for c in range(chains):
+        if c == 0 and V0 is not None:
+            V = np.array(V0, dtype=float)
+            if V.shape != (d, k) or not np.allclose(V.T @ V, np.eye(k), atol=1e-8):
+                raise InvalidParameterError(f"V0 must be a {d}×{k} matrix with orthonormal columns.")
+        else:
+            V = uniform_stiefel(d, k, rng)
+        Vc, tr, kp = _gibbs_chain(M, V, scans, rng, deadline, record_every, keep_every,
+                                  f"the Gibbs sampler (chain {c + 1} of {chains})")
+        states.append(Vc)
+        traces.append(tr)
+        kept.append(kp)
+    t_scans = [t for t in range(1, scans + 1) if t % record_every == 0 or t == scans]
+    samples = np.array(kept) if keep_every else None
+    return GibbsResult(states=states, f_traces=np.array(traces), trace_scans=np.array(t_scans), scans=scans,
+                       seconds=time.perf_counter() - start, samples=samples)
+
+
+__all__ = [
+    "CONVERGENCE_THRESHOLD",
+    "GibbsResult",
+    "bmf_gibbs",
+    "f_statistic",
+    "rtheta_bing",
+    "ry_bing",
+]

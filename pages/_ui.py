@@ -1,0 +1,492 @@
+"""Shared UI helpers of the DP-PCA Explorer pages (session state, URL sync, data access, badges, charts).
+
+Every page calls :func:`init_state` first (``app.py`` does it once per run). Session-state keys are namespaced
+``dp_…``; uploaded data lives only in ``st.session_state`` (never on disk, never in a cross-session cache).
+Pages stay thin: data work goes through :mod:`dpcore`, and this module only turns it into widgets and charts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import dpcore
+from dpcore.exceptions import DPCoreError
+from dpcore.privacy import GUARANTEE_LABELS, GUARANTEES, NEIGHBOURING_LABELS, LedgerEntry
+
+UPLOAD_ID = "__upload__"
+BANNER = "These charts use the true data and are an evaluation sandbox, not a private release."
+
+#: Round ε values offered by the range slider (log-spaced).
+EPS_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+DELTA_CHOICES: tuple[float, ...] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
+#: Mechanisms drawn as dashed reference lines instead of ε-curves (when registered).
+REFERENCE_IDS: tuple[str, ...] = ("pca", "random")
+#: Preferred default selection (filtered by what is registered; fast on every built-in dataset).
+DEFAULT_MECHANISMS: tuple[str, ...] = ("analyze_gauss", "mod_sulq", "laplace")
+#: Mechanism groups shown on the Explore page (the "none" guarantee is drawn as reference lines).
+MECH_GROUPS: tuple[str, ...] = tuple(g for g in GUARANTEES if g != "none")
+
+GUARANTEE_COLORS = {"pure": "green", "approx": "blue", "heuristic-mcmc": "orange",
+                    "claimed-invalid": "red", "none": "gray"}
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+            "#bcbd22", "#7f7f7f", "#393b79", "#ad494a", "#637939", "#8ca252", "#d6616b", "#7b4173",
+            "#3182bd", "#e6550d", "#31a354", "#756bb1")
+
+DEFAULTS: dict[str, Any] = {
+    "dp_dataset": "wine",
+    "dp_label": "(none)",
+    "dp_categorical": "onehot",
+    "dp_missing": "drop",
+    "dp_scaling": "schema",
+    "dp_norm_auto": True,
+    "dp_norm_bound": 1.0,
+    "dp_norm_mode": "clip",
+    "dp_centering": "none",
+    "dp_centering_eps": 0.1,
+    "dp_k": 2,
+    "dp_eps_range": (0.1, 10.0),
+    "dp_delta": 1e-5,
+    "dp_trials": 5,
+    "dp_seed": 0,
+    "dp_time_cap": 20.0,
+    "dp_neighbouring": "replace",
+    "dp_band": "±1 sd",
+    "dp_autorun": True,
+    "dp_ss_eps": 1.0,
+    "dp_ss_points": 6,
+}
+
+# query-parameter name -> session key
+_QP = {"data": "dp_dataset", "k": "dp_k", "eps": "dp_eps_range", "delta": "dp_delta", "mech": None,
+       "B": "dp_norm_bound", "center": "dp_centering", "trials": "dp_trials", "seed": "dp_seed",
+       "cap": "dp_time_cap", "nb": "dp_neighbouring", "scale": "dp_scaling", "sseps": "dp_ss_eps"}
+
+
+# ------------------------------------------------------------------------------------------------
+# session state and URL
+def _mech_key(group: str) -> str:
+    return f"dp_mech_{group}"
+
+
+def selectable_mechanisms(group: str | None = None) -> list:
+    """Registry mechanisms offered in the pickers (reference mechanisms excluded), registry order."""
+    out = [m for m in dpcore.list_mechanisms() if m.guarantee != "none" and m.id not in REFERENCE_IDS]
+    return [m for m in out if group is None or m.guarantee == group]
+
+
+def reference_mechanisms() -> list:
+    """Mechanisms drawn as dashed reference lines (non-private PCA, random subspace)."""
+    ids = set(dpcore.mechanism_ids())
+    return [dpcore.get_mechanism(m) for m in REFERENCE_IDS if m in ids]
+
+
+def _nearest(value: float, choices: Sequence[float]) -> float:
+    return min(choices, key=lambda c: abs(math.log(c) - math.log(value)))
+
+
+def _apply_query_params() -> list[str]:
+    """Copy recognised ``st.query_params`` into session state; returns messages for ignored values."""
+    qp = st.query_params
+    ss = st.session_state
+    bad: list[str] = []
+
+    def num(name: str, cast, lo: float | None = None, hi: float | None = None):
+        try:
+            v = cast(qp[name])
+        except (TypeError, ValueError):
+            bad.append(name)
+            return None
+        if not math.isfinite(float(v)) or (lo is not None and v < lo) or (hi is not None and v > hi):
+            bad.append(name)
+            return None
+        return v
+
+    if "data" in qp:
+        ids = [d.id for d in _datasets()]
+        if qp["data"] in ids:
+            ss.dp_dataset = qp["data"]
+        else:
+            bad.append("data")
+    for name, key, cast, lo, hi in (("k", "dp_k", int, 1, 10_000), ("trials", "dp_trials", int, 1, 200),
+                                    ("seed", "dp_seed", int, 0, 2**31), ("cap", "dp_time_cap", float, 0.5, 600.0)):
+        if name in qp and (v := num(name, cast, lo, hi)) is not None:
+            ss[key] = v
+    if "B" in qp:
+        if qp["B"] == "auto":
+            ss.dp_norm_auto = True
+        elif (v := num("B", float, 1e-6, 1e9)) is not None:
+            ss.dp_norm_auto, ss.dp_norm_bound = False, float(v)
+    if "delta" in qp and (v := num("delta", float, 1e-300, 0.5)) is not None:
+        ss.dp_delta = _nearest(v, DELTA_CHOICES)
+    if "sseps" in qp and (v := num("sseps", float, 1e-3, 1e3)) is not None:
+        ss.dp_ss_eps = _nearest(v, EPS_GRID)
+    if "eps" in qp:
+        try:
+            lo, hi = (float(x) for x in qp["eps"].replace("~", ",").split(","))
+            lo, hi = sorted((_nearest(lo, EPS_GRID), _nearest(hi, EPS_GRID)))
+            ss.dp_eps_range = (lo, hi)
+        except (ValueError, TypeError):
+            bad.append("eps")
+    for name, key, choices in (("center", "dp_centering", ("none", "public", "dp", "empirical")),
+                               ("nb", "dp_neighbouring", tuple(NEIGHBOURING_LABELS)),
+                               ("scale", "dp_scaling", ("schema", "none", "minmax"))):
+        if name in qp:
+            if qp[name] in choices:
+                ss[key] = qp[name]
+            else:
+                bad.append(name)
+    if "mech" in qp:
+        wanted = [m for m in qp["mech"].split(",") if m]
+        known = {m.id: m for m in selectable_mechanisms()}
+        bad.extend(f"mech={m}" for m in wanted if m not in known)
+        for g in MECH_GROUPS:
+            ss[_mech_key(g)] = [m for m in wanted if m in known and known[m].guarantee == g]
+    return bad
+
+
+def init_state() -> None:
+    """Set defaults, keep ``dp_*`` values alive across pages, and read ``st.query_params`` once per session."""
+    ss = st.session_state
+    # Streamlit drops a widget's state when a page without that widget runs; re-assigning keeps it.
+    for key in list(ss.keys()):
+        if isinstance(key, str) and key.startswith("dp_"):
+            ss[key] = ss[key]
+    for key, value in DEFAULTS.items():
+        if key not in ss:
+            ss[key] = value
+    for g in MECH_GROUPS:
+        if _mech_key(g) not in ss:
+            ss[_mech_key(g)] = [m.id for m in selectable_mechanisms(g) if m.id in DEFAULT_MECHANISMS]
+    if not ss.get("_dp_qp_loaded"):
+        ss["_dp_qp_loaded"] = True
+        bad = _apply_query_params()
+        if bad:
+            ss["_dp_qp_bad"] = bad
+    if ss.get("_dp_qp_bad"):
+        st.toast(f"Ignored invalid link parameter(s): {', '.join(ss.pop('_dp_qp_bad'))}")
+
+
+def selected_mechanisms() -> list[str]:
+    """Chosen mechanism ids in registry order."""
+    chosen = {m for g in MECH_GROUPS for m in st.session_state.get(_mech_key(g), [])}
+    return [m.id for m in selectable_mechanisms() if m.id in chosen]
+
+
+def epsilons() -> list[float]:
+    """The grid ε values inside the chosen range."""
+    lo, hi = st.session_state.dp_eps_range
+    return [e for e in EPS_GRID if lo - 1e-12 <= e <= hi + 1e-12]
+
+
+def _state_params() -> dict[str, str]:
+    ss = st.session_state
+    lo, hi = ss.dp_eps_range
+    out = {
+        "data": str(ss.dp_dataset), "k": str(ss.dp_k), "eps": f"{lo:g}~{hi:g}", "delta": f"{ss.dp_delta:g}",
+        "mech": ",".join(selected_mechanisms()), "B": "auto" if ss.dp_norm_auto else f"{ss.dp_norm_bound:g}",
+        "center": ss.dp_centering, "trials": str(ss.dp_trials), "seed": str(ss.dp_seed),
+        "cap": f"{ss.dp_time_cap:g}", "nb": ss.dp_neighbouring, "scale": ss.dp_scaling, "sseps": f"{ss.dp_ss_eps:g}",
+    }
+    if ss.dp_dataset == UPLOAD_ID:
+        out.pop("data")  # an uploaded file cannot be shared through a link
+    return out
+
+
+def sync_query_params() -> None:
+    """Write the current settings to the URL (only when they changed), so a link reproduces them."""
+    want = _state_params()
+    have = {k: st.query_params[k] for k in st.query_params}
+    if have != want:
+        st.query_params.from_dict(want)
+
+
+# ------------------------------------------------------------------------------------------------
+# errors, banners, badges
+@contextmanager
+def handle_errors() -> Iterator[None]:
+    """Turn a :class:`dpcore.DPCoreError` raised inside the block into ``st.error`` (no traceback)."""
+    try:
+        yield
+    except DPCoreError as exc:
+        st.error(str(exc))
+
+
+def evaluation_banner() -> None:
+    st.info(BANNER, icon=":material/science:")
+
+
+def guarantee_badge(mech_or_guarantee: Any) -> str:
+    """Markdown badge for a guarantee (pass a mechanism, its id, or a guarantee name)."""
+    g = mech_or_guarantee
+    if not isinstance(g, str):
+        g = g.guarantee
+    elif g not in GUARANTEE_LABELS:
+        g = dpcore.get_mechanism(g).guarantee
+    label = GUARANTEE_LABELS[g].replace("[", "(").replace("]", ")")
+    return f":{GUARANTEE_COLORS.get(g, 'gray')}-badge[{label}]"
+
+
+def mechanism_colors() -> dict[str, str]:
+    """One colour per mechanism id, stable across pages (registry order)."""
+    return {mid: _PALETTE[i % len(_PALETTE)] for i, mid in enumerate(dpcore.mechanism_ids())}
+
+
+def mechanism_label(mid: str) -> str:
+    return dpcore.get_mechanism(mid).name
+
+
+def show_ledger(entries: Iterable[LedgerEntry]) -> None:
+    """The privacy ledger as a list; non-private steps in red."""
+    entries = list(entries)
+    if not entries:
+        st.markdown("*No data-dependent preprocessing steps.*")
+        return
+    lines = []
+    for e in entries:
+        cost = []
+        if e.epsilon:
+            cost.append(f"ε = {e.epsilon:g}")
+        if e.delta:
+            cost.append(f"δ = {e.delta:g}")
+        note = f" — {e.note}" if e.note else ""
+        if e.private:
+            lines.append(f"- ✅ **{e.step}** ({', '.join(cost) or 'no privacy cost'}){note}")
+        else:
+            lines.append(f"- :red[⚠️ **{e.step}** — NOT private{note}]")
+    st.markdown("\n".join(lines))
+    if not dpcore.privacy.ledger_is_private(entries):
+        st.markdown(":red[A non-private step voids the end-to-end guarantee of every release on this data.]")
+
+
+# ------------------------------------------------------------------------------------------------
+# data
+@st.cache_data(show_spinner=False)
+def _datasets() -> list:
+    return list(dpcore.data.list_datasets())
+
+
+@st.cache_resource(show_spinner="Loading dataset…", max_entries=8)
+def _load_builtin(dataset_id: str):
+    # public built-in data only (uploaded data never goes through a cross-session cache)
+    return dpcore.data.load_dataset(dataset_id)
+
+
+def dataset_options() -> list[str]:
+    """Built-in dataset ids, plus the uploaded file when one is in this session."""
+    ids = [d.id for d in _datasets()]
+    if st.session_state.get("dp_upload") is not None:
+        ids.append(UPLOAD_ID)
+    return ids
+
+
+def dataset_label(dataset_id: str) -> str:
+    if dataset_id == UPLOAD_ID:
+        return f"Uploaded: {st.session_state.get('dp_upload_name') or 'CSV'}"
+    for d in _datasets():
+        if d.id == dataset_id:
+            return f"{d.name} (n = {d.n:,}, d = {d.d})"
+    return dataset_id
+
+
+def parse_upload(data: bytes, name: str = "upload.csv", label: str | None = None,
+                 categorical: str = "onehot", missing: str = "drop"):
+    """Parse uploaded CSV bytes with :func:`dpcore.data.load_csv` (raises DataError with a readable message)."""
+    label = None if label in (None, "", "(none)") else label
+    return dpcore.data.load_csv(data, label=label, categorical=categorical, missing=missing, name=name)
+
+
+def csv_columns(data: bytes) -> list[str]:
+    """Column names of an uploaded CSV header (for the label picker); [] when unreadable."""
+    try:
+        first = data.split(b"\n", 1)[0].decode("utf-8-sig").strip()
+    except UnicodeDecodeError:
+        return []
+    return [c.strip().strip('"') for c in first.split(",") if c.strip()]
+
+
+def store_upload(data: bytes, name: str) -> None:
+    """Keep uploaded bytes in this session only and select them as the current dataset."""
+    ss = st.session_state
+    if ss.get("dp_upload") != data:
+        ss.dp_upload, ss.dp_upload_name = data, name
+        ss.dp_label = "(none)"
+    ss.dp_dataset = UPLOAD_ID
+
+
+def current_dataset():
+    """The chosen :class:`dpcore.data.Dataset`, or None after showing ``st.error``."""
+    ss = st.session_state
+    try:
+        if ss.dp_dataset == UPLOAD_ID:
+            raw = ss.get("dp_upload")
+            if raw is None:
+                ss.dp_dataset = DEFAULTS["dp_dataset"]
+                return _load_builtin(ss.dp_dataset)
+            key = (hashlib.blake2b(raw, digest_size=16).hexdigest(), ss.dp_label, ss.dp_categorical, ss.dp_missing)
+            cached = ss.get("_dp_upload_parsed")
+            if cached is None or cached[0] != key:
+                cached = (key, parse_upload(raw, ss.get("dp_upload_name") or "upload.csv", ss.dp_label,
+                                            ss.dp_categorical, ss.dp_missing))
+                ss["_dp_upload_parsed"] = cached
+            return cached[1]
+        return _load_builtin(ss.dp_dataset)
+    except DPCoreError as exc:
+        st.error(str(exc))
+        return None
+
+
+def preprocess_options() -> dict:
+    ss = st.session_state
+    opts = {"feature_scaling": ss.dp_scaling, "norm_bound": None if ss.dp_norm_auto else float(ss.dp_norm_bound),
+            "norm_mode": ss.dp_norm_mode, "centering": ss.dp_centering, "random_state": int(ss.dp_seed)}
+    if ss.dp_centering == "dp":
+        opts["centering_epsilon"] = float(ss.dp_centering_eps)
+        opts["neighbouring"] = ss.dp_neighbouring
+    return opts
+
+
+def dataset_key() -> tuple:
+    ss = st.session_state
+    if ss.dp_dataset == UPLOAD_ID:
+        cached = ss.get("_dp_upload_parsed")
+        return ("upload", None if cached is None else cached[0])
+    return ("builtin", ss.dp_dataset)
+
+
+def current_prepared():
+    """The preprocessed data for the session's settings, or None after showing ``st.error``."""
+    ds = current_dataset()
+    if ds is None:
+        return None
+    ss = st.session_state
+    opts = preprocess_options()
+    key = (dataset_key(), tuple(sorted(opts.items())))
+    cached = ss.get("_dp_prepared")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        prepared = dpcore.data.preprocess(ds, **opts)
+    except DPCoreError as exc:
+        st.error(str(exc))
+        return None
+    ss["_dp_prepared"] = (key, prepared)
+    return prepared
+
+
+def current_dataset_name() -> str:
+    ss = st.session_state
+    return ss.get("dp_upload_name") or "upload" if ss.dp_dataset == UPLOAD_ID else ss.dp_dataset
+
+
+# ------------------------------------------------------------------------------------------------
+# sweeps (cached per session: data fingerprint + configuration)
+def run_sweep_cached(prepared, config, *, label: str = "sweep") -> pd.DataFrame | None:
+    """Run (or reuse) a sweep with a progress bar; None after showing an error."""
+    from dpcore.sweep import count_cells, run_sweep
+
+    ss = st.session_state
+    key = (prepared.fingerprint, repr(sorted(config.as_dict().items())))
+    store = ss.setdefault("_dp_sweeps", {})
+    if key in store:
+        return store[key]
+    try:
+        total = count_cells(config.validated(prepared))
+    except DPCoreError as exc:
+        st.error(str(exc))
+        return None
+    bar = st.progress(0.0, text=f"{label}: 0 / {total} releases")
+
+    def progress(done: int, total: int, text: str) -> None:
+        bar.progress(done / max(total, 1), text=f"{label}: {done} / {total} — {text}")
+
+    try:
+        frame = run_sweep(prepared, config, progress=progress, dataset_name=current_dataset_name())
+    except DPCoreError as exc:
+        bar.empty()
+        st.error(str(exc))
+        return None
+    bar.empty()
+    if len(store) >= 6:  # bound the per-session memory
+        store.pop(next(iter(store)))
+    store[key] = frame
+    return frame
+
+
+# ------------------------------------------------------------------------------------------------
+# charts
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title: str = "", x_title: str = "",
+                  y_title: str = "", references: dict[str, float] | None = None, log_x: bool = True,
+                  guides: Sequence[dict] = (), dashed: Sequence[str] = ()) -> go.Figure:
+    """Mean line + shaded band per mechanism (``band`` from :func:`dpcore.reporting.band_table`)."""
+    colors = mechanism_colors()
+    fig = go.Figure()
+    sub = band[band["metric"] == metric] if "metric" in band else band
+    for mid, grp in sub.groupby("mechanism", sort=False):
+        grp = grp.sort_values(x)
+        color = colors.get(mid, "#555555")
+        name = mechanism_label(mid)
+        xs = grp[x].to_numpy(dtype=float)
+        if mid in dashed:  # reference curve: no band
+            fig.add_trace(go.Scatter(x=xs, y=grp["mean"].to_numpy(dtype=float), mode="lines",
+                                     name=f"{name} (reference)", line={"color": color, "dash": "dash", "width": 1.5}))
+            continue
+        fig.add_trace(go.Scatter(x=list(xs) + list(xs[::-1]),
+                                 y=list(grp["hi"].to_numpy(dtype=float)) + list(grp["lo"].to_numpy(dtype=float)[::-1]),
+                                 fill="toself", fillcolor=_rgba(color, 0.15), line={"width": 0}, mode="lines",
+                                 hoverinfo="skip",
+                                 showlegend=False, legendgroup=mid, name=f"{name} band"))
+        fig.add_trace(go.Scatter(x=xs, y=grp["mean"].to_numpy(dtype=float), mode="lines+markers", name=name,
+                                 legendgroup=mid, line={"color": color, "width": 2}, marker={"size": 6},
+                                 hovertemplate=f"{name}<br>{x} = %{{x:g}}<br>value = %{{y:.4g}}<extra></extra>"))
+    for ref_id, value in (references or {}).items():
+        if value is None or not math.isfinite(value):
+            continue
+        fig.add_hline(y=value, line_dash="dash" if ref_id == "pca" else "dot",
+                      line_color=colors.get(ref_id, "#888888"), opacity=0.9,
+                      annotation_text=mechanism_label(ref_id) if ref_id in dpcore.mechanism_ids() else ref_id,
+                      annotation_position="top left", annotation_font_size=11)
+    for guide in guides:
+        fig.add_trace(go.Scatter(x=guide["x"], y=guide["y"], mode="lines", name=guide["name"],
+                                 line={"dash": "dot", "width": 1.5, "color": guide.get("color", "#888888")}))
+    fig.update_layout(title={"text": title, "font": {"size": 15}}, height=340,
+                      margin={"l": 60, "r": 10, "t": 45, "b": 50},
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": {"size": 11}})
+    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
+    xs_all = sorted({float(v) for v in sub[x]}) if len(sub) else []
+    if log_x and 0 < len(xs_all) <= 13:
+        fig.update_xaxes(tickvals=xs_all, ticktext=[f"{v:,.4g}" for v in xs_all])
+    fig.update_yaxes(title_text=y_title)
+    return fig
+
+
+def png_export_available() -> bool:
+    """True when kaleido and a Chromium binary are present (static PNG export)."""
+    import importlib.util
+    import os
+    import shutil
+
+    if importlib.util.find_spec("kaleido") is None:
+        return False
+    return bool(os.environ.get("BROWSER_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
+                or shutil.which("google-chrome"))
+
+
+def figure_png(fig: go.Figure, width: int = 900, height: int = 500) -> bytes:
+    """Render a figure to PNG with kaleido (a few seconds: call lazily, e.g. from a download callable)."""
+    out = go.Figure(fig)
+    out.update_layout(template="plotly_white")
+    return out.to_image(format="png", width=width, height=height, scale=2)

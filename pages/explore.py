@@ -1,0 +1,180 @@
+"""Explore: utility of every chosen mechanism versus ε (four linked charts, results table, downloads)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import dpcore
+from dpcore.metrics import METRIC_LABELS
+from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from dpcore.reporting import band_table, config_yaml, reference_levels, results_table
+from dpcore.sweep import SweepConfig, count_cells
+from pages import _ui as ui
+
+ss = st.session_state
+st.title("Explore the privacy–utility trade-off")
+ui.evaluation_banner()
+
+# ------------------------------------------------------------------ settings (sidebar)
+with st.sidebar:
+    st.header("Mechanisms")
+    for group in ui.MECH_GROUPS:
+        mechs = ui.selectable_mechanisms(group)
+        if not mechs:
+            continue
+        label = GUARANTEE_LABELS[group]
+        if group == "claimed-invalid":
+            label = "Claimed-invalid exhibits (NOT private)"
+        st.multiselect(label, [m.id for m in mechs], key=ui._mech_key(group), format_func=ui.mechanism_label,
+                       help="Mechanisms whose published proof is wrong; off by default, shown only as exhibits."
+                       if group == "claimed-invalid" else None)
+    st.header("Privacy")
+    st.select_slider("ε range (log scale)", options=list(ui.EPS_GRID), key="dp_eps_range",
+                     format_func=lambda e: f"{e:g}")
+    left, right = st.columns(2)
+    left.caption("← better privacy")
+    right.markdown("<div style='text-align:right;font-size:0.85em;opacity:0.7'>better accuracy →</div>",
+                   unsafe_allow_html=True)
+    st.select_slider("δ (for (ε, δ) mechanisms)", options=list(ui.DELTA_CHOICES), key="dp_delta",
+                     format_func=lambda x: f"{x:g}")
+    st.radio("Neighbouring relation", list(NEIGHBOURING_LABELS), key="dp_neighbouring", horizontal=True,
+             format_func=NEIGHBOURING_LABELS.get)
+    st.header("Run")
+    st.number_input("k (components)", min_value=1, max_value=200, step=1, key="dp_k")
+    c1, c2 = st.columns(2)
+    c1.number_input("Trials", min_value=1, max_value=100, step=1, key="dp_trials")
+    c2.number_input("Seed", min_value=0, step=1, key="dp_seed")
+    st.number_input("Time cap per release (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap")
+    st.toggle("Run automatically when settings change", key="dp_autorun",
+              help="Only for fast input-perturbation mechanisms; MCMC and sampling mechanisms always wait for Run.")
+
+# ------------------------------------------------------------------ data
+prepared = ui.current_prepared()
+if prepared is None:
+    st.page_link("pages/data.py", label="Choose or fix the data on the Data page", icon=":material/database:")
+    st.stop()
+st.markdown(f"**Data:** {ui.dataset_label(ss.dp_dataset)} · norm bound B = {prepared.norm_bound:.3g} · "
+            f"{prepared.n:,} rows × {prepared.d} features")
+if not prepared.is_private:
+    st.warning("The preprocessing includes a non-private step (see the ledger on the Data page): "
+               "no release on this data is end-to-end private.")
+
+mechanisms = ui.selected_mechanisms()
+invalid = [m for m in mechanisms if dpcore.get_mechanism(m).invalid]
+eps = ui.epsilons()
+for mid in invalid:
+    mech = dpcore.get_mechanism(mid)
+    lo, hi = mech.counterexample_delta(eps[0]), mech.counterexample_delta(eps[-1])
+    st.error(f"**{mech.name}** is claimed-invalid: at ε = {eps[0]:g} its privacy claim fails for every δ < {lo:.3g} "
+             f"(at ε = {eps[-1]:g}: δ < {hi:.3g}). Shown as a labelled exhibit only.")
+if not mechanisms:
+    st.info("Choose at least one mechanism in the sidebar.")
+    st.stop()
+
+k = min(int(ss.dp_k), prepared.d)
+config = SweepConfig(mechanisms=mechanisms, epsilons=eps, deltas=(float(ss.dp_delta),), ks=(k,),
+                     trials=int(ss.dp_trials), seed=int(ss.dp_seed), neighbouring=ss.dp_neighbouring,
+                     time_cap=float(ss.dp_time_cap), allow_invalid=bool(invalid))
+refs = [m.id for m in ui.reference_mechanisms() if ss.dp_neighbouring in m.neighbourings]
+ref_config = SweepConfig(mechanisms=refs, epsilons=(1.0,), deltas=(float(ss.dp_delta),), ks=(k,),
+                         trials=int(ss.dp_trials), seed=int(ss.dp_seed), neighbouring=ss.dp_neighbouring,
+                         time_cap=float(ss.dp_time_cap)) if refs else None
+
+try:
+    n_cells = count_cells(config.validated(prepared))
+except dpcore.DPCoreError as exc:
+    st.error(str(exc))
+    st.stop()
+cheap = all(dpcore.get_mechanism(m).output == "covariance" for m in mechanisms) and n_cells <= 2000
+run_key = (prepared.fingerprint, repr(sorted(config.as_dict().items())))
+col_run, col_info = st.columns([1, 4], vertical_alignment="center")
+clicked = col_run.button("Run sweep", type="primary", key="explore_run")
+col_info.caption(f"{n_cells} releases ({len(mechanisms)} mechanisms × {len(eps)} ε values × {config.trials} trials); "
+                 f"each release capped at {config.time_cap:g} s.")
+
+if clicked or (ss.dp_autorun and cheap) or ss.get("_dp_explore_key") == run_key:
+    frame = ui.run_sweep_cached(prepared, config, label="Sweep")
+    ref_frame = ui.run_sweep_cached(prepared, ref_config, label="Reference lines") if ref_config else None
+    if frame is not None:
+        ss["_dp_explore_key"] = run_key
+        ss["_dp_explore_result"] = (run_key, frame, ref_frame, config)
+
+result = ss.get("_dp_explore_result")
+if result is None:
+    st.info("Press **Run sweep** to compute the curves.")
+    st.stop()
+key_shown, frame, ref_frame, shown_config = result
+if key_shown != run_key:
+    st.warning("The settings changed since this sweep ran: the charts show the previous run. Press **Run sweep**.")
+
+# ------------------------------------------------------------------ charts
+band_choice = st.radio("Band over trials", ["±1 sd", "min–max"], key="dp_band", horizontal=True)
+bands = band_table(frame, x="epsilon", band="sd" if band_choice == "±1 sd" else "minmax")
+levels = reference_levels(ref_frame, refs) if ref_frame is not None else {}
+metrics = ["captured_variance_ratio", "frobenius_error", "principal_angle_max_deg"]
+if prepared.has_labels:
+    metrics.append("svm_accuracy")
+titles = {"captured_variance_ratio": "Captured variance (ratio to optimum)",
+          "frobenius_error": "Normalised Frobenius error (covariance releases)",
+          "principal_angle_max_deg": "Largest principal angle",
+          "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
+units = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
+         "captured_variance_ratio": "ratio (1 = non-private PCA)", "frobenius_error": "‖C − Ĉ‖_F / ‖C‖_F"}
+figs = {}
+cols = st.columns(2)
+for i, metric in enumerate(metrics):
+    fig = ui.metric_figure(bands, metric, title=titles[metric], x_title="ε (privacy loss, log scale)",
+                           y_title=units.get(metric, METRIC_LABELS[metric]),
+                           references={m: v for m, v in levels.get(metric, {}).items()
+                                       if not (metric == "frobenius_error" and m == "random")})
+    if not (bands["metric"] == metric).any():
+        fig.add_annotation(text="no mechanism in this run reports this metric", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.5)
+    figs[metric] = fig
+    with cols[i % 2]:
+        st.plotly_chart(fig, theme="streamlit", key=f"explore_{metric}", width="stretch")
+
+# ------------------------------------------------------------------ guarantees and table
+st.subheader("Guarantees in this run")
+lines = []
+for mid in shown_config.mechanisms:
+    mech = dpcore.get_mechanism(mid)
+    delta_txt = f", δ = {shown_config.deltas[0]:g}" if mech.uses_delta else ""
+    lines.append(f"- **{mech.name}** {ui.guarantee_badge(mech)} — neighbouring: "
+                 f"{NEIGHBOURING_LABELS[shown_config.neighbouring]}{delta_txt}")
+for mid in levels.get("captured_variance_ratio", {}):
+    lines.append(f"- *{ui.mechanism_label(mid)}* (dashed reference line) {ui.guarantee_badge(mid)}")
+st.markdown("\n".join(lines))
+
+st.subheader("Results")
+table = results_table(frame)
+table.insert(0, "name", table.pop("mechanism").map(ui.mechanism_label))
+table["guarantee"] = table["guarantee"].map(GUARANTEE_LABELS)
+table = table.drop(columns=["neighbouring", "d"], errors="ignore")
+st.dataframe(table, hide_index=True, width="stretch",
+             column_config={m: st.column_config.NumberColumn(METRIC_LABELS[m], format="%.4g")
+                            for m in METRIC_LABELS if m in table})
+bad = frame[frame["status"] != "ok"]
+if len(bad):
+    st.caption(f"{len(bad)} of {len(frame)} releases did not produce a subspace "
+               f"({', '.join(f'{s}: {c}' for s, c in bad['status'].value_counts().items())}); "
+               "they are counted in the status column and left out of the curves.")
+
+with st.expander("Downloads", icon=":material/download:"):
+    name = ui.current_dataset_name()
+    d1, d2 = st.columns(2)
+    d1.download_button("Sweep results (CSV)", frame.to_csv(index=False), file_name=f"sweep_{name}.csv",
+                       mime="text/csv", on_click="ignore", key="dl_csv")
+    yaml_text = config_yaml(shown_config.as_dict(), dataset=name, preprocessing=ui.preprocess_options())
+    d2.download_button("Run configuration (YAML)", yaml_text, file_name=f"sweep_{name}.yaml",
+                       mime="application/x-yaml", on_click="ignore", key="dl_yaml")
+    png_ok = ui.png_export_available()
+    for metric, fig in figs.items():
+        c_html, c_png = st.columns(2)
+        c_html.download_button(f"{titles[metric]} (HTML)", lambda fig=fig: fig.to_html(include_plotlyjs=True),
+                               file_name=f"{metric}_{name}.html", mime="text/html", on_click="ignore",
+                               key=f"dl_html_{metric}")
+        c_png.download_button(f"{titles[metric]} (PNG)", lambda fig=fig: ui.figure_png(fig),
+                              file_name=f"{metric}_{name}.png", mime="image/png", on_click="ignore",
+                              key=f"dl_png_{metric}", disabled=not png_ok,
+                              help=None if png_ok else "PNG export needs kaleido and Chromium.")

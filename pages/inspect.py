@@ -1,0 +1,369 @@
+"""Inspect a mechanism: one release of one mechanism, looked at from every side.
+
+Thin page: widgets and Plotly figures only. The maths (spectra, noise matrix, aligned projections, ledger and
+burn-in extraction) lives in :mod:`dpcore.inspect`; metrics come from :mod:`dpcore.metrics`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+import dpcore
+from dpcore import inspect as insp
+from dpcore.exceptions import DPCoreError, MechanismTimeout
+from dpcore.metrics import evaluate
+from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from pages import _ui as ui
+
+ui.init_state()
+ss = st.session_state
+_RELEASE_KEY = "_dp_insp_release"
+_LABEL_PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
+                  "#9d755d", "#bab0ac", "#1b9e77", "#7570b3")
+
+
+def _defaults() -> None:
+    for key, value in {"dp_insp_invalid": False, "dp_insp_eps": 1.0, "dp_insp_points": 2000,
+                       "dp_insp_color": True}.items():
+        if key not in ss:
+            ss[key] = value
+
+
+def _mechanism_picker():
+    """Selectbox of registry mechanisms grouped by guarantee; invalid ones only behind the toggle."""
+    st.toggle("Show claimed-but-invalid mechanisms", key="dp_insp_invalid",
+              help="Published mechanisms whose privacy proof is wrong. They run only as labelled exhibits.")
+    groups = insp.group_by_guarantee(dpcore.list_mechanisms(), include_invalid=ss.dp_insp_invalid)
+    mechs = [m for ms in groups.values() for m in ms]
+    ids = [m.id for m in mechs]
+    if ss.get("dp_insp_mech") not in ids:
+        preferred = [m for m in ui.DEFAULT_MECHANISMS if m in ids]
+        ss.dp_insp_mech = preferred[0] if preferred else ids[0]
+    by_id = {m.id: m for m in mechs}
+
+    def label(mid: str) -> str:
+        m = by_id[mid]
+        return f"{m.name}  ·  {GUARANTEE_LABELS[m.guarantee]}"
+
+    st.selectbox("Mechanism (grouped by guarantee, strongest first)", ids, key="dp_insp_mech", format_func=label)
+    return by_id[ss.dp_insp_mech]
+
+
+def _float_step(p) -> float:
+    scale = abs(float(p.default)) if p.default else (float(p.high) - float(p.low) if p.high and p.low else 1.0)
+    return 10.0 ** math.floor(math.log10(scale)) / 10.0 if scale > 0 else 0.1
+
+
+def _option_widgets(mech) -> dict:
+    """Render ``mech.params`` generically and return the chosen options."""
+    options: dict = {}
+    if not mech.params:
+        return options
+    with st.expander(f"{mech.name} options", expanded=False):
+        for p in mech.params:
+            key = f"dp_insp_opt_{mech.id}_{p.name}"
+            if key not in ss:
+                ss[key] = p.default
+            if p.kind == "choice":
+                options[p.name] = st.selectbox(p.name, list(p.choices), key=key, help=p.description)
+            elif p.kind == "bool":
+                options[p.name] = st.checkbox(p.name, key=key, help=p.description)
+            elif p.kind == "int":
+                lo = None if p.low is None else math.ceil(p.low)
+                hi = None if p.high is None else math.floor(p.high)
+                if not isinstance(ss[key], int):
+                    ss[key] = int(ss[key])
+                options[p.name] = int(st.number_input(p.name, min_value=lo, max_value=hi, step=1, key=key,
+                                                      help=p.description))
+            else:
+                if not isinstance(ss[key], float):
+                    ss[key] = float(ss[key])
+                options[p.name] = float(st.number_input(
+                    p.name, min_value=None if p.low is None else float(p.low),
+                    max_value=None if p.high is None else float(p.high), step=_float_step(p), format="%g",
+                    key=key, help=p.description))
+    return options
+
+
+def _settings(mech, data) -> dict:
+    """ε, δ, k, seed, neighbouring relation and time cap (only what changes the release)."""
+    kmax = data.d - 1 if mech.strict_k else data.d
+    kmax = max(kmax, 1)
+    if not isinstance(ss.dp_k, int) or not 1 <= ss.dp_k <= kmax:
+        ss.dp_k = int(min(max(int(ss.dp_k), 1), kmax))
+    if ss.get("dp_insp_nb") not in mech.neighbourings:
+        ss.dp_insp_nb = ss.dp_neighbouring if ss.dp_neighbouring in mech.neighbourings else mech.neighbourings[0]
+    if ss.dp_delta not in ui.DELTA_CHOICES:
+        ss.dp_delta = ui._nearest(float(ss.dp_delta), ui.DELTA_CHOICES)
+    if ss.dp_insp_eps not in ui.EPS_GRID:
+        ss.dp_insp_eps = ui._nearest(float(ss.dp_insp_eps), ui.EPS_GRID)
+
+    c1, c2, c3, c4, c5 = st.columns([3, 1.4, 1, 1, 1.2])
+    eps = c1.select_slider("Privacy budget ε  (← better privacy · better accuracy →)", options=list(ui.EPS_GRID),
+                           key="dp_insp_eps", format_func=lambda e: f"{e:g}")
+    if mech.uses_delta:
+        delta = c2.selectbox("δ", list(ui.DELTA_CHOICES), key="dp_delta", format_func=lambda x: f"{x:g}")
+    else:
+        c2.markdown("δ  \n*not used (pure ε)*")
+        delta = 0.0
+    k = c3.number_input("k", min_value=1, max_value=kmax, step=1, key="dp_k",
+                        help=f"Subspace dimension (at most {kmax}{' = d − 1' if mech.strict_k else ' = d'}).")
+    seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="dp_seed")
+    cap = c5.number_input("Time cap (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap",
+                          help="A release that runs longer stops with a 'timed out' outcome.")
+    nb = st.radio("Neighbouring relation", list(mech.neighbourings), key="dp_insp_nb", horizontal=True,
+                  format_func=lambda r: NEIGHBOURING_LABELS.get(r, r))
+    options = _option_widgets(mech)
+    return {"epsilon": float(eps), "delta": float(delta), "k": int(k), "seed": int(seed), "time_cap": float(cap),
+            "neighbouring": nb, "options": options}
+
+
+def _release(mech, data, cfg: dict) -> dict:
+    """Run the release (or reuse the stored one when nothing that affects it changed)."""
+    key = (data.fingerprint, mech.id, cfg["epsilon"], cfg["delta"], cfg["k"], cfg["seed"], cfg["neighbouring"],
+           cfg["time_cap"], tuple(sorted(cfg["options"].items())))
+    stored = ss.get(_RELEASE_KEY)
+    if stored is not None and stored["key"] == key:
+        return stored
+    outcome: dict = {"key": key, "release": None, "error": None, "timeout": False}
+    with st.spinner(f"Running {mech.name} (time cap {cfg['time_cap']:g} s)…"):
+        try:
+            outcome["release"] = mech.release(
+                data, cfg["k"], cfg["epsilon"], cfg["delta"], neighbouring=cfg["neighbouring"],
+                random_state=cfg["seed"], time_limit=cfg["time_cap"], allow_invalid=mech.invalid,
+                **cfg["options"])
+        except MechanismTimeout as exc:
+            outcome["error"], outcome["timeout"] = str(exc), True
+        except DPCoreError as exc:
+            outcome["error"] = str(exc)
+    ss[_RELEASE_KEY] = outcome
+    return outcome
+
+
+# ------------------------------------------------------------------------------------------------
+# figures
+def _spectrum_figure(spec: insp.SpectrumComparison, color: str, name: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=np.arange(1, spec.true.size + 1), y=np.where(spec.true > 0, spec.true, np.nan),
+                             mode="lines+markers", name="true C (non-private)",
+                             line={"color": "#7f7f7f", "dash": "dash"}, marker={"size": 6}))
+    if spec.private is not None:
+        priv = spec.private
+        fig.add_trace(go.Scatter(x=np.arange(1, priv.size + 1), y=np.where(priv > 0, priv, np.nan),
+                                 mode="lines+markers", name=f"{name} (private)", line={"color": color},
+                                 marker={"size": 7, "symbol": "diamond"}))
+    fig.update_layout(title={"text": "Eigenvalue spectrum: true vs private", "font": {"size": 15}}, height=360,
+                      margin={"l": 60, "r": 10, "t": 45, "b": 45},
+                      legend={"orientation": "h", "y": -0.2, "x": 0})
+    fig.update_xaxes(title_text="index i", dtick=1 if spec.true.size <= 20 else None)
+    fig.update_yaxes(title_text="λᵢ (unit-norm scale, log)", type="log")
+    return fig
+
+
+def _heatmap_figure(view: insp.NoiseView) -> go.Figure:
+    M = view.matrix
+    bound = float(np.abs(M).max()) or 1.0
+    fig = go.Figure(go.Heatmap(z=M, zmid=0.0, zmin=-bound, zmax=bound, colorscale="RdBu_r",
+                               colorbar={"thickness": 12},
+                               hovertemplate="row %{y}, col %{x}: %{z:.4g}<extra></extra>"))
+    fig.update_layout(title={"text": view.title, "font": {"size": 15}}, height=360,
+                      margin={"l": 50, "r": 10, "t": 45, "b": 40})
+    fig.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain")
+    fig.update_xaxes(constrain="domain")
+    return fig
+
+
+def _projection_figure(pair: insp.ProjectionPair, labels, color: str, name: str, by_label: bool) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=("Non-private top-2 (true PC1, PC2)",
+                                        f"{name}: private top-2 (Procrustes-aligned)"))
+    groups: list[tuple[str, np.ndarray, str]] = []
+    if by_label and labels is not None:
+        values = np.asarray(labels)[pair.rows]
+        uniq = np.unique(values)
+        if uniq.size <= len(_LABEL_PALETTE):
+            groups = [(str(u), values == u, _LABEL_PALETTE[i]) for i, u in enumerate(uniq)]
+    if not groups:
+        groups = [("rows", np.ones(pair.rows.size, dtype=bool), color)]
+    for col, P in ((1, pair.true), (2, pair.private)):
+        for label, mask, c in groups:
+            fig.add_trace(go.Scatter(x=P[mask, 0], y=P[mask, 1], mode="markers", name=f"label {label}"
+                                     if len(groups) > 1 else label, legendgroup=label, showlegend=col == 1,
+                                     marker={"size": 4, "color": c, "opacity": 0.6}), row=1, col=col)
+    lim = float(np.abs(np.concatenate([pair.true, pair.private])).max()) * 1.05 or 1.0
+    fig.update_xaxes(range=[-lim, lim], title_text="direction 1")
+    fig.update_yaxes(range=[-lim, lim], title_text="direction 2")
+    fig.update_layout(height=420, margin={"l": 55, "r": 10, "t": 50, "b": 45},
+                      legend={"orientation": "h", "y": -0.18, "x": 0})
+    return fig
+
+
+def _ledger_figure(frame, color: str) -> go.Figure:
+    colors = [color if p else "#d62728" for p in frame["private"]]
+    fig = go.Figure(go.Bar(x=frame["epsilon"], y=frame["step"], orientation="h", marker_color=colors,
+                           text=[f"ε = {e:g}" + ("" if p else " (NOT private)")
+                                 for e, p in zip(frame["epsilon"], frame["private"])],
+                           textposition="auto", hovertemplate="%{y}: ε = %{x:g}<extra></extra>"))
+    fig.update_layout(title={"text": "Where ε went", "font": {"size": 15}},
+                      height=max(200, 90 + 45 * len(frame)), margin={"l": 10, "r": 10, "t": 45, "b": 40})
+    fig.update_xaxes(title_text="ε spent")
+    fig.update_yaxes(automargin=True, autorange="reversed")
+    return fig
+
+
+def _trace_figure(tr: insp.BurnInTraces) -> go.Figure:
+    fig = go.Figure()
+    for chain, grp in tr.frame.groupby("chain", sort=False):
+        fig.add_trace(go.Scatter(x=grp["scan"], y=grp["F"], mode="lines", name=f"chain {chain}"))
+    fig.add_hline(y=tr.threshold, line_dash="dash", line_color="#d62728",
+                  annotation_text=f"F = {tr.threshold:g}", annotation_position="top right")
+    fig.update_layout(title={"text": "PPCA burn-in: F_k^i(T) per chain", "font": {"size": 15}}, height=340,
+                      margin={"l": 60, "r": 10, "t": 45, "b": 45}, legend={"orientation": "h", "y": -0.22})
+    fig.update_xaxes(title_text="scans T")
+    fig.update_yaxes(title_text="F_k^i(T) (log)", type="log")
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------
+# page body
+def _guarantee_block(mech, release) -> None:
+    guarantee = release.guarantee if release is not None else mech.guarantee
+    nb = release.neighbouring if release is not None else ss.dp_insp_nb
+    st.markdown(f"**{mech.name}** — {ui.guarantee_badge(guarantee)} · neighbouring: "
+                f"*{NEIGHBOURING_LABELS.get(nb, nb)}*  \n{mech.summary}")
+    if mech.invalid:
+        eps = release.epsilon if release is not None else float(ss.dp_insp_eps)
+        opts = release.options if release is not None else None
+        cex = mech.counterexample_delta(eps, opts)
+        cex_text = f"δ < {cex:.4f}" if cex is not None else "small δ"
+        st.error(f"**Not differentially private.** Claimed ε = {eps:g}, but the support attack shows that no "
+                 f"(ε, δ) guarantee holds for {cex_text}. Shown only as a labelled exhibit; see the Learn page.",
+                 icon="🚫")
+    elif guarantee == "heuristic-mcmc":
+        st.warning("This release uses an MCMC sampler: the ε-DP guarantee holds only if the chain has converged, "
+                   "which no diagnostic can prove.", icon="⚠️")
+
+
+def _metrics_row(release, data) -> None:
+    values = evaluate(release, data)
+    spent_eps, spent_delta = release.budget_spent
+    cols = st.columns(4)
+    cols[0].metric("Captured variance / optimum", f"{values['captured_variance_ratio']:.3f}")
+    cols[1].metric("Largest principal angle", f"{values['principal_angle_max_deg']:.1f}°")
+    fro = values["frobenius_error"]
+    cols[2].metric("‖C − Ĉ‖_F / ‖C‖_F", "—" if not math.isfinite(fro) else f"{fro:.3g}",
+                   help="Only for mechanisms that release a covariance.")
+    cols[3].metric("Budget spent", f"ε = {spent_eps:g}" + (f", δ = {spent_delta:g}" if spent_delta else ""))
+
+
+def _charts(mech, release, data) -> None:
+    colors = ui.mechanism_colors()
+    color = colors.get(mech.id, "#1f77b4")
+    left, right = st.columns(2)
+    with left:
+        spec = insp.spectrum_comparison(data.eigenvalues, release)
+        st.plotly_chart(_spectrum_figure(spec, color, mech.name), theme="streamlit", key="insp_spectrum")
+        if spec.private is None:
+            st.caption("This mechanism releases only a subspace, so there is no private spectrum to compare.")
+        else:
+            note = f" {spec.n_nonpositive} non-positive value(s) are not drawn on the log scale." \
+                if spec.n_nonpositive else ""
+            st.caption(f"Private series: {spec.source}.{note}")
+    with right:
+        view = insp.noise_view(release, data)
+        if view is not None:
+            st.plotly_chart(_heatmap_figure(view), theme="streamlit", key="insp_noise")
+            trunc = f" Showing the leading {view.matrix.shape[0]} of {view.truncated_from} coordinates." \
+                if view.truncated_from else ""
+            st.caption(f"Frobenius norm of the whole matrix: {view.frobenius:.4g}.{trunc}")
+
+    st.subheader("Data projected on the top-2 subspace")
+    if release.k < 2:
+        st.info("The side-by-side projection needs k ≥ 2 private directions; raise k to see it.")
+    else:
+        c1, c2 = st.columns([1, 3])
+        points = c1.select_slider("Points shown", options=[500, 1000, 2000, 5000], key="dp_insp_points")
+        by_label = c2.checkbox("Colour by label", key="dp_insp_color", disabled=not data.has_labels,
+                               help=None if data.has_labels else "This dataset has no labels.")
+        ordered = insp.is_ordered_release(mech, release)
+        pair = insp.projection_pair(data, release.subspace, ordered=ordered, max_points=int(points),
+                                    seed=int(ss.dp_seed))
+        st.plotly_chart(_projection_figure(pair, data.y if data.has_labels else None, color, mech.name, by_label),
+                        theme="streamlit", key="insp_projection")
+        how = ("its first two directions" if ordered else
+               "the part of its k-dimensional subspace closest to the true top-k (its columns are unordered)")
+        st.caption(f"The private plane is {how}, rotated/reflected by orthogonal Procrustes to match PC1/PC2 so "
+                   f"the pictures are comparable. Largest angle between the two planes: {pair.max_angle_deg:.1f}°. "
+                   f"{pair.rows.size:,} of {data.n:,} rows shown.")
+
+
+def _budget(mech, release, data) -> None:
+    st.subheader("Privacy budget ledger")
+    entries = list(data.ledger) + list(release.ledger)
+    left, right = st.columns([1, 1])
+    with left:
+        ui.show_ledger(entries)
+    with right:
+        frame = insp.ledger_frame(entries)
+        if not frame.empty:
+            st.plotly_chart(_ledger_figure(frame, ui.mechanism_colors().get(mech.id, "#1f77b4")),
+                            theme="streamlit", key="insp_ledger")
+
+
+def _diagnostics(release) -> None:
+    diag = release.diagnostics or {}
+    traces = insp.burn_in_traces(diag)
+    table = insp.scalar_diagnostics(diag)
+    if traces is None and table.empty:
+        return
+    st.subheader("Sampler and noise diagnostics")
+    st.caption("Diagnostics are computed from the true data and are NOT private.")
+    if traces is not None:
+        st.plotly_chart(_trace_figure(traces), theme="streamlit", key="insp_traces")
+        if traces.converged:
+            st.success(f"All {traces.final.size} chains ended below F = {traces.threshold:g} (a necessary sign of "
+                       "convergence, not a proof).")
+        else:
+            st.warning(f"**Not converged:** {int(np.sum(traces.final >= traces.threshold))} of {traces.final.size} "
+                       f"chains ended above F = {traces.threshold:g}; the privacy guarantee does not hold. Run more "
+                       "scans or lower ε·n.", icon="⚠️")
+    if not table.empty:
+        st.dataframe(table, hide_index=True, width="content")
+
+
+st.title("Inspect a mechanism")
+ui.evaluation_banner()
+_defaults()
+data = ui.current_prepared()
+if data is None:
+    st.stop()
+st.caption(f"Data: **{ui.dataset_label(ss.dp_dataset)}** after preprocessing (n = {data.n:,}, d = {data.d}); "
+           "change it on the Data page.")
+
+with ui.handle_errors():
+    mech = _mechanism_picker()
+    cfg = _settings(mech, data)
+    outcome = _release(mech, data, cfg)
+    release = outcome["release"]
+    st.divider()
+    _guarantee_block(mech, release)
+    if outcome["error"] is not None:
+        if outcome["timeout"]:
+            st.warning(f"⏱️ **Timed out** — {outcome['error']}")
+        else:
+            st.error(outcome["error"])
+    elif release.is_bottom:
+        st.warning(f"**⊥ — no output.** {mech.name} declined to release a subspace: {release.reason}  \n"
+                   "⊥ is a legitimate outcome of this mechanism, not an error: its test decided the data are not "
+                   "stable enough to release privately.", icon="🚫")
+        _budget(mech, release, data)
+    else:
+        _metrics_row(release, data)
+        _charts(mech, release, data)
+        _budget(mech, release, data)
+        _diagnostics(release)

@@ -1,0 +1,121 @@
+"""Sample size: utility versus n at a fixed ε (as in Chaudhuri et al. 2013, Figs. 3–4), with theory guides."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import dpcore
+from dpcore.metrics import METRIC_LABELS, evaluation_split
+from dpcore.reporting import band_table
+from dpcore.sweep import SweepConfig, count_cells
+from dpcore.theory import FAMILY_LABELS, family_for, sample_size_guides, scaling_guide
+from pages import _ui as ui
+
+ss = st.session_state
+st.title("How many rows does each mechanism need?")
+ui.evaluation_banner()
+
+with st.sidebar:
+    st.header("Sample-size sweep")
+    choices = [m.id for m in ui.selectable_mechanisms()]
+    if "dp_ss_mechs" not in ss:
+        ss.dp_ss_mechs = [m for m in ui.selected_mechanisms() if not dpcore.get_mechanism(m).invalid]
+    ss.dp_ss_mechs = [m for m in ss.dp_ss_mechs if m in choices]
+    st.multiselect("Mechanisms", choices, key="dp_ss_mechs", format_func=ui.mechanism_label)
+    st.select_slider("ε (fixed)", options=list(ui.EPS_GRID), key="dp_ss_eps", format_func=lambda e: f"{e:g}")
+    st.select_slider("δ (for (ε, δ) mechanisms)", options=list(ui.DELTA_CHOICES), key="dp_delta",
+                     format_func=lambda x: f"{x:g}")
+    st.number_input("k (components)", min_value=1, max_value=200, step=1, key="dp_k")
+    st.slider("Number of sample sizes", 3, 12, key="dp_ss_points")
+    c1, c2 = st.columns(2)
+    c1.number_input("Trials", min_value=1, max_value=100, step=1, key="dp_trials")
+    c2.number_input("Seed", min_value=0, step=1, key="dp_seed")
+    st.number_input("Time cap per release (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap")
+
+prepared = ui.current_prepared()
+if prepared is None:
+    st.stop()
+mechs = list(ss.dp_ss_mechs)
+if not mechs:
+    st.info("Choose at least one mechanism in the sidebar.")
+    st.stop()
+
+mech_rows = evaluation_split(prepared, int(ss.dp_seed))[0].n
+k = min(int(ss.dp_k), prepared.d)
+lo_n = max(2 * prepared.d, 20, k + 2)
+if mech_rows <= lo_n:
+    st.error(f"Only {mech_rows} rows are available to the mechanisms; a sample-size sweep needs more than {lo_n}.")
+    st.stop()
+sizes = sorted({round(float(v)) for v in np.geomspace(lo_n, mech_rows, int(ss.dp_ss_points))})
+st.markdown(f"**Data:** {ui.dataset_label(ss.dp_dataset)} · ε = {ss.dp_ss_eps:g} · k = {k} · "
+            f"subsamples n = {', '.join(f'{s:,}' for s in sizes)} (fresh subsample per trial)")
+invalid = any(dpcore.get_mechanism(m).invalid for m in mechs)
+refs = [m.id for m in ui.reference_mechanisms() if ss.dp_neighbouring in m.neighbourings]
+config = SweepConfig(mechanisms=mechs + refs, epsilons=(float(ss.dp_ss_eps),), deltas=(float(ss.dp_delta),), ks=(k,),
+                     trials=int(ss.dp_trials), seed=int(ss.dp_seed), sample_sizes=sizes,
+                     neighbouring=ss.dp_neighbouring, time_cap=float(ss.dp_time_cap), allow_invalid=invalid)
+try:
+    n_cells = count_cells(config.validated(prepared))
+except dpcore.DPCoreError as exc:
+    st.error(str(exc))
+    st.stop()
+run_key = (prepared.fingerprint, repr(sorted(config.as_dict().items())))
+col_run, col_info = st.columns([1, 4], vertical_alignment="center")
+clicked = col_run.button("Run sample-size sweep", type="primary", key="ss_run")
+col_info.caption(f"{n_cells} releases (including the non-private PCA and random-subspace references).")
+if clicked or ss.get("_dp_ss_key") == run_key:
+    frame = ui.run_sweep_cached(prepared, config, label="Sample-size sweep")
+    if frame is not None:
+        ss["_dp_ss_key"] = run_key
+        ss["_dp_ss_result"] = (run_key, frame)
+result = ss.get("_dp_ss_result")
+if result is None:
+    st.info("Press **Run sample-size sweep** to compute the curves.")
+    st.stop()
+shown_key, frame = result
+if shown_key != run_key:
+    st.warning("The settings changed since this sweep ran: the chart shows the previous run.")
+
+metric = st.radio("Utility measure", ["captured_variance_ratio", "principal_angle_max_deg", "svm_accuracy"],
+                  format_func=METRIC_LABELS.get, horizontal=True, key="dp_ss_metric")
+band = band_table(frame, x="n", band="sd" if ss.dp_band == "±1 sd" else "minmax")
+sub = band[band["metric"] == metric]
+guides = []
+if metric == "captured_variance_ratio" and not sub.empty:
+    rand = sub[sub["mechanism"] == "random"]["mean"]
+    floor = float(rand.min()) if len(rand) else None
+    xs = np.geomspace(min(sizes), max(sizes), 40)
+    for mid in mechs:
+        g = sub[sub["mechanism"] == mid].sort_values("n")
+        if g.empty:
+            continue
+        anchor = g.iloc[len(g) // 2]
+        if anchor["mean"] >= 0.999:
+            continue
+        fam = family_for(dpcore.get_mechanism(mid).output)
+        guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor),
+                       "name": f"scaling guide: {ui.mechanism_label(mid)}",
+                       "color": ui.mechanism_colors().get(mid, "#888888")})
+fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs sample size (ε = {ss.dp_ss_eps:g})",
+                       x_title="sample size n (log scale)", y_title=METRIC_LABELS[metric], guides=guides,
+                       dashed=refs)
+fig.update_layout(height=460)
+st.plotly_chart(fig, theme="streamlit", key="ss_chart", width="stretch")
+if guides:
+    st.caption("Dotted *scaling guides* assume the shortfall from non-private PCA shrinks like 1/n at fixed d, ε, Δ "
+               "(Chaudhuri et al. 2013, Theorems 7–9), anchored at each mechanism's middle point. They are shapes, "
+               "not bounds. Families: " + "; ".join(FAMILY_LABELS.values()) + ".")
+
+st.subheader("Theory for this data (k = 1 results)")
+rows = sample_size_guides(prepared.eigenvalues, prepared.n, prepared.d, float(ss.dp_ss_eps), float(ss.dp_delta))
+if rows:
+    tab = pd.DataFrame(rows)
+    tab["n"] = tab["n"].map(lambda v: f"{v:,.0f}")
+    st.dataframe(tab.rename(columns={"name": "result", "n": "sample size n", "kind": "type"}), hide_index=True,
+                 width="stretch")
+    st.caption("Bounds use A = XᵀX/n of the full preprocessed data (its top eigenvalue and eigengap). Thm 9's "
+               "constants are unknown, so its row is the scaling d^{3/2}√log(d/δ)/ε only.")
+else:
+    st.caption("The top eigengap of this data is zero, so Theorems 7–8 give no finite sample size.")
