@@ -114,8 +114,7 @@ def _cmd_datasets(args) -> int:
 
 
 def _dataset_dict(info) -> dict:
-    fields = ("id", "name", "n", "d", "labels", "source", "description", "suggested_k")
-    return {f: getattr(info, f) for f in fields if hasattr(info, f)}
+    return info.as_dict()
 
 
 def _prepare_from_args(args):
@@ -171,9 +170,15 @@ def _cmd_sweep(args) -> int:
         allow_invalid=args.allow_invalid,
     )
 
+    tty = sys.stderr.isatty()
+
     def progress(done: int, total: int, text: str) -> None:
-        if not args.quiet:
+        if args.quiet:
+            return
+        if tty:
             print(f"\r[{done}/{total}] {text:<60}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        elif done == total or done % max(1, total // 10) == 0:
+            print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
 
     frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name)
     if str(out) == "-":

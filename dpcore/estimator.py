@@ -10,11 +10,11 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_choice, check_delta, check_epsilon, check_fraction, check_positive
-from .data.prepared import PreparedData
+from .data import Dataset, preprocess
 from .exceptions import InvalidParameterError, PrivacyLeakWarning
 from .mechanisms import get_mechanism
 from .mechanisms.base import Release
-from .privacy import LedgerEntry, ledger_total
+from .privacy import ledger_total
 
 
 class DPPCA(TransformerMixin, BaseEstimator):
@@ -102,50 +102,39 @@ class DPPCA(TransformerMixin, BaseEstimator):
         if not 1 <= k <= d:
             raise InvalidParameterError(f"n_components={k} must be between 1 and n_features = {d}.")
 
-        ledger: list[LedgerEntry] = []
-        mean = np.zeros(d)
         eps_cov, delta_cov = epsilon, delta
+        prep: dict[str, Any] = {}
         if centering == "dp":
             fraction = check_fraction(self.centering_fraction, "centering_fraction")
             if delta == 0:
                 raise InvalidParameterError("centering='dp' uses a Gaussian DP mean and needs delta > 0.")
-            eps_mean, delta_mean = fraction * epsilon, delta / 2
-            eps_cov, delta_cov = epsilon - eps_mean, delta - delta_mean
-            mean = _dp_mean(X, bound, eps_mean, delta_mean, self.neighbouring, self.random_state)
-            ledger.append(LedgerEntry("DP mean for centring (Gaussian)", eps_mean, delta_mean))
-        elif centering == "empirical":
+            prep = {"centering_epsilon": fraction * epsilon, "centering_delta": delta / 2}
+            eps_cov, delta_cov = epsilon - prep["centering_epsilon"], delta - prep["centering_delta"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # re-raised below with the estimator's wording
+            data = preprocess(Dataset(id="fit", name="fit", X=X), feature_scaling="none", norm_bound=bound,
+                              centering=centering, neighbouring=self.neighbouring,
+                              random_state=_derived(self.random_state, 0xC0), **prep)
+        if not data.is_private:
             warnings.warn("centering='empirical' uses the true mean: the fit is NOT differentially private.",
                           PrivacyLeakWarning, stacklevel=2)
-            mean = X.mean(axis=0)
-            ledger.append(LedgerEntry("empirical centring", private=False, note="true mean; not private"))
-
-        Z = X - mean
-        norms = np.linalg.norm(Z, axis=1)
-        clipped = norms > bound
-        Z = Z * np.minimum(1.0, bound / np.maximum(norms, 1e-300))[:, None]
-        ledger.append(LedgerEntry(f"clip rows to norm bound B = {bound:g}", note=f"{clipped.mean():.1%} clipped"))
-        data = PreparedData(Z / bound, norm_bound=bound, name="fit")
+        mean = np.asarray(data.info.get("center", np.zeros(d)), dtype=float)
         if not mech.uses_delta:
             delta_cov = 0.0
         release: Release = mech.release(
-            data, k, eps_cov, delta_cov, neighbouring=self.neighbouring, random_state=self._rng(),
+            data, k, eps_cov, delta_cov, neighbouring=self.neighbouring, random_state=_derived(self.random_state, 1),
             time_limit=self.time_limit, allow_invalid=self.allow_invalid, **self._mechanism_options,
         )
         if release.is_bottom:
             raise InvalidParameterError(f"{mech.id} returned ⊥ (no output): {release.reason}")
         self.release_ = release
-        self.ledger_ = [*ledger, *release.ledger]
+        self.ledger_ = [*data.ledger, *release.ledger]
         self.mean_ = mean
         self.components_ = release.subspace.T.copy()
         self.n_samples_ = n
-        self.clip_fraction_ = float(clipped.mean())
+        self.clip_fraction_ = data.clip_fraction
         self.explained_variance_ = self._private_variances(release)
         return self
-
-    def _rng(self):
-        from .noise import make_rng
-
-        return make_rng(self.random_state)
 
     @staticmethod
     def _private_variances(release: Release) -> np.ndarray:
@@ -173,16 +162,8 @@ class DPPCA(TransformerMixin, BaseEstimator):
         return np.asarray(Z, dtype=float) @ self.components_ + self.mean_
 
 
-def _dp_mean(X, bound, epsilon, delta, neighbouring, random_state) -> np.ndarray:
-    """Gaussian DP mean of rows clipped to ``bound`` (replace-one L2 sensitivity 2B/n; add/remove B/n)."""
-    from .noise import make_rng
-    from .privacy import gaussian_sigma
-
-    n = X.shape[0]
-    norms = np.linalg.norm(X, axis=1)
-    Xc = X * np.minimum(1.0, bound / np.maximum(norms, 1e-300))[:, None]
-    sensitivity = (2.0 if neighbouring == "replace" else 1.0) * bound / n
-    sigma = gaussian_sigma(epsilon, delta, sensitivity, "analytic")
-    rng = make_rng(None if random_state is None else np.random.SeedSequence([0xC0, int(random_state)])
-                   if isinstance(random_state, (int, np.integer)) else random_state)
-    return Xc.mean(axis=0) + rng.normal(0.0, sigma, size=X.shape[1])
+def _derived(random_state, stream: int):
+    """Independent streams for preprocessing and the mechanism from one ``random_state``."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return np.random.SeedSequence([int(random_state), stream])
+    return random_state  # None (OS entropy) or a Generator shared sequentially

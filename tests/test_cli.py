@@ -1,0 +1,107 @@
+"""The command-line contract: JSON listings, sweep CSV columns, determinism, exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from dpcore.cli import main
+from dpcore.sweep import COLUMNS
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_mechanisms_json(capsys):
+    code, out, _ = run(capsys, "mechanisms", "--json")
+    assert code == 0
+    items = json.loads(out)
+    ids = {m["id"] for m in items}
+    assert {"pca", "random", "mod_sulq", "analyze_gauss", "laplace", "wishart_sheffet", "sn_imtiaz",
+            "wishart_jiang"} <= ids
+    for m in items:
+        assert {"id", "name", "guarantee", "output", "reference"} <= set(m)
+        assert m["guarantee"] in ("pure", "approx", "heuristic-mcmc", "claimed-invalid", "none")
+    sn = next(m for m in items if m["id"] == "sn_imtiaz")
+    assert sn["guarantee"] == "claimed-invalid"
+    assert sn["counterexample_delta_at_eps1"] == pytest.approx(0.6321, abs=1e-4)
+
+
+def test_datasets_json(capsys):
+    code, out, _ = run(capsys, "datasets", "--json")
+    assert code == 0
+    items = {d["id"]: d for d in json.loads(out)}
+    for ds in ("wine", "breast_cancer", "digits", "css_synthetic", "is_synthetic", "subspace_synthetic", "adult"):
+        assert {"id", "n", "d", "labels", "source"} <= set(items[ds])
+    assert (items["wine"]["n"], items["wine"]["d"], items["wine"]["labels"]) == (178, 13, True)
+
+
+def test_sweep_csv_contract_and_determinism(capsys, tmp_path):
+    args = ["sweep", "--dataset", "wine", "--mechanisms", "analyze_gauss,laplace,pca", "--epsilons", "0.5,2",
+            "--delta", "1e-5", "--k", "2", "--trials", "2", "--seed", "3", "--quiet"]
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert run(capsys, *args, "--out", str(a))[0] == 0
+    assert run(capsys, *args, "--out", str(b))[0] == 0
+    fa, fb = pd.read_csv(a), pd.read_csv(b)
+    assert list(fa.columns[: len(COLUMNS)]) == list(COLUMNS)
+    pd.testing.assert_frame_equal(fa.drop(columns="runtime_s"), fb.drop(columns="runtime_s"))
+    assert len(fa) == 3 * 2 * 2 and set(fa.status) == {"ok"}
+    assert set(fa.dataset) == {"wine"}
+
+
+def test_sweep_csv_input_and_options(capsys, tmp_path):
+    csv = tmp_path / "in.csv"
+    pd.DataFrame({"a": [1.0, 2, 3, 4, 5, 6, 7, 8], "b": [0.5, 0.1, 0.3, 0.9, 0.2, 0.7, 0.4, 0.6],
+                  "c": [3.0, 1, 2, 5, 4, 8, 6, 7]}).to_csv(csv, index=False)
+    out = tmp_path / "out.csv"
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), "--norm-bound", "10", "--feature-scaling", "none",
+                       "--mechanisms", "laplace", "--option", "laplace.sensitivity=tight", "--epsilons", "1",
+                       "--k", "1", "--trials", "1", "--out", str(out))
+    assert code == 0, err
+    assert pd.read_csv(out).status.tolist() == ["ok"]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["sweep", "--dataset", "nope", "--mechanisms", "pca", "--epsilons", "1", "--out", "x.csv"], "unknown dataset"),
+    (["sweep", "--dataset", "wine", "--mechanisms", "nope", "--epsilons", "1", "--out", "x.csv"], "unknown mechanism"),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "a,b", "--out", "x.csv"], "--epsilons"),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "-1", "--out", "x.csv"], "epsilon"),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "1", "--k", "40", "--out", "x.csv"], "k"),
+    (["sweep", "--mechanisms", "pca", "--epsilons", "1", "--out", "x.csv"], "exactly one of"),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "1"], "--out"),
+    (["sweep", "--csv", "/no/such.csv", "--mechanisms", "pca", "--epsilons", "1", "--out", "x.csv"], "not found"),
+    (["sweep", "--dataset", "wine", "--mechanisms", "sn_imtiaz", "--epsilons", "1", "--out", "x.csv"], "invalid"),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "1", "--out", "/no/dir/x.csv"], "folder"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_arguments_exit_2_with_one_line(capsys, argv, needle):
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1 and needle in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_release_json(capsys):
+    code, out, _ = run(capsys, "release", "--dataset", "wine", "--mechanism", "analyze_gauss", "--epsilon", "1",
+                       "--delta", "1e-5", "--k", "2", "--seed", "1", "--quiet")
+    assert code == 0
+    result = json.loads(out)
+    assert result["guarantee"] == "approx" and len(result["subspace"]) == 13
+    assert 0 <= result["metrics_on_true_data"]["captured_variance_ratio"] <= 1
+
+
+def test_python_dash_m_entry_point():
+    proc = subprocess.run([sys.executable, "-m", "dpcore", "mechanisms"], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and "analyze_gauss" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "dpcore", "sweep", "--dataset", "wine"], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
