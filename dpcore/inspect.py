@@ -74,22 +74,35 @@ class SpectrumComparison:
     source: str  # "released eigenvalues" | "eigenvalues of the post-processed covariance" | "none"
 
     def frame(self) -> pd.DataFrame:
-        """Long format (index, eigenvalue, series) with non-positive values as NaN (they vanish on a log axis)."""
-        parts = [_series_frame(self.true, "true (non-private)")]
+        """Long format (index, eigenvalue, series); values that are zero to rounding are NaN (log axis)."""
+        parts = [_series_frame(self.true_drawable, "true (non-private)")]
         if self.private is not None:
-            parts.append(_series_frame(self.private, "private"))
+            parts.append(_series_frame(self.private_drawable, "private"))
         return pd.concat(parts, ignore_index=True)
 
     @property
+    def true_drawable(self) -> np.ndarray:
+        return drawable_on_log_scale(self.true)
+
+    @property
+    def private_drawable(self) -> np.ndarray | None:
+        return None if self.private is None else drawable_on_log_scale(self.private)
+
+    @property
     def n_nonpositive(self) -> int:
-        """How many private eigenvalues are ≤ 0 (not drawable on a log scale)."""
-        return 0 if self.private is None else int(np.sum(~(self.private > 0)))
+        """How many private eigenvalues are zero (to rounding) or negative, i.e. not drawable on a log scale."""
+        return 0 if self.private is None else int(np.sum(np.isnan(self.private_drawable)))
+
+
+def drawable_on_log_scale(values: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+    """Values with those ≤ rtol·max|values| (zero up to rounding, or negative) replaced by NaN."""
+    v = np.asarray(values, dtype=float)
+    scale = float(np.nanmax(np.abs(v))) if v.size else 0.0
+    return np.where(v > rtol * scale, v, np.nan)
 
 
 def _series_frame(values: np.ndarray, label: str) -> pd.DataFrame:
-    v = np.asarray(values, dtype=float)
-    v = np.where(v > 0, v, np.nan)
-    return pd.DataFrame({"index": np.arange(1, v.size + 1), "eigenvalue": v, "series": label})
+    return pd.DataFrame({"index": np.arange(1, values.size + 1), "eigenvalue": values, "series": label})
 
 
 def spectrum_comparison(true_eigenvalues: np.ndarray, release) -> SpectrumComparison:
@@ -212,9 +225,13 @@ def subsample_rows(n: int, max_points: int, seed: int = 0) -> np.ndarray:
 # Ledger and sampler diagnostics
 # --------------------------------------------------------------------------------------------------
 
-def ledger_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
-    """One row per ledger step (step, epsilon, delta, private, note), for a "where ε went" bar chart."""
-    rows = [e.as_dict() for e in entries]
+def ledger_frame(entries: Iterable[LedgerEntry], only_costly: bool = False) -> pd.DataFrame:
+    """One row per ledger step (step, epsilon, delta, private, note), for a "where ε went" bar chart.
+
+    ``only_costly`` keeps the steps that spend budget or are flagged non-private (free private steps dropped).
+    """
+    rows = [e.as_dict() for e in entries
+            if not only_costly or e.epsilon > 0 or e.delta > 0 or not e.private]
     return pd.DataFrame(rows, columns=["step", "epsilon", "delta", "private", "note"])
 
 
@@ -294,6 +311,7 @@ __all__ = [
     "aligned_private_plane",
     "burn_in_traces",
     "counterexample_table",
+    "drawable_on_log_scale",
     "group_by_guarantee",
     "is_ordered_release",
     "ledger_frame",

@@ -44,11 +44,11 @@ from .timing import NO_DEADLINE, Deadline
 GAP_SENSITIVITY = 2.0
 #: L1 sensitivity of a histogram under replace-one (one point moves: two counts change by 1).
 HISTOGRAM_SENSITIVITY = 2.0
-#: Default relative membership tolerance ‖x − Π_S x‖ ≤ tol·‖x‖ (data-independent). Rounding errors of the
-#: deflated unit-row Gram matrix stay far below tol² = 1e−10 unless two basis rows are within ~1e−6 rad.
-DEFAULT_TOLERANCE = 1e-5
-#: Default cap on the exact-case work n·C(n, k).
-DEFAULT_MAX_WORK = 1e8
+#: Default relative membership tolerance ‖x − Π_S x‖ ≤ tol·‖x‖ (data-independent). The membership test's
+#: rounding error is ≲ 1e−15/tol ≈ 1e−11, far below tol² = 1e−8.
+DEFAULT_TOLERANCE = 1e-4
+#: Default cap on the exact-case work n·C(n, k) (3e8 ≈ n = 200, k = 3: a few seconds).
+DEFAULT_MAX_WORK = 3e8
 
 
 # ==================================================================================================
@@ -153,47 +153,53 @@ def membership_mask(X: np.ndarray, basis: np.ndarray, tol: float = DEFAULT_TOLER
     return np.linalg.norm(resid, axis=1) <= tol * np.linalg.norm(X, axis=1)
 
 
-def _unit_gram(X: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
-    """Gram matrix of the rows scaled to unit length (zero rows stay 0) and the squared thresholds tol²·[x ≠ 0].
+def _unit_rows(X: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows scaled to unit length — zero rows stay 0 —, their Gram matrix, squared thresholds tol²·[x ≠ 0]).
 
-    Membership in a subspace through the origin is scale-invariant; unit rows keep the rounding error of the
-    deflated Gram matrix uniform (~1e−16 per entry, amplified by 1/‖residual‖² of near-dependent basis rows).
+    Membership in a subspace through the origin is scale-invariant, so working with unit rows loses nothing.
     """
     X = np.asarray(X, dtype=float)
     norms = np.linalg.norm(X, axis=1)
     nonzero = norms > 0
     U = np.zeros_like(X)
     U[nonzero] = X[nonzero] / norms[nonzero, None]
-    return U @ U.T, tol * tol * nonzero.astype(float)
+    return U, U @ U.T, tol * tol * nonzero.astype(float)
 
 
-def _deflate(G: np.ndarray, j: int) -> np.ndarray:
-    """Gram matrix of the rows after projecting out row j (Gram–Schmidt step)."""
-    c = G[:, j]
-    return G - np.outer(c, c) / G[j, j]
+def _deflate(R: np.ndarray, G: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """Project every residual row off residual row j: (R', G' = R'R'ᵀ).
 
-
-def _last_level(G: np.ndarray, thr: np.ndarray, start: int,
-                min_members: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Spans ``current ⊕ x_l`` for every column l ≥ start independent of the current span.
-
-    Returns (columns l whose span holds ≥ ``min_members`` rows, their member masks as an n×|l| array, the largest
-    member count over all columns (0 if none)).
+    The unit direction û = r_j/‖r_j‖ is computed in R^d (accurate even for small r_j), and G' = G − ccᵀ with
+    c = Rû, so G' only carries absolute rounding errors (~1e−16 per level) — dividing by a tiny Gram diagonal,
+    which would lose all relative accuracy, is avoided.
     """
-    diag = np.clip(np.diag(G), 0.0, None)
-    cols = np.arange(start, G.shape[0])
+    u = R[j] / np.linalg.norm(R[j])
+    c = R @ u
+    return R - np.outer(c, u), G - np.outer(c, c)
+
+
+def _last_level(R: np.ndarray, G: np.ndarray, thr: np.ndarray, start: int,
+                min_members: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Spans ``current ⊕ x_l`` for every row l ≥ start independent of the current span.
+
+    Returns (the l whose span holds ≥ ``min_members`` rows, their member masks as an n×|l| array, the largest
+    member count over all l, 0 if none).
+    """
+    diag = np.einsum("ij,ij->i", R, R)  # ‖r_m‖², accurate (computed in R^d)
+    cols = np.arange(start, R.shape[0])
     cols = cols[diag[cols] > thr[cols]]
     if cols.size == 0:
-        return cols, np.zeros((G.shape[0], 0), dtype=bool), 0
-    # x_m ∈ span ⊕ x_l  ⇔  ‖r_m‖² − (r_m·r_l)²/‖r_l‖² ≤ tol²‖x_m‖²   (r = residual after the current span)
-    M = (diag[:, None] - G[:, cols] ** 2 / diag[None, cols]) <= thr[:, None]
+        return cols, np.zeros((R.shape[0], 0), dtype=bool), 0
+    # x_m ∈ span ⊕ x_l  ⇔  ‖r_m‖² − (r_m·û_l)² ≤ tol²‖x_m‖²,  r_m·û_l = G[m, l]/‖r_l‖ (‖r_l‖ > tol)
+    proj = G[:, cols] / np.sqrt(diag[cols])[None, :]
+    M = (diag[:, None] - proj**2) <= thr[:, None]
     counts = M.sum(axis=0)
     keep = counts >= min_members
     return cols[keep], M[:, keep], int(counts.max())
 
 
-def _enumerate_spans(G: np.ndarray, thr: np.ndarray, k: int, deadline: Deadline, min_members: int = 0,
-                     prefix: tuple[int, ...] = (), start: int = 0
+def _enumerate_spans(R: np.ndarray, G: np.ndarray, thr: np.ndarray, k: int, deadline: Deadline,
+                     min_members: int = 0, prefix: tuple[int, ...] = (), start: int = 0
                      ) -> Iterator[tuple[tuple[int, ...], np.ndarray, np.ndarray, int]]:
     """Spans of k tolerance-independent rows, by increasing index tuples (prefix, l), grouped by prefix.
 
@@ -201,15 +207,16 @@ def _enumerate_spans(G: np.ndarray, thr: np.ndarray, k: int, deadline: Deadline,
     largest member count of any span with this prefix). Every span of k independent rows arises at least once.
     """
     if k == 1:
-        cols, masks, best = _last_level(G, thr, start, min_members)
+        cols, masks, best = _last_level(R, G, thr, start, min_members)
         yield prefix, cols, masks, best
         return
-    diag = np.diag(G)
-    for j in range(start, G.shape[0] - k + 1):
+    diag = np.einsum("ij,ij->i", R, R)
+    for j in range(start, R.shape[0] - k + 1):
         if diag[j] <= thr[j]:
             continue  # x_j already in the span: not a new basis vector
         deadline.check("the exact-case subspace search")
-        yield from _enumerate_spans(_deflate(G, j), thr, k - 1, deadline, min_members, (*prefix, j), j + 1)
+        R2, G2 = _deflate(R, G, j)
+        yield from _enumerate_spans(R2, G2, thr, k - 1, deadline, min_members, (*prefix, j), j + 1)
 
 
 def exact_work(n: int, k: int) -> int:
@@ -238,9 +245,9 @@ def span_member_sets(X: np.ndarray, k: int, *, tol: float = DEFAULT_TOLERANCE, m
 
     Spans are deduplicated by their member sets (a set of rank k determines its span).
     """
-    G, thr = _unit_gram(X, tol)
+    U, G, thr = _unit_rows(X, tol)
     out: dict[bytes, tuple[np.ndarray, tuple[int, ...]]] = {}
-    for prefix, cols, masks, _ in _enumerate_spans(G, thr, k, deadline, max(int(min_members), 1)):
+    for prefix, cols, masks, _ in _enumerate_spans(U, G, thr, k, deadline, max(int(min_members), 1)):
         for idx, l in enumerate(cols):
             mask = masks[:, idx]
             key = np.packbits(mask).tobytes()
@@ -249,13 +256,13 @@ def span_member_sets(X: np.ndarray, k: int, *, tol: float = DEFAULT_TOLERANCE, m
     return out
 
 
-def _max_subspace_count(G: np.ndarray, thr: np.ndarray, j: int, deadline: Deadline) -> int:
-    """max over j-dim spans T of rows (G = their Gram matrix) of #rows in T; j = 0 → #zero rows."""
-    n = G.shape[0]
+def _max_subspace_count(U: np.ndarray, G: np.ndarray, thr: np.ndarray, j: int, deadline: Deadline) -> int:
+    """max over j-dim spans T of the rows of #rows in T (j = 0: T = {0}, the zero rows); 0 if rank < j."""
+    n = U.shape[0]
     if j == 0:
-        return int(np.sum(np.diag(G) <= thr))
+        return int(np.sum(thr == 0))
     best = 0
-    for _, _, _, count in _enumerate_spans(G, thr, j, deadline, min_members=n + 1):
+    for _, _, _, count in _enumerate_spans(U, G, thr, j, deadline, min_members=n + 1):
         best = max(best, count)
         if best == n:
             break
@@ -265,8 +272,8 @@ def _max_subspace_count(G: np.ndarray, thr: np.ndarray, j: int, deadline: Deadli
 def score_of_members(X_members: np.ndarray, k: int, *, tol: float = DEFAULT_TOLERANCE,
                      deadline: Deadline = NO_DEADLINE) -> int:
     """q(X, S) given the rows of X inside S (S of dimension k spanned by them): #members − max_T #(members in T)."""
-    G, thr = _unit_gram(X_members, tol)
-    return int(X_members.shape[0]) - _max_subspace_count(G, thr, k - 1, deadline)
+    U, G, thr = _unit_rows(X_members, tol)
+    return int(X_members.shape[0]) - _max_subspace_count(U, G, thr, k - 1, deadline)
 
 
 def subspace_score(X: np.ndarray, basis: np.ndarray, *, tol: float = DEFAULT_TOLERANCE,
@@ -280,8 +287,8 @@ def subspace_score(X: np.ndarray, basis: np.ndarray, *, tol: float = DEFAULT_TOL
     members = X[membership_mask(X, basis, tol)]
     if members.shape[0] == 0:
         return 0
-    G, thr = _unit_gram(members, tol)
-    if _max_subspace_count(G, thr, k, deadline) == 0:
+    U, G, thr = _unit_rows(members, tol)
+    if _max_subspace_count(U, G, thr, k, deadline) == 0:
         return 0  # the members have rank < k: some (k−1)-dim T ⊂ S holds them all
     return score_of_members(members, k, tol=tol, deadline=deadline)
 
@@ -307,6 +314,9 @@ def exact_select(X: np.ndarray, k: int, ell: int, *, tol: float = DEFAULT_TOLERA
     ≤ ℓ + 1 = q(⊥), so it can neither beat ⊥ nor change s₂ ≥ q(⊥) — an exact reduction, not a heuristic.
     """
     X = np.asarray(X, dtype=float)
+    if X.shape[1] > X.shape[0]:  # rotate into the row space (≤ n dims): an isometry, memberships unchanged
+        _, _, Vt = np.linalg.svd(X, full_matrices=False)
+        X = X @ Vt.T
     bottom = int(ell) + 1
     min_members = int(ell) + k + 1 if prune else 0
     spans = span_member_sets(X, k, tol=tol, min_members=min_members, deadline=deadline)
@@ -381,13 +391,13 @@ def block_projections(X: np.ndarray, k: int, plan: ApproxPlan, deadline: Deadlin
         deadline.check("the per-block PCA of Algorithm 2")
         B = X[plan.perm[j * plan.m:(j + 1) * plan.m]]
         if plan.m < d:  # eigen-decompose the small m×m Gram matrix
-            w, U = np.linalg.eigh(B @ B.T)
+            _, U = np.linalg.eigh(B @ B.T)
             U = U[:, ::-1][:, :k]
             V = B.T @ U
             norms = np.linalg.norm(V, axis=0)
             V = V / np.where(norms > 0, norms, 1.0)
         else:
-            w, V = np.linalg.eigh(B.T @ B)
+            _, V = np.linalg.eigh(B.T @ B)
             V = V[:, ::-1][:, :k]
         V, _ = np.linalg.qr(V)
         Z[j] = (V @ (V.T @ plan.reference)).ravel()
@@ -460,7 +470,7 @@ def boost_select(bases: list[np.ndarray | None], alpha: float, fraction: float =
     """
     r = len(bases)
     support: list[int] = []
-    for i, Vi in enumerate(bases):
+    for Vi in bases:
         if Vi is None:
             support.append(-1)
             continue

@@ -174,6 +174,25 @@ def init_state() -> None:
         st.toast(f"Ignored invalid link parameter(s): {', '.join(ss.pop('_dp_qp_bad'))}")
 
 
+def bind(key: str) -> dict:
+    """Widget kwargs keeping ``key`` in plain session state (for widgets whose value must not be re-assigned,
+    e.g. a range select_slider, which Streamlit 1.67 corrupts when its state is re-assigned)."""
+    wkey = f"w_{key}"
+    # pass the value as the widget default (not through session state): AppTest mis-serialises a range
+    # select_slider whose initial value was set through st.session_state
+    return {"key": wkey, "value": st.session_state[key], "on_change": _copy_widget, "args": (key,)}
+
+
+def _copy_widget(key: str) -> None:
+    st.session_state[key] = st.session_state[f"w_{key}"]
+
+
+def set_state(key: str, value: Any) -> None:
+    """Set a setting programmatically (also resets a :func:`bind` widget showing it)."""
+    st.session_state[key] = value
+    st.session_state.pop(f"w_{key}", None)
+
+
 def selected_mechanisms() -> list[str]:
     """Chosen mechanism ids in registry order."""
     chosen = {m for g in MECH_GROUPS for m in st.session_state.get(_mech_key(g), [])}
@@ -258,9 +277,10 @@ def show_ledger(entries: Iterable[LedgerEntry]) -> None:
             cost.append(f"δ = {e.delta:g}")
         note = f" — {e.note}" if e.note else ""
         if e.private:
-            lines.append(f"- ✅ **{e.step}** ({', '.join(cost) or 'no privacy cost'}){note}")
+            cost_txt = ", ".join(cost) or "no privacy cost"
+            lines.append(f"- :green[:material/check_circle:] **{e.step}** ({cost_txt}){note}")
         else:
-            lines.append(f"- :red[⚠️ **{e.step}** — NOT private{note}]")
+            lines.append(f"- :red[:material/warning: **{e.step}** — NOT private{note}]")
     st.markdown("\n".join(lines))
     if not dpcore.privacy.ledger_is_private(entries):
         st.markdown(":red[A non-private step voids the end-to-end guarantee of every release on this data.]")

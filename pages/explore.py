@@ -29,8 +29,8 @@ with st.sidebar:
                        help="Mechanisms whose published proof is wrong; off by default, shown only as exhibits."
                        if group == "claimed-invalid" else None)
     st.header("Privacy")
-    st.select_slider("ε range (log scale)", options=list(ui.EPS_GRID), key="dp_eps_range",
-                     format_func=lambda e: f"{e:g}")
+    st.select_slider("ε range (log scale)", options=list(ui.EPS_GRID), format_func=lambda e: f"{e:g}",
+                     **ui.bind("dp_eps_range"))
     left, right = st.columns(2)
     left.caption("← better privacy")
     right.markdown("<div style='text-align:right;font-size:0.85em;opacity:0.7'>better accuracy →</div>",

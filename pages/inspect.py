@@ -149,19 +149,18 @@ def _release(mech, data, cfg: dict) -> dict:
 # figures
 def _spectrum_figure(spec: insp.SpectrumComparison, color: str, name: str) -> go.Figure:
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=np.arange(1, spec.true.size + 1), y=np.where(spec.true > 0, spec.true, np.nan),
+    fig.add_trace(go.Scatter(x=np.arange(1, spec.true.size + 1), y=spec.true_drawable,
                              mode="lines+markers", name="true C (non-private)",
                              line={"color": "#7f7f7f", "dash": "dash"}, marker={"size": 6}))
     if spec.private is not None:
-        priv = spec.private
-        fig.add_trace(go.Scatter(x=np.arange(1, priv.size + 1), y=np.where(priv > 0, priv, np.nan),
+        fig.add_trace(go.Scatter(x=np.arange(1, spec.private.size + 1), y=spec.private_drawable,
                                  mode="lines+markers", name=f"{name} (private)", line={"color": color},
                                  marker={"size": 7, "symbol": "diamond"}))
     fig.update_layout(title={"text": "Eigenvalue spectrum: true vs private", "font": {"size": 15}}, height=360,
                       margin={"l": 60, "r": 10, "t": 45, "b": 45},
                       legend={"orientation": "h", "y": -0.2, "x": 0})
     fig.update_xaxes(title_text="index i", dtick=1 if spec.true.size <= 20 else None)
-    fig.update_yaxes(title_text="λᵢ (unit-norm scale, log)", type="log")
+    fig.update_yaxes(title_text="λᵢ (unit-norm scale, log)", type="log", exponentformat="power")
     return fig
 
 
@@ -178,10 +177,15 @@ def _heatmap_figure(view: insp.NoiseView) -> go.Figure:
     return fig
 
 
+def _padded_range(values: np.ndarray) -> list[float]:
+    lo, hi = float(values.min()), float(values.max())
+    pad = 0.06 * (hi - lo) or 0.1
+    return [lo - pad, hi + pad]
+
+
 def _projection_figure(pair: insp.ProjectionPair, labels, color: str, name: str, by_label: bool) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
-                        subplot_titles=("Non-private top-2 (true PC1, PC2)",
-                                        f"{name}: private top-2 (Procrustes-aligned)"))
+                        subplot_titles=("Non-private: true PC1, PC2", f"Private: {name}"))
     groups: list[tuple[str, np.ndarray, str]] = []
     if by_label and labels is not None:
         values = np.asarray(labels)[pair.rows]
@@ -192,25 +196,31 @@ def _projection_figure(pair: insp.ProjectionPair, labels, color: str, name: str,
         groups = [("rows", np.ones(pair.rows.size, dtype=bool), color)]
     for col, P in ((1, pair.true), (2, pair.private)):
         for label, mask, c in groups:
-            fig.add_trace(go.Scatter(x=P[mask, 0], y=P[mask, 1], mode="markers", name=f"label {label}"
-                                     if len(groups) > 1 else label, legendgroup=label, showlegend=col == 1,
-                                     marker={"size": 4, "color": c, "opacity": 0.6}), row=1, col=col)
-    lim = float(np.abs(np.concatenate([pair.true, pair.private])).max()) * 1.05 or 1.0
-    fig.update_xaxes(range=[-lim, lim], title_text="direction 1")
-    fig.update_yaxes(range=[-lim, lim], title_text="direction 2")
+            fig.add_trace(go.Scatter(x=P[mask, 0], y=P[mask, 1], mode="markers",
+                                     name=f"label {label}" if len(groups) > 1 else "rows", legendgroup=label,
+                                     showlegend=col == 1 and len(groups) > 1,
+                                     marker={"size": 5, "color": c, "opacity": 0.65}), row=1, col=col)
+    both = np.concatenate([pair.true, pair.private])
+    fig.update_xaxes(range=_padded_range(both[:, 0]), title_text="direction 1")
+    fig.update_yaxes(range=_padded_range(both[:, 1]), title_text="direction 2")
     fig.update_layout(height=420, margin={"l": 55, "r": 10, "t": 50, "b": 45},
                       legend={"orientation": "h", "y": -0.18, "x": 0})
     return fig
 
 
+def _short(text: str, width: int = 38) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _ledger_figure(frame, color: str) -> go.Figure:
     colors = [color if p else "#d62728" for p in frame["private"]]
-    fig = go.Figure(go.Bar(x=frame["epsilon"], y=frame["step"], orientation="h", marker_color=colors,
+    fig = go.Figure(go.Bar(x=frame["epsilon"], y=[_short(t) for t in frame["step"]], orientation="h",
+                           marker_color=colors, customdata=frame["step"],
                            text=[f"ε = {e:g}" + ("" if p else " (NOT private)")
                                  for e, p in zip(frame["epsilon"], frame["private"])],
-                           textposition="auto", hovertemplate="%{y}: ε = %{x:g}<extra></extra>"))
+                           textposition="auto", hovertemplate="%{customdata}: ε = %{x:g}<extra></extra>"))
     fig.update_layout(title={"text": "Where ε went", "font": {"size": 15}},
-                      height=max(200, 90 + 45 * len(frame)), margin={"l": 10, "r": 10, "t": 45, "b": 40})
+                      height=max(200, 100 + 50 * len(frame)), margin={"l": 10, "r": 10, "t": 45, "b": 40})
     fig.update_xaxes(title_text="ε spent")
     fig.update_yaxes(automargin=True, autorange="reversed")
     return fig
@@ -252,13 +262,16 @@ def _guarantee_block(mech, release) -> None:
 def _metrics_row(release, data) -> None:
     values = evaluate(release, data)
     spent_eps, spent_delta = release.budget_spent
-    cols = st.columns(4)
-    cols[0].metric("Captured variance / optimum", f"{values['captured_variance_ratio']:.3f}")
-    cols[1].metric("Largest principal angle", f"{values['principal_angle_max_deg']:.1f}°")
+    cols = st.columns(5)
+    cols[0].metric("Captured variance", f"{values['captured_variance_ratio']:.3f}",
+                   help="tr(V̂ᵀCV̂) relative to the non-private optimum λ₁ + … + λ_k (1 = as good as PCA).")
+    cols[1].metric("Largest angle", f"{values['principal_angle_max_deg']:.1f}°",
+                   help="Largest principal angle between the private and the true top-k subspaces.")
     fro = values["frobenius_error"]
-    cols[2].metric("‖C − Ĉ‖_F / ‖C‖_F", "—" if not math.isfinite(fro) else f"{fro:.3g}",
-                   help="Only for mechanisms that release a covariance.")
-    cols[3].metric("Budget spent", f"ε = {spent_eps:g}" + (f", δ = {spent_delta:g}" if spent_delta else ""))
+    cols[2].metric("Covariance error", "—" if not math.isfinite(fro) else f"{fro:.3g}",
+                   help="‖C − Ĉ‖_F / ‖C‖_F of the post-processed covariance (covariance mechanisms only).")
+    cols[3].metric("ε spent", f"{spent_eps:g}")
+    cols[4].metric("δ spent", f"{spent_delta:g}")
 
 
 def _charts(mech, release, data) -> None:
@@ -297,7 +310,7 @@ def _charts(mech, release, data) -> None:
                         theme="streamlit", key="insp_projection")
         how = ("its first two directions" if ordered else
                "the part of its k-dimensional subspace closest to the true top-k (its columns are unordered)")
-        st.caption(f"The private plane is {how}, rotated/reflected by orthogonal Procrustes to match PC1/PC2 so "
+        st.caption(f"The private plane is {how}, rotated/reflected (orthogonal Procrustes) to match PC1/PC2 so "
                    f"the pictures are comparable. Largest angle between the two planes: {pair.max_angle_deg:.1f}°. "
                    f"{pair.rows.size:,} of {data.n:,} rows shown.")
 
@@ -309,8 +322,10 @@ def _budget(mech, release, data) -> None:
     with left:
         ui.show_ledger(entries)
     with right:
-        frame = insp.ledger_frame(entries)
-        if not frame.empty:
+        frame = insp.ledger_frame(entries, only_costly=True)
+        if frame.empty:
+            st.caption("No step spends privacy budget (ε = 0 throughout).")
+        else:
             st.plotly_chart(_ledger_figure(frame, ui.mechanism_colors().get(mech.id, "#1f77b4")),
                             theme="streamlit", key="insp_ledger")
 

@@ -231,3 +231,31 @@ def test_nothing_written_to_disk(monkeypatch):
     assert ds.n > 0 and ds2.n == 4
     new = {f for f in set(os.listdir(tmpdir)) - before if "dpcore" in f or f.endswith(".csv")}
     assert not new
+
+
+def test_crlf_whitespace_lines_spaces_and_booleans():
+    ds = load_csv(b"a,b\r\n1 ,2\r\n   \r\n3, 5 \r\n4,4\r\n")
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 5], [4, 4]])
+    ds = load_csv(b"a,b\n1,True\n2,False\n3,True\n")
+    assert ds.feature_names == ("a", "b=False", "b=True")  # booleans are categories, not numbers
+    ds = load_csv(b"a,b\n1,NULL\n2,3\n4, n/a \n", missing="zero")
+    np.testing.assert_array_equal(ds.X[:, 1], [0, 3, 0])
+
+
+def test_large_upload_is_fast():
+    import time
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(50_000, 10)), 4)
+    text = "\n".join([",".join(f"c{i}" for i in range(10))] + [",".join(map(str, r)) for r in X]) + "\n"
+    t0 = time.perf_counter()
+    ds = load_csv(text.encode())
+    assert time.perf_counter() - t0 < 5.0
+    np.testing.assert_array_equal(ds.X, X)
+
+
+def test_missing_in_dropped_categorical_column_keeps_rows():
+    data = b"a,b,note\n1,2,\n2,1,ok\n3,5,\n"
+    assert load_csv(data, categorical="drop").n == 3
+    with pytest.raises(DataError, match="missing"):  # with one-hot the blank notes count: only 1 row is left
+        load_csv(data, categorical="onehot")

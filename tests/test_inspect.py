@@ -122,6 +122,8 @@ def test_spectrum_prefers_released_eigenvalues_and_hides_nonpositive():
     assert spec.n_nonpositive == 1
     priv = spec.frame().query("series == 'private'")["eigenvalue"].to_numpy()
     assert np.isnan(priv[-1]) and priv[0] == 2.0
+    tiny = spectrum_comparison(np.array([3.0, 1.0]), _FakeRelease(eigenvalues=np.array([5.0, 1e-15])))
+    assert tiny.n_nonpositive == 1  # zero up to rounding: not drawn on the log axis
     assert spectrum_comparison(np.ones(3), _FakeRelease(bottom=True)).private is None
     assert spectrum_comparison(np.ones(3), _FakeRelease()).source == "none"
 
@@ -149,6 +151,9 @@ def test_ledger_frame():
     assert frame["epsilon"].sum() == pytest.approx(1.0)
     assert list(frame["private"]) == [True, False]
     assert ledger_frame([]).empty
+    costly = ledger_frame([LedgerEntry("free", 0.0), LedgerEntry("paid", 0.5), LedgerEntry("leak", private=False)],
+                          only_costly=True)
+    assert list(costly["step"]) == ["paid", "leak"]
 
 
 def test_burn_in_traces_formats():

@@ -26,6 +26,7 @@ CATEGORICAL_MODES = ("onehot", "drop")
 MISSING_MODES = ("drop", "zero", "mean")
 #: Cell values treated as missing (compared after stripping whitespace, case-insensitive).
 MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "?"})
+_NA_VARIANTS = sorted({v for t in MISSING_TOKENS for v in (t, t.upper(), t.capitalize(), t.title())})
 
 CsvSource = bytes | bytearray | memoryview | str | os.PathLike | IO[bytes] | IO[str]
 
@@ -69,11 +70,11 @@ def _decode(raw: bytes) -> str:
     return text
 
 
-def _scan(text: str, max_rows: int) -> tuple[list[str], list[list[str]]]:
-    """Header and data rows via the csv module, checking the field count of every line."""
+def _scan(text: str, max_rows: int) -> tuple[list[str], int]:
+    """Header and data-row count via the csv module, checking the field count of every line."""
     reader = _csv.reader(io.StringIO(text, newline=""))
     header: list[str] | None = None
-    rows: list[list[str]] = []
+    n_rows = 0
     try:
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip() and (header is None or len(header) > 1)):
@@ -86,8 +87,8 @@ def _scan(text: str, max_rows: int) -> tuple[list[str], list[list[str]]]:
                     f"line {reader.line_num} has {len(row)} fields but the header has {len(header)}; fix that line "
                     "(quote values that contain commas, e.g. \"Smith, J\") and upload again."
                 )
-            rows.append(row)
-            if len(rows) > max_rows:
+            n_rows += 1
+            if n_rows > max_rows:
                 raise DataError(f"the file has more than max_rows = {max_rows:,} data rows; upload a random sample "
                                 "or raise max_rows.")
     except _csv.Error as exc:
@@ -105,21 +106,43 @@ def _scan(text: str, max_rows: int) -> tuple[list[str], list[list[str]]]:
         if h in seen:
             raise DataError(f"the column name {h!r} appears twice in the header; rename one of them.")
         seen.add(h)
-    if not rows:
+    if n_rows == 0:
         raise DataError("the file has a header but no data rows; add at least two data rows.")
-    if len(rows) == 1:
+    if n_rows == 1:
         raise DataError("the file has a single data row; PCA needs at least two rows (ideally hundreds).")
-    return header, rows
+    return header, n_rows
 
 
-def _missing_mask(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.apply(lambda s: s.str.lower().isin(MISSING_TOKENS))
+def _slow_rows(text: str, width: int) -> list[list[str]]:
+    """Data rows via the csv module (fallback when pandas' row count disagrees with the scan)."""
+    rows = [r for r in _csv.reader(io.StringIO(text, newline="")) if r and not (len(r) == 1 and not r[0].strip()
+                                                                             and width > 1)]
+    return rows[1:]
+
+
+def _parse_frame(text: str, header: list[str], n_rows: int) -> pd.DataFrame:
+    """All cells, typed: numeric columns as float64, others as stripped str with NaN for missing tokens."""
+    frame = pd.read_csv(io.StringIO(text), header=0, names=header, na_values=_NA_VARIANTS, keep_default_na=False,
+                        skipinitialspace=True, skip_blank_lines=True, engine="c", low_memory=False)
+    if len(frame) != n_rows:  # unusual blank/whitespace lines: use the csv module's reading
+        frame = pd.DataFrame(_slow_rows(text, len(header)), columns=header, dtype=object)
+    out = {}
+    for col in header:
+        s = frame[col]
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            out[col] = s.astype(np.float64)
+            continue
+        s = s.astype(object).where(s.notna(), None)
+        s = pd.Series([None if v is None else str(v).strip() for v in s], dtype=object)
+        s = s.where(~s.str.lower().isin(MISSING_TOKENS), None)
+        parsed = pd.to_numeric(s, errors="coerce")
+        out[col] = parsed.astype(np.float64) if parsed[s.notna()].notna().all() else s
+    return pd.DataFrame(out)
 
 
 def _label_vector(values: pd.Series) -> np.ndarray:
-    num = pd.to_numeric(values, errors="coerce")
-    if num.notna().all():
-        arr = num.to_numpy(dtype=np.float64)
+    if pd.api.types.is_float_dtype(values):
+        arr = values.to_numpy(dtype=np.float64)
         return arr.astype(np.int64) if np.all(arr == np.round(arr)) else arr
     return values.to_numpy(dtype=str)
 
@@ -151,9 +174,10 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
     if label is not None and not isinstance(label, str):
         raise InvalidParameterError(f"label must be a column name (str) or None, got {label!r}.")
 
-    header, rows = _scan(_decode(_read_source(source)), max_rows)
-    frame = pd.DataFrame(rows, columns=header, dtype=str).apply(lambda s: s.str.strip())
-    del rows
+    text = _decode(_read_source(source))
+    header, n_rows = _scan(text, max_rows)
+    frame = _parse_frame(text, header, n_rows)
+    del text
     ledger: list[LedgerEntry] = []
 
     # --- label ---------------------------------------------------------------------------------------
@@ -164,36 +188,32 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
             raise DataError(f"label column {label!r} not found; the columns are: {cols}. Pick one of them "
                             "(names are case-sensitive) or leave the label empty.")
         y_raw = frame.pop(label)
-        label_missing = y_raw.str.lower().isin(MISSING_TOKENS)
+        label_missing = y_raw.isna().to_numpy()
         if label_missing.any():
-            keep = ~label_missing.to_numpy()
+            keep = ~label_missing
             frame, y_raw = frame[keep].reset_index(drop=True), y_raw[keep].reset_index(drop=True)
             ledger.append(LedgerEntry("drop rows without a label", note=f"{int((~keep).sum())} rows dropped"))
     if frame.shape[1] == 0:
         raise DataError("no feature columns: the only column is the label; upload at least one numeric column.")
 
     # --- column types ----------------------------------------------------------------------------------
-    miss = _missing_mask(frame)
+    miss = frame.isna()
     empty_cols = [c for c in frame.columns if miss[c].all()]
     if empty_cols:
         raise DataError(f"column(s) {', '.join(map(repr, empty_cols))} have no values at all; delete them and "
                         "upload again.")
-    numeric: dict[str, pd.Series] = {}
-    categorical_cols: list[str] = []
-    for col in frame.columns:
-        parsed = pd.to_numeric(frame[col].where(~miss[col]), errors="coerce")
-        if parsed[~miss[col]].notna().all():
-            numeric[col] = parsed.astype(np.float64)
-        else:
-            categorical_cols.append(col)
+    numeric = {c: frame[c] for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
+    categorical_cols = [c for c in frame.columns if c not in numeric]
     inf_cols = [c for c, s in numeric.items() if np.isinf(s.to_numpy()).any()]
     if inf_cols:
         first = int(np.argmax(np.isinf(numeric[inf_cols[0]].to_numpy()))) + 2
-        raise DataError(f"column(s) {', '.join(map(repr, inf_cols))} contain infinite values (first at line "
-                        f"{first}); replace them with finite numbers or leave the cells empty (missing).")
+        raise DataError(f"column(s) {', '.join(map(repr, inf_cols))} contain infinite values (first at data row "
+                        f"{first - 1}, line {first} if there are no blank lines); replace them with finite numbers "
+                        "or leave the cells empty (missing).")
 
     # --- missing values ------------------------------------------------------------------------------
-    any_missing = miss.to_numpy().any(axis=1)
+    used = list(numeric) + (categorical_cols if categorical == "onehot" else [])
+    any_missing = miss[used].to_numpy().any(axis=1)
     if missing == "drop" and any_missing.any():
         keep = ~any_missing
         n_drop = int(any_missing.sum())

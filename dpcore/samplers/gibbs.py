@@ -262,35 +262,34 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
             pos = list(range(k))
         for r in rng.permutation(k).tolist():
             p = pos[r]
-            if p != lo:  # move column r to position lo (swap columns of Q, rows+columns of B)
-                Q[:, [p, lo]] = Q[:, [lo, p]]
-                B[[p, lo], :] = B[[lo, p], :]
-                B[:, [p, lo]] = B[:, [lo, p]]
+            if p != lo:  # move column r to position lo (swap columns of Q, rows+columns of B; basic slicing)
+                tmp = Q[:, p].copy()
+                Q[:, p] = Q[:, lo]
+                Q[:, lo] = tmp
+                tmp = B[p].copy()
+                B[p] = B[lo]
+                B[lo] = tmp
+                tmp = B[:, p].copy()
+                B[:, p] = B[:, lo]
+                B[:, lo] = tmp
                 c_lo = order[lo]
                 order[p], order[lo] = c_lo, r
                 pos[c_lo], pos[r] = p, lo
             l, E = np.linalg.eigh(B[lo:, lo:])
             y = np.array(_ry_bing_sweep(E[0].tolist(), (l - l[0]).tolist(), rng))
-            # Orthogonal W with W e0 = E y: W = E·H_v·diag(−s, 1, …), H_v the Householder reflection y ↦ −s·e0.
+            # Rotate the block basis by W = E·H·D (H: Householder reflection y ↦ −s·e₀, D = diag(−s, 1, …)), an
+            # orthogonal matrix with W e₀ = E y: the block's first basis vector becomes the new column.
             s = 1.0 if y[0] >= 0.0 else -1.0
             v = y
             v[0] += s
-            c = 2.0 / float(v @ v)
-            cv = c * v
-            QE = Q[:, lo:] @ E
-            QE -= (QE @ v)[:, None] * cv
-            QE[:, 0] *= -s
-            Q[:, lo:] = QE
-            lv = l * v
-            Bss = (c * float(v @ lv)) * cv[:, None] * v - (lv[:, None] * cv + cv[:, None] * lv)
-            Bss.flat[diag] += l
-            Bss[0, :] *= -s
-            Bss[:, 0] *= -s
-            B[lo:, lo:] = Bss
+            DH = np.outer((-2.0 / float(v @ v)) * v, v)  # D·H, built in place
+            DH.flat[diag] += 1.0
+            DH[0] *= -s
+            G = E @ DH.T  # = W
+            Q[:, lo:] = Q[:, lo:] @ G
+            B[lo:, lo:] = (DH * l) @ DH.T  # Wᵀ·B_SS·W = D H diag(l) H D
             if lo > 0:
-                X = E.T @ B[lo:, :lo]
-                X -= cv[:, None] * (v @ X)
-                X[0, :] *= -s
+                X = G.T @ B[lo:, :lo]
                 B[lo:, :lo] = X
                 B[:lo, lo:] = X.T
         V = np.empty((d, k))

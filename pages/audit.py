@@ -1,0 +1,250 @@
+"""Privacy audit page: run a mechanism many times on two neighbouring datasets and lower-bound its ε.
+
+All computation goes through :mod:`dpcore.audit`; this page only collects inputs and draws results.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dpcore.audit import DEFAULT_TRIALS, NEIGHBOUR_CONSTRUCTIONS, STATISTICS, estimate_audit_seconds, run_audit
+from dpcore.exceptions import DPCoreError
+from dpcore.mechanisms import get_mechanism, mechanism_ids
+
+RESULT_KEY = "audit_result"
+TRIAL_CHOICES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
+SIDE_COLOURS = ("#1f77b4", "#d62728")
+
+PRESETS: dict[str, dict] = {
+    "SN Wishart (invalid) — support attack": {"mechanism": "sn_imtiaz", "epsilon": 1.0, "trials": 5_000},
+    "Jiang Wishart (invalid) — support attack": {"mechanism": "wishart_jiang", "epsilon": 1.0, "trials": 5_000},
+    "Analyze Gauss (valid)": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000},
+    "Laplace (valid)": {"mechanism": "laplace", "epsilon": 1.0, "trials": 5_000},
+}
+
+
+def _label(mid: str) -> str:
+    mech = get_mechanism(mid)
+    label = mech.name
+    if mech.invalid and "invalid" not in label.lower():
+        label += " — claimed DP, NOT private"
+    elif mech.guarantee == "none":
+        label += " — not private (reference)"
+    return label
+
+
+DEFAULTS = {"audit_epsilon": 1.0, "audit_delta": 1e-5, "audit_trials": DEFAULT_TRIALS,
+            "audit_neighbours": "zero_vs_unit", "audit_statistic": "auto", "audit_seed": 0,
+            "audit_time_limit": 60.0, "audit_bins": 60, "audit_log_y": False}
+
+
+def _init_state(default_mechanism: str) -> None:
+    """Widget defaults live in session_state (so presets can overwrite them without warnings)."""
+    st.session_state.setdefault("audit_mechanism", default_mechanism)
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+
+
+def _apply_preset(name: str) -> None:
+    preset = PRESETS[name]
+    st.session_state["audit_mechanism"] = preset["mechanism"]
+    st.session_state["audit_epsilon"] = preset["epsilon"]
+    st.session_state["audit_delta"] = preset.get("delta", 1e-5)
+    st.session_state["audit_trials"] = preset["trials"]
+    st.session_state["audit_neighbours"] = "zero_vs_unit"
+    st.session_state["audit_statistic"] = "auto"
+    st.session_state["audit_run_requested"] = True
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _estimate(mid: str, epsilon: float, delta: float | None, trials: int, neighbours: str) -> float:
+    return estimate_audit_seconds(mid, epsilon, trials, delta=delta, neighbours=neighbours)
+
+
+def _verdict(result) -> None:
+    claim = (f"({result.claimed_epsilon:g}, {result.delta:g})-DP" if result.delta > 0
+             else f"{result.claimed_epsilon:g}-DP")
+    conf = f"{100 * result.confidence:g}%"
+    if result.violated:
+        st.error(
+            f"**The audit proves this mechanism is NOT {claim}.** With {conf} confidence its privacy loss is at "
+            f"least ε = {result.epsilon_lower_bound:.3g}, more than the claimed {result.claimed_epsilon:g}. "
+            f"Witness: {result.event['description']}."
+        )
+    else:
+        st.info(
+            f"**No violation found.** The audit's lower bound ε ≥ {result.epsilon_lower_bound:.3g} ({conf} "
+            f"confidence) does not exceed the claimed {result.claimed_epsilon:g}. This is consistent with the "
+            "claim but does not prove it: an audit can only show that a mechanism leaks *at least* this much."
+        )
+    if result.truncated:
+        st.warning("The run hit its time limit; the bound uses the releases completed so far.")
+
+
+def _histogram_figure(result, bins: int, log_y: bool) -> go.Figure:
+    h = result.histogram(bins)
+    edges = h["edges"]
+    centres = 0.5 * (edges[1:] + edges[:-1])
+    widths = edges[1:] - edges[:-1]
+    fig = go.Figure()
+    for side, (label, counts) in enumerate(zip(("D (canary absent)", "D′ (canary present)"), h["counts"])):
+        fig.add_bar(x=centres, y=counts, width=widths, name=label, opacity=0.6,
+                    marker_color=SIDE_COLOURS[side])
+    thr = result.event["threshold"]
+    if thr is not None and math.isfinite(thr) and edges[0] <= thr <= edges[-1]:
+        side = "left" if result.event["direction"] == "<=" else "right"
+        fig.add_vline(x=thr, line_dash="dash", line_color="black",
+                      annotation_text=f"event: {side} of this line", annotation_position="top")
+    fig.update_layout(barmode="overlay", xaxis_title=result.event["variable"], yaxis_title="releases",
+                      yaxis_type="log" if log_y else "linear", height=380, margin={"t": 40, "b": 40},
+                      legend={"orientation": "h", "y": 1.12})
+    return fig
+
+
+def _epsilon_figure(result) -> go.Figure:
+    fig = go.Figure()
+    fig.add_bar(y=["claimed ε", "audit lower bound"], x=[result.claimed_epsilon, result.epsilon_lower_bound],
+                orientation="h", marker_color=["#7f7f7f", "#d62728" if result.violated else "#2ca02c"],
+                text=[f"{result.claimed_epsilon:.3g}", f"≥ {result.epsilon_lower_bound:.3g}"], textposition="auto",
+                showlegend=False)
+    est = result.epsilon_estimate
+    if est is not None and math.isfinite(est) and est > 0:
+        fig.add_scatter(y=["audit lower bound"], x=[est], mode="markers", name="point estimate (no confidence)",
+                        marker={"symbol": "diamond", "size": 12, "color": "black"})
+    fig.update_layout(xaxis_title="ε", height=220, margin={"t": 30, "b": 40},
+                      title=f"ε lower bound at {100 * result.confidence:g}% confidence vs the claim")
+    return fig
+
+
+def _counts_table(result) -> pd.DataFrame:
+    c = result.counts
+    rows = []
+    for i, side in enumerate((c["numerator"], c["denominator"])):
+        rows.append({
+            "dataset": side,
+            "event hits (selection half)": c["selection_hits"][i],
+            "releases (selection half)": c["selection_n"][i],
+            "event hits (held-out half)": c["held_out_hits"][i],
+            "releases (held-out half)": c["held_out_n"][i],
+            "probability bound used": (f"≥ {c['p_numerator_lower']:.4g}" if i == 0
+                                       else f"≤ {c['p_denominator_upper']:.4g}"),
+        })
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    st.title("Privacy audit")
+    st.write(
+        "Run a mechanism thousands of times on two datasets that differ in one person's record and look for an "
+        "outcome that is much more likely with that record than without it. How much more likely gives a "
+        "guaranteed *lower* bound on the mechanism's real privacy loss ε. If that bound exceeds the claimed ε, "
+        "the claim is false."
+    )
+
+    st.subheader("Presets")
+    cols = st.columns(len(PRESETS))
+    for i, (name, col) in enumerate(zip(PRESETS, cols)):
+        col.button(name, key=f"audit_preset_{i}", on_click=_apply_preset, args=(name,), width="stretch")
+
+    st.subheader("Settings")
+    ids = mechanism_ids()
+    _init_state("sn_imtiaz" if "sn_imtiaz" in ids else ids[0])
+    if st.session_state["audit_mechanism"] not in ids:
+        st.session_state["audit_mechanism"] = ids[0]
+    c1, c2, c3 = st.columns(3)
+    mid = c1.selectbox("Mechanism", ids, format_func=_label, key="audit_mechanism")
+    mech = get_mechanism(mid)
+    epsilon = c2.number_input("Claimed ε", min_value=0.0, max_value=50.0, step=0.1, key="audit_epsilon")
+    if mech.uses_delta:
+        delta = c3.number_input("Claimed δ", min_value=0.0, max_value=0.5, step=1e-5, format="%.1e",
+                                key="audit_delta")
+    else:
+        delta = 0.0
+        c3.caption("This mechanism claims pure ε-DP, so the audit uses δ = 0.")
+    c4, c5, c6 = st.columns(3)
+    trials = c4.select_slider("Releases per dataset", options=TRIAL_CHOICES,
+                              key="audit_trials")
+    neighbours = c5.selectbox("Neighbouring datasets", tuple(NEIGHBOUR_CONSTRUCTIONS), key="audit_neighbours",
+                              help="\n\n".join(f"**{k}**: {v}" for k, v in NEIGHBOUR_CONSTRUCTIONS.items()))
+    statistic = c6.selectbox("What to look at", tuple(STATISTICS), key="audit_statistic",
+                             help="\n\n".join(f"**{k}**: {v}" for k, v in STATISTICS.items()))
+    c7, c8 = st.columns(2)
+    seed = c7.number_input("Seed (0 = fresh randomness)", min_value=0, max_value=2**31 - 1, step=1,
+                           key="audit_seed")
+    time_limit = c8.number_input("Time limit (s)", min_value=1.0, max_value=600.0, step=5.0,
+                                 key="audit_time_limit")
+    if mech.invalid:
+        st.warning(f"{mech.name} is a labelled exhibit: its published privacy proof is wrong.")
+
+    try:
+        seconds = _estimate(mid, float(epsilon), float(delta), int(trials), neighbours)
+        st.caption(f"Estimated run time: about {seconds:.0f} s (from a short pilot run)."
+                   if seconds >= 1 else "Estimated run time: under a second.")
+    except DPCoreError as exc:
+        st.error(str(exc))
+
+    run = st.button("Run audit", type="primary", key="audit_run")
+    if run or st.session_state.pop("audit_run_requested", False):
+        bar = st.progress(0.0, text="Starting…")
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(min(done / total, 1.0), text=f"{done:,} of {total:,} releases")
+
+        try:
+            result = run_audit(mid, float(epsilon), delta=float(delta) if mech.uses_delta else None,
+                               neighbours=neighbours, statistic=statistic, trials=int(trials),
+                               seed=int(seed) or None, progress=progress, time_limit=float(time_limit))
+        except DPCoreError as exc:
+            bar.empty()
+            st.error(str(exc))
+        else:
+            bar.empty()
+            st.session_state[RESULT_KEY] = result
+
+    result = st.session_state.get(RESULT_KEY)
+    if result is None:
+        st.caption("Choose a preset or press *Run audit*.")
+    else:
+        st.subheader(f"Result: {result.mechanism_name}")
+        _verdict(result)
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("Claimed ε", f"{result.claimed_epsilon:g}")
+        m2.metric(f"ε lower bound ({100 * result.confidence:g}%)", f"{result.epsilon_lower_bound:.3g}")
+        m3.metric("Releases", f"{result.completed[0]:,} + {result.completed[1]:,}")
+        m4.metric("Run time", f"{result.runtime_s:.1f} s")
+        st.plotly_chart(_epsilon_figure(result), width="stretch")
+
+        st.markdown(f"**The two output distributions** — {result.event['variable']}")
+        o1, o2 = st.columns(2)
+        bins = o1.slider("Bins", min_value=10, max_value=200, key="audit_bins")
+        log_y = o2.checkbox("Log scale", key="audit_log_y")
+        st.plotly_chart(_histogram_figure(result, bins, log_y), width="stretch")
+        st.caption(f"Event used for the bound: {result.event['description']} (chosen on one half of the "
+                   f"releases, counted on the other half; orientation {result.event['orientation']}).")
+
+        st.markdown("**Raw counts**")
+        st.dataframe(_counts_table(result), hide_index=True, width="stretch")
+        if result.counterexample_delta is not None:
+            st.caption(f"Theory for this exhibit: the claim fails for every δ below "
+                       f"{result.counterexample_delta:.3f} at ε = {result.claimed_epsilon:g}.")
+
+    with st.expander("How to read an audit"):
+        st.markdown(
+            "- **Violated** means the data prove, at the stated confidence, that the mechanism leaks more than "
+            "claimed. The proof is a concrete pair of datasets and an outcome.\n"
+            "- **Consistent** only means this particular test found nothing. A smarter test, other datasets or "
+            "more releases might still find a leak. Only a correct proof (and a correct implementation) "
+            "establishes privacy.\n"
+            "- Half of the releases choose which outcome to look at, the other half count it, so the choice "
+            "cannot flatter the result. Both directions (with and without the record) are tried and the "
+            "confidence is split between them.\n"
+            "- Valid mechanisms usually show a bound well below the claim: the claim is a worst case over all "
+            "datasets and all outcomes, and an audit explores only a few."
+        )
+
+
+main()

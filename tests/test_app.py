@@ -1,0 +1,193 @@
+"""AppTest (headless, no browser) tests of the DP-PCA Explorer pages: load, widgets → charts, uploads, links."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+TIMEOUT = 60
+
+
+def arr(v) -> np.ndarray:
+    """Plotly ≥ 6 serialises numpy arrays as {"dtype", "bdata"(base64)[, "shape"]}."""
+    if isinstance(v, dict) and "bdata" in v:
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+        return a.reshape(v["shape"]) if "shape" in v else a
+    return np.asarray(v)
+
+
+def chart(at: AppTest, key: str) -> dict:
+    for el in at.get("plotly_chart"):
+        if el.key == key:
+            return json.loads(el.proto.spec)
+    raise AssertionError(f"no chart {key!r}; have {[el.key for el in at.get('plotly_chart')]}")
+
+
+def line(fig: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """x, y of the mean line of a mechanism (the trace named after it, not its band)."""
+    for tr in fig["data"]:
+        if tr.get("name") == name:
+            return arr(tr["x"]).astype(float), arr(tr["y"]).astype(float)
+    raise AssertionError(f"no trace {name!r}: {[t.get('name') for t in fig['data']]}")
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture
+def at() -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    app.run()
+    no_exception(app)
+    return app
+
+
+def test_explore_default_page_renders_four_charts(at):
+    assert at.title[0].value.startswith("Explore")
+    assert any("evaluation sandbox" in el.value for el in at.info)
+    keys = [el.key for el in at.get("plotly_chart")]
+    assert sorted(keys) == ["explore_captured_variance_ratio", "explore_frobenius_error",
+                            "explore_principal_angle_max_deg", "explore_svm_accuracy"]  # wine has labels
+    fig = chart(at, "explore_captured_variance_ratio")
+    x, y = line(fig, "Analyze Gauss (AG)")
+    assert list(x) == [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+    assert np.all((y > -0.5) & (y <= 1.0 + 1e-9))
+    assert y[-1] > y[0]  # more ε, more utility (5 trials; AG at ε = 10 is near-optimal on wine)
+    assert fig["layout"]["xaxis"]["type"] == "log"
+    # reference lines (non-private PCA at 1) are drawn as shapes
+    assert any(abs(s.get("y0", -1) - 1.0) < 1e-9 for s in fig["layout"].get("shapes", []))
+    assert at.get("arrow_data_frame") or at.dataframe  # results table
+
+
+@pytest.mark.parametrize("page", ["pages/data.py", "pages/sample_size.py", "pages/inspect.py",
+                                  "pages/learn.py", "pages/audit.py"])
+def test_every_page_loads(at, page):
+    if not (ROOT / page).exists():
+        pytest.skip(f"{page} not written yet")
+    at.switch_page(page).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_changing_widgets_changes_chart_data(at):
+    before = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG)")
+    at.select_slider(key="w_dp_eps_range").set_value((1.0, 100.0)).run()
+    no_exception(at)
+    x, y = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG)")
+    assert list(x) == [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+    assert not np.array_equal(x, before[0])
+    # a different seed changes the noise, hence the curve
+    at.number_input(key="dp_seed").set_value(7).run()
+    no_exception(at)
+    x2, y2 = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG)")
+    assert list(x2) == list(x) and not np.allclose(y2, y)
+    # deselecting a mechanism removes its curve
+    at.multiselect(key="dp_mech_approx").set_value(["mod_sulq"]).run()
+    names = [t.get("name") for t in chart(at, "explore_frobenius_error")["data"]]
+    assert "MOD-SULQ" in names and "Analyze Gauss (AG)" not in names
+
+
+def test_chart_option_does_not_rerun_sweep(at):
+    frame_before = at.session_state["_dp_explore_result"][1]
+    at.radio(key="dp_band").set_value("min–max").run()
+    no_exception(at)
+    assert at.session_state["_dp_explore_result"][1] is frame_before  # same object: no new sweep
+
+
+def test_bad_csv_shows_error_not_exception(at):
+    at.session_state["dp_upload"] = b"only_text,more_text\nfoo,bar\nbaz,qux\n"
+    at.session_state["dp_upload_name"] = "bad.csv"
+    at.session_state["dp_dataset"] = "__upload__"
+    at.session_state["dp_categorical"] = "drop"
+    at.switch_page("pages/data.py").run()
+    no_exception(at)
+    assert at.error, "expected an st.error for a CSV without numeric columns"
+    assert "column" in at.error[0].value.lower()
+
+
+def test_good_csv_updates_summary(at):
+    rng = np.random.default_rng(0)
+    rows = "\n".join(",".join(f"{v:.3f}" for v in r) + f",{'ab'[i % 2]}" for i, r in enumerate(rng.normal(size=(60, 4))))
+    at.session_state["dp_upload"] = ("a,b,c,d,label\n" + rows + "\n").encode()
+    at.session_state["dp_upload_name"] = "good.csv"
+    at.session_state["dp_dataset"] = "__upload__"
+    at.session_state["dp_label"] = "label"
+    at.session_state["dp_scaling"] = "minmax"
+    at.switch_page("pages/data.py").run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rows n"] == "60" and metrics["Features d"] == "4"
+    assert metrics["Labels"] == "2 classes"
+    # min-max scaling reads the data: the ledger must show a non-private step in red
+    assert any(":red[" in md.value for md in at.markdown)
+
+
+def test_query_params_round_trip():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"k": "3", "eps": "0.5~5", "mech": "mod_sulq,laplace", "seed": "11",
+                            "delta": "1e-6", "data": "wine", "trials": "2"})
+    at.run()
+    no_exception(at)
+    assert at.number_input(key="dp_k").value == 3
+    assert at.select_slider(key="w_dp_eps_range").value == (0.5, 5.0)
+    assert at.multiselect(key="dp_mech_approx").value == ["mod_sulq"]
+    assert at.multiselect(key="dp_mech_pure").value == ["laplace"]
+    assert at.number_input(key="dp_seed").value == 11
+    assert at.select_slider(key="dp_delta").value == 1e-6
+    x, _ = line(chart(at, "explore_captured_variance_ratio"), "MOD-SULQ")
+    assert list(x) == [0.5, 1.0, 2.0, 5.0]
+    # widget change -> URL
+    at.number_input(key="dp_k").set_value(4).run()
+    assert at.query_params["k"] == "4"
+    assert at.query_params["eps"] == "0.5~5"
+    assert at.query_params["mech"] == "laplace,mod_sulq"
+
+
+def test_invalid_query_params_are_ignored():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"k": "banana", "data": "no_such_data", "mech": "nope", "eps": "x"})
+    at.run()
+    no_exception(at)
+    assert at.number_input(key="dp_k").value == 2
+    assert at.session_state["dp_dataset"] == "wine"
+    assert at.toast and "Ignored" in at.toast[0].value
+
+
+def test_settings_persist_across_pages(at):
+    at.number_input(key="dp_k").set_value(3).run()
+    at.switch_page("pages/data.py").run()
+    no_exception(at)
+    at.switch_page("pages/explore.py").run()
+    assert at.number_input(key="dp_k").value == 3
+
+
+def test_invalid_mechanism_exhibit_is_labelled(at):
+    at.multiselect(key="dp_mech_claimed-invalid").set_value(["sn_imtiaz"]).run()
+    no_exception(at)
+    assert any("claimed-invalid" in e.value and "δ <" in e.value for e in at.error)
+    names = [t.get("name") for t in chart(at, "explore_captured_variance_ratio")["data"]]
+    assert any("invalid" in (n or "") for n in names)
+
+
+def test_sample_size_page_runs(at):
+    at.switch_page("pages/sample_size.py").run()
+    no_exception(at)
+    at.session_state["dp_ss_mechs"] = ["analyze_gauss"]
+    at.session_state["dp_trials"] = 2
+    at.run()
+    at.button(key="ss_run").click().run()
+    no_exception(at)
+    fig = chart(at, "ss_chart")
+    x, y = line(fig, "Analyze Gauss (AG)")
+    assert len(x) >= 3 and np.all(np.diff(x) > 0)
+    assert fig["layout"]["xaxis"]["type"] == "log"
+    assert any("scaling guide" in (t.get("name") or "") for t in fig["data"])

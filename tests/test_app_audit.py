@@ -1,0 +1,67 @@
+"""AppTest checks of the privacy-audit page (pages/audit.py), run standalone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "audit.py")
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    return at
+
+
+def test_page_loads_without_exception():
+    at = _app()
+    assert not at.exception
+    assert any("Privacy audit" in t.value for t in at.title)
+    labels = [b.label for b in at.button]
+    assert "Run audit" in labels
+    assert any("SN Wishart" in lab for lab in labels)
+    # every registered mechanism is offered, invalid ones labelled
+    sel = at.selectbox(key="audit_mechanism")
+    assert "sn_imtiaz" in sel.options or any("SN" in o for o in sel.options)
+
+
+def test_sn_preset_produces_chart_and_violated_verdict():
+    at = _app()
+    at.button(key="audit_preset_0").click().run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) >= 2
+    text = " ".join(e.value for e in at.error)
+    assert "NOT" in text and "1-DP" in text
+    result = at.session_state["audit_result"]
+    assert result.mechanism == "sn_imtiaz" and result.verdict == "violated"
+    # changing a chart option re-draws without re-running the audit
+    at.checkbox(key="audit_log_y").check().run()
+    assert not at.exception
+    assert at.session_state["audit_result"] is result
+
+
+def test_laplace_preset_is_consistent_and_explains_lower_bounds():
+    at = _app()
+    at.button(key="audit_preset_3").click().run()
+    assert not at.exception
+    assert at.session_state["audit_result"].verdict == "consistent"
+    info = " ".join(e.value for e in at.info)
+    assert "No violation found" in info and "does not prove" in info
+    assert len(at.get("plotly_chart")) >= 2
+
+
+def test_bad_input_shows_error_not_exception():
+    at = _app()
+    at.selectbox(key="audit_mechanism").set_value("analyze_gauss").run()
+    at.number_input(key="audit_delta").set_value(0.0).run()
+    assert not at.exception
+    assert len(at.error) >= 1
+    at.button(key="audit_run").click().run()
+    assert not at.exception
+    assert any("delta" in e.value for e in at.error)
+    assert "audit_result" not in at.session_state
