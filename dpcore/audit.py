@@ -262,13 +262,24 @@ class _Samples:
     """Per-side record of the raw outputs needed by every statistic."""
 
     def __init__(self, d: int, k: int, capacity: int, want_cov: bool) -> None:
+        self.limit = capacity
+        capacity = min(capacity, 4096)  # grown by doubling, so a huge `trials` with a time cap costs no memory
         self.cov = np.full((capacity, d, d), np.nan) if want_cov else None
         self.sub = np.full((capacity, d, k), np.nan)
         self.bottom = np.zeros(capacity, dtype=bool)
         self.count = 0
 
+    def _grow(self) -> None:
+        extra = min(self.sub.shape[0], self.limit - self.sub.shape[0])
+        self.sub = np.concatenate([self.sub, np.full((extra, *self.sub.shape[1:]), np.nan)])
+        self.bottom = np.concatenate([self.bottom, np.zeros(extra, dtype=bool)])
+        if self.cov is not None:
+            self.cov = np.concatenate([self.cov, np.full((extra, *self.cov.shape[1:]), np.nan)])
+
     def add(self, release) -> None:
         i = self.count
+        if i >= self.sub.shape[0]:
+            self._grow()
         if release.is_bottom:
             self.bottom[i] = True
         else:
@@ -420,6 +431,7 @@ class AuditResult:
     seed: int | None
     orientations: list = field(default_factory=list)
     counterexample_delta: float | None = None
+    delta_lower_bound: float = 0.0  # at the claimed ε: the δ the claim would need, at the same confidence
 
     @property
     def violated(self) -> bool:
@@ -462,6 +474,9 @@ class AuditResult:
                 f"CONSISTENT: the lower bound ε ≥ {self.epsilon_lower_bound:.3g} ({conf} confidence) does not exceed "
                 f"the claimed {self.claimed_epsilon:g}. Audits only give lower bounds: this is not a proof of privacy."
             )
+        if self.delta_lower_bound > self.delta:
+            lines.append(f"At the claimed ε = {self.claimed_epsilon:g} the data also show δ ≥ "
+                         f"{self.delta_lower_bound:.3g} ({conf} confidence).")
         lines.append(f"{self.completed[0]} + {self.completed[1]} releases in {self.runtime_s:.2f} s"
                      + (" (stopped early at the time limit)" if self.truncated else "") + ".")
         return "\n".join(lines)
@@ -489,6 +504,7 @@ class AuditResult:
             "seed": self.seed,
             "orientations": self.orientations,
             "counterexample_delta": self.counterexample_delta,
+            "delta_lower_bound": self.delta_lower_bound,
         }
         if include_samples:
             out["samples"] = {"D": self.samples[0], "D′": self.samples[1]}
@@ -539,18 +555,22 @@ def _prepare(mechanism_id: str | Mechanism, epsilon: float, delta: float | None,
 
 def estimate_audit_seconds(mechanism_id: str | Mechanism, epsilon: float, trials: int = DEFAULT_TRIALS, *,
                            delta: float | None = None, neighbours: Any = "zero_vs_unit", k: int = 1,
-                           pilot: int = 30, d: int = 3, n: int = 30, **options: Any) -> float:
-    """Rough wall time of an audit with ``trials`` releases per side, from a small pilot run."""
+                           pilot: int = 30, max_seconds: float = 0.5, d: int = 3, n: int = 30,
+                           **options: Any) -> float:
+    """Rough wall time of an audit with ``trials`` releases per side, from a pilot of at most ``pilot`` releases
+    (stopping after ``max_seconds`` once two are done)."""
     mech, epsilon, delta, pair, _, opts = _prepare(mechanism_id, epsilon, delta, neighbours, "auto", k, d, n,
                                                    options)
     trials = check_int(trials, "trials", 1)
     pilot = check_int(pilot, "pilot", 1, 10_000)
     rng = make_rng(None)
     t0 = time.perf_counter()
-    for i in range(pilot):
-        mech.release(pair.D1 if i % 2 else pair.D0, k, epsilon, delta, neighbouring=pair.neighbouring,
+    done = 0
+    while done < pilot and not (done >= 2 and time.perf_counter() - t0 > max_seconds):
+        mech.release(pair.D1 if done % 2 else pair.D0, k, epsilon, delta, neighbouring=pair.neighbouring,
                      random_state=rng, allow_invalid=True, **opts)
-    per = (time.perf_counter() - t0) / pilot
+        done += 1
+    per = (time.perf_counter() - t0) / done
     return per * 2 * trials * 1.1 + 0.2
 
 
@@ -679,6 +699,7 @@ def run_audit(
             "held_out_hits": [kn, kd], "held_out_n": [nn, nd],
             "p_numerator_lower": p_lo, "p_denominator_upper": q_hi,
             "epsilon_lower_bound": lb, "epsilon_estimate": max(est, 0.0),
+            "delta_lower_bound": max(0.0, p_lo - math.exp(min(epsilon, 700.0)) * q_hi),
         }
         orient_results.append(rec)
         if best is None or lb > best[0]["epsilon_lower_bound"] or (
@@ -716,4 +737,5 @@ def run_audit(
         runtime_s=time.perf_counter() - started, neighbours=pair.as_dict(), truncated=truncated, k=k,
         seed=seed if isinstance(seed, int) else None, orientations=orient_results,
         counterexample_delta=mech.counterexample_delta(epsilon, opts),
+        delta_lower_bound=max(r["delta_lower_bound"] for r in orient_results),
     )

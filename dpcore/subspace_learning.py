@@ -458,9 +458,9 @@ def dpase(X: np.ndarray, k: int, epsilon: float, delta: float, plan: ApproxPlan,
 
 
 def projector_distance(V1: np.ndarray, V2: np.ndarray) -> float:
-    """‖V1V1ᵀ − V2V2ᵀ‖₂ = sin of the largest principal angle (orthonormal d×k bases)."""
-    s = np.linalg.svd(V1.T @ V2, compute_uv=False)
-    return float(math.sqrt(max(0.0, 1.0 - min(1.0, float(s.min()) ** 2))))
+    """‖V1V1ᵀ − V2V2ᵀ‖₂ = sin θ_max = ‖(I − V1V1ᵀ)V2‖₂ for orthonormal d×k bases (accurate for tiny angles)."""
+    resid = V2 - V1 @ (V1.T @ V2)
+    return float(min(1.0, np.linalg.norm(resid, 2)))
 
 
 def boost_select(bases: list[np.ndarray | None], alpha: float, fraction: float = 0.6) -> tuple[int | None, list[int]]:

@@ -153,7 +153,9 @@ def _apply_query_params() -> list[str]:
 
 
 def init_state() -> None:
-    """Set defaults, keep ``dp_*`` values alive across pages, and read ``st.query_params`` once per session."""
+    """Set defaults, keep ``dp_*`` values alive across pages, read ``st.query_params`` once per session, and
+    write the settings back to the URL. Idempotent: ``app.py`` and every page call it (AppTest re-runs a page
+    script without ``app.py`` because the folder is named ``pages/``)."""
     ss = st.session_state
     # Streamlit drops a widget's state when a page without that widget runs; re-assigning keeps it.
     for key in list(ss.keys()):
@@ -172,6 +174,7 @@ def init_state() -> None:
             ss["_dp_qp_bad"] = bad
     if ss.get("_dp_qp_bad"):
         st.toast(f"Ignored invalid link parameter(s): {', '.join(ss.pop('_dp_qp_bad'))}")
+    sync_query_params()
 
 
 def bind(key: str) -> dict:

@@ -81,6 +81,9 @@ def _verdict(result) -> None:
             f"confidence) does not exceed the claimed {result.claimed_epsilon:g}. This is consistent with the "
             "claim but does not prove it: an audit can only show that a mechanism leaks *at least* this much."
         )
+    if result.delta_lower_bound > result.delta:
+        st.caption(f"Even allowing a failure probability, the claim would need δ ≥ {result.delta_lower_bound:.3g} "
+                   f"at ε = {result.claimed_epsilon:g} ({conf} confidence).")
     if result.truncated:
         st.warning("The run hit its time limit; the bound uses the releases completed so far.")
 

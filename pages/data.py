@@ -11,6 +11,7 @@ import dpcore
 from dpcore.reporting import explained_variance, k_for_fraction, label_balance
 from pages import _ui as ui
 
+ui.init_state()
 ss = st.session_state
 EXAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "classroom_example.csv"
 

@@ -11,6 +11,7 @@ from dpcore.reporting import band_table, config_yaml, reference_levels, results_
 from dpcore.sweep import SweepConfig, count_cells
 from pages import _ui as ui
 
+ui.init_state()
 ss = st.session_state
 st.title("Explore the privacy–utility trade-off")
 ui.evaluation_banner()

@@ -64,7 +64,7 @@ def _option_widgets(mech) -> dict:
     options: dict = {}
     if not mech.params:
         return options
-    with st.expander(f"{mech.name} options", expanded=False):
+    with st.expander(f"Mechanism options ({len(mech.params)})", expanded=False):
         for p in mech.params:
             key = f"dp_insp_opt_{mech.id}_{p.name}"
             if key not in ss:
@@ -160,7 +160,7 @@ def _spectrum_figure(spec: insp.SpectrumComparison, color: str, name: str) -> go
                       margin={"l": 60, "r": 10, "t": 45, "b": 45},
                       legend={"orientation": "h", "y": -0.2, "x": 0})
     fig.update_xaxes(title_text="index i", dtick=1 if spec.true.size <= 20 else None)
-    fig.update_yaxes(title_text="λᵢ (unit-norm scale, log)", type="log", exponentformat="power")
+    fig.update_yaxes(title_text="λᵢ (unit-norm scale, log)", type="log", exponentformat="power", dtick=1)
     return fig
 
 
@@ -253,10 +253,10 @@ def _guarantee_block(mech, release) -> None:
         cex_text = f"δ < {cex:.4f}" if cex is not None else "small δ"
         st.error(f"**Not differentially private.** Claimed ε = {eps:g}, but the support attack shows that no "
                  f"(ε, δ) guarantee holds for {cex_text}. Shown only as a labelled exhibit; see the Learn page.",
-                 icon="🚫")
+                 icon=":material/block:")
     elif guarantee == "heuristic-mcmc":
         st.warning("This release uses an MCMC sampler: the ε-DP guarantee holds only if the chain has converged, "
-                   "which no diagnostic can prove.", icon="⚠️")
+                   "which no diagnostic can prove.", icon=":material/warning:")
 
 
 def _metrics_row(release, data) -> None:
@@ -284,7 +284,7 @@ def _charts(mech, release, data) -> None:
         if spec.private is None:
             st.caption("This mechanism releases only a subspace, so there is no private spectrum to compare.")
         else:
-            note = f" {spec.n_nonpositive} non-positive value(s) are not drawn on the log scale." \
+            note = f" {spec.n_nonpositive} eigenvalue(s) are zero or negative and not drawn on the log scale." \
                 if spec.n_nonpositive else ""
             st.caption(f"Private series: {spec.source}.{note}")
     with right:
@@ -346,7 +346,7 @@ def _diagnostics(release) -> None:
         else:
             st.warning(f"**Not converged:** {int(np.sum(traces.final >= traces.threshold))} of {traces.final.size} "
                        f"chains ended above F = {traces.threshold:g}; the privacy guarantee does not hold. Run more "
-                       "scans or lower ε·n.", icon="⚠️")
+                       "scans or lower ε·n.", icon=":material/warning:")
     if not table.empty:
         st.dataframe(table, hide_index=True, width="content")
 
@@ -369,14 +369,15 @@ with ui.handle_errors():
     _guarantee_block(mech, release)
     if outcome["error"] is not None:
         if outcome["timeout"]:
-            st.warning(f"⏱️ **Timed out** — {outcome['error']}")
+            st.warning(f"**Timed out** — {outcome['error']}", icon=":material/timer_off:")
         else:
             st.error(outcome["error"])
     elif release.is_bottom:
         st.warning(f"**⊥ — no output.** {mech.name} declined to release a subspace: {release.reason}  \n"
                    "⊥ is a legitimate outcome of this mechanism, not an error: its test decided the data are not "
-                   "stable enough to release privately.", icon="🚫")
+                   "stable enough to release privately.", icon=":material/block:")
         _budget(mech, release, data)
+        _diagnostics(release)
     else:
         _metrics_row(release, data)
         _charts(mech, release, data)

@@ -15,7 +15,8 @@ from pages import _ui as ui
 ui.init_state()
 
 GROUP_INTROS = {
-    "pure": "Pure ε-DP: the output distribution changes by at most a factor e^ε when one person's record changes.",
+    "pure": "Pure ε-DP: the output distribution changes by at most a factor $e^{\\varepsilon}$ when one person's "
+            "record changes.",
     "approx": "(ε, δ)-DP: the same, except for an event of probability at most δ.",
     "heuristic-mcmc": "Would be ε-DP with an exact sampler; the implemented sampler is an MCMC chain, so the "
                       "guarantee holds only if the chain has converged — no diagnostic can prove that.",
@@ -58,10 +59,10 @@ def _card(mech) -> None:
 def _wishart_story(mechs) -> None:
     st.header("Why the published Wishart mechanisms are not private")
     st.markdown(
-        """
+        r"""
 Two published mechanisms (Imtiaz & Sarwate's "SN", ICASSP 2016, and Jiang, Xie & Zhang's Wishart mechanism,
 AAAI 2016) release **Ĉ = C + W**, where W is a random *Wishart* matrix. Their proofs compare the density of the
-noise at Ĉ − C and at Ĉ − C′ and find the ratio is at most e^ε. The step they skip:
+noise at Ĉ − C and at Ĉ − C′ and find the ratio is at most $e^{\varepsilon}$. The step they skip:
 
 1. **Wishart noise is always positive definite.** So the output always lies "above" the true matrix: Ĉ − C is
    positive definite, with probability one.
@@ -71,9 +72,9 @@ noise at Ĉ − C and at Ĉ − C′ and find the ratio is at most e^ε. The ste
 3. **Some outputs of the real data are impossible under the neighbour.** If Ĉ − C′ is *not* positive definite,
    the neighbour could never have produced Ĉ: its density there is zero, and the likelihood ratio is infinite. Seeing
    such an output tells an attacker with certainty which dataset was used.
-4. **This is not a rare event.** It happens with probability **1 − e^{−ε}** for SN and **1 − e^{−ε/3}** for
-   Jiang et al. — 63 % and 28 % at ε = 1. A mechanism that leaks with probability p cannot be (ε, δ)-DP for any
-   δ < p, so no small δ rescues the claim.
+4. **This is not a rare event.** It happens with probability $1 - e^{-\varepsilon}$ for SN and
+   $1 - e^{-\varepsilon/3}$ for Jiang et al. — 63 % and 28 % at ε = 1. A mechanism that leaks with
+   probability p cannot be (ε, δ)-DP for any δ < p, so no small δ rescues the claim.
 
 The density comparison in the proofs is only valid where *both* densities are positive; the support of the output
 moves with the data, and that is what breaks the proof. Sources: the project specification §3.9–3.10; Amin et al.
@@ -96,11 +97,12 @@ probability below δ.
 GLOSSARY = (
     ("ε (epsilon)",
      "The privacy budget. Changing one person's record can change the probability of any outcome by at most a "
-     "factor e^ε. Smaller ε = better privacy and more noise; ε = 1 means a factor of at most 2.7. It is a bound on "
-     "what *any* attacker can learn, whatever they already know."),
+     "factor $e^{\\varepsilon}$. Smaller ε = better privacy and more noise; ε = 1 means a factor of at most 2.7. "
+     "It is a bound on what *any* attacker can learn, whatever they already know."),
     ("δ (delta)",
-     "A small probability with which the e^ε bound may fail. It should be much smaller than 1/n (e.g. 10⁻⁵ or "
-     "less); a δ of 1/n would allow publishing one person's record outright. Pure ε-DP mechanisms have δ = 0."),
+     "A small probability with which the $e^{\\varepsilon}$ bound may fail. It should be much smaller than 1/n "
+     "(e.g. 10⁻⁵ or less); a δ of 1/n would allow publishing one person's record outright. Pure ε-DP "
+     "mechanisms have δ = 0."),
     ("Replace-one vs add/remove neighbours",
      "Two datasets are neighbours if they differ in one person. *Replace-one*: same n, one record swapped (n is "
      "public). *Add/remove*: one record added or deleted. Replacing is at most an add plus a remove, so the same "
@@ -130,7 +132,8 @@ with ui.handle_errors():
     groups = insp.group_by_guarantee(mechanisms, include_invalid=True)
     st.header(f"Mechanisms ({len(mechanisms)})")
     for guarantee, members in groups.items():
-        st.subheader(GUARANTEE_LABELS[guarantee])
+        label = GUARANTEE_LABELS[guarantee]
+        st.subheader(label[:1].upper() + label[1:])
         if guarantee in GROUP_INTROS:
             st.caption(GROUP_INTROS[guarantee])
         for mech in members:

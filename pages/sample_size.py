@@ -13,6 +13,7 @@ from dpcore.sweep import SweepConfig, count_cells
 from dpcore.theory import FAMILY_LABELS, family_for, sample_size_guides, scaling_guide
 from pages import _ui as ui
 
+ui.init_state()
 ss = st.session_state
 st.title("How many rows does each mechanism need?")
 ui.evaluation_banner()

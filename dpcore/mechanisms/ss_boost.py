@@ -8,6 +8,10 @@ composition under replace-one: one record touches one chunk); the output is a Π
 
 from __future__ import annotations
 
+import hashlib
+
+import numpy as np
+
 from ..exceptions import InvalidParameterError
 from ..privacy import LedgerEntry
 from ..subspace_learning import boost_select, dpase, draw_approx_plan
@@ -67,7 +71,9 @@ class SinghalSteinkeBoost(Mechanism):
         ledger = [LedgerEntry(f"{r} runs of Algorithm 2 on disjoint chunks (parallel composition)", epsilon, delta,
                               note=f"{chunk} rows per run, t = {t}, q = {q}, ℓ = {ell:.3g}")]
         diagnostics = {"r": r, "rows_per_run": chunk, "t": t, "q": q, "ell": ell, "alpha": alpha,
-                       "runs_not_bottom": n_ok, "support": support}
+                       "runs_not_bottom": n_ok, "support": support,
+                       "chunk_fingerprint": hashlib.blake2b(perm.astype(np.int64).tobytes(), digest_size=8).hexdigest(),
+                       "plan_fingerprints": [p.fingerprint() for p in plans]}
         if chosen is None:
             need = 0.6 * r
             best = max(support) if support else 0

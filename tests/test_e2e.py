@@ -1,0 +1,159 @@
+"""End-to-end: the real `streamlit run` server driven by Playwright in Debian's headless Chromium.
+
+Needs /usr/bin/chromium (never `playwright install`). Skipped without Chromium unless E2E_REQUIRED=1.
+Screenshots of every page go to test-artifacts/ (1280×800 viewport, full page).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+SHOT_DIR = Path(os.environ.get("E2E_ARTIFACTS", ROOT / "test-artifacts"))
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("E2E_REQUIRED") == "1":
+        raise RuntimeError(f"E2E_REQUIRED=1 but no Chromium at {CHROMIUM}")
+    pytest.skip(f"no Chromium at {CHROMIUM}", allow_module_level=True)
+
+from playwright.sync_api import Page, expect  # noqa: E402
+
+TIMEOUT_MS = int(os.environ.get("E2E_TIMEOUT_MS", "60000"))
+expect.set_options(timeout=TIMEOUT_MS)
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+           "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
+           "--browser.serverAddress=localhost", "--browser.gatherUsageStats=false",
+           "--server.fileWatcherType=none", "--server.runOnSave=false"]
+    SHOT_DIR.mkdir(parents=True, exist_ok=True)
+    log = open(SHOT_DIR / "streamlit_core.log", "w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"streamlit did not start, see {log.name}")
+        time.sleep(0.2)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--no-first-run"]}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": VIEWPORT}
+
+
+def shot(page: Page, name: str) -> None:
+    """Full-page screenshot: Streamlit scrolls inside its main container, so grow the viewport to fit it."""
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight || 800")
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": max(VIEWPORT["height"], int(height))})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOT_DIR / f"{name}.png"), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+
+
+def wait_idle(page: Page) -> None:
+    """Wait until the script run finished (the 'Running…' status widget is gone)."""
+    page.wait_for_timeout(300)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0)
+
+
+def test_data_then_explore_sweep_on_wine(page: Page, app_url):
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{app_url}/data", wait_until="domcontentloaded")
+    expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
+    expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("178")
+    expect(page.locator('[data-testid="stPlotlyChart"] .main-svg').first).to_be_visible()
+    wait_idle(page)
+    shot(page, "page_data")
+
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Explore").click()
+    expect(page.get_by_role("heading", name="Explore the privacy–utility trade-off")).to_be_visible()
+    page.get_by_role("button", name="Run sweep").click()
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    expect(charts).to_have_count(4)
+    for i in range(4):
+        expect(charts.nth(i).locator(".scatterlayer .trace").first).to_be_visible()
+    expect(page.get_by_text("evaluation sandbox")).to_be_visible()
+    assert "k=2" in page.url and "data=wine" in page.url  # settings are in the URL
+    wait_idle(page)
+    shot(page, "page_explore")
+
+
+def test_sample_size_and_other_pages(page: Page, app_url):
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{app_url}/sample_size?trials=2", wait_until="domcontentloaded")
+    page.get_by_role("button", name="Run sample-size sweep").click()
+    expect(page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').first).to_be_visible()
+    wait_idle(page)
+    shot(page, "page_sample_size")
+    for path, name in (("inspect", "page_inspect"), ("learn", "page_learn"), ("audit", "page_audit")):
+        if not (ROOT / "pages" / f"{path}.py").exists():
+            continue
+        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+        expect(page.locator('[data-testid="stMainBlockContainer"] h1').first).to_be_visible()
+        wait_idle(page)
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+        shot(page, name)
+
+
+def test_upload_csv_updates_summary_and_bad_csv_errors(page: Page, app_url, tmp_path):
+    page.set_default_timeout(TIMEOUT_MS)
+    good = "a,b,c,label\n" + "\n".join(f"{i % 7},{(i * 3) % 5},{i % 2},{'xy'[i % 2]}" for i in range(40)) + "\n"
+    bad = b"name,comment\nfoo,bar\nbaz,qux\n"
+    page.goto(f"{app_url}/data", wait_until="domcontentloaded")
+    expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("178")
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader.set_input_files({"name": "good.csv", "mimeType": "text/csv", "buffer": good.encode()})
+    expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("40")
+    expect(page.locator('[data-testid="stMetricValue"]').nth(1)).to_have_text("4")  # a, b, c, label (no label set)
+    wait_idle(page)
+    shot(page, "page_data_upload")
+    uploader.set_input_files({"name": "bad.csv", "mimeType": "text/csv", "buffer": bad})
+    expect(page.locator('[data-testid="stAlertContentError"]').first).to_be_visible()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    wait_idle(page)
+    shot(page, "page_data_bad_upload")

@@ -1,0 +1,175 @@
+"""Hoff's matrix Bingham Gibbs sampler: θ conditional, chain law against the exact Kent sampler, diagnostics.
+
+Chain-vs-exact comparisons use batch means (the chain is autocorrelated) and a two-sided test at α = 1e-6 with a
+Bonferroni correction; a power check shows the same statistic rejects a wrong target.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from dpcore.exceptions import InvalidParameterError, MechanismTimeout
+from dpcore.samplers.bingham import KentBinghamSampler
+from dpcore.samplers.gibbs import _gamma_threshold, bmf_gibbs, f_statistic, rtheta_bing, ry_bing
+from dpcore.timing import Deadline
+
+ALPHA = 1e-6
+
+
+def _rotated(eigs: list[float], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    R = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(eigs), len(eigs))))[0]
+    return R @ np.diag(eigs) @ R.T, R
+
+
+def _max_abs_z(chain_stats: np.ndarray, iid_stats: np.ndarray, n_batches: int = 40) -> tuple[float, float]:
+    """Largest |z| over columns (batch-means SE for the chain, i.i.d. SE for the exact sample) and its critical
+    value (Student t with n_batches − 1 d.o.f., two-sided α/columns)."""
+    cols = chain_stats.shape[1]
+    T = chain_stats.shape[0] // n_batches * n_batches
+    bm = chain_stats[:T].reshape(n_batches, -1, cols).mean(axis=1)
+    se_chain = bm.std(axis=0, ddof=1) / math.sqrt(n_batches)
+    se_iid = iid_stats.std(axis=0, ddof=1) / math.sqrt(iid_stats.shape[0])
+    z = (bm.mean(axis=0) - iid_stats.mean(axis=0)) / np.sqrt(se_chain**2 + se_iid**2)
+    crit = stats.t.ppf(1.0 - ALPHA / (2 * cols), n_batches - 1)
+    return float(np.max(np.abs(z))), float(crit)
+
+
+# --------------------------------------------------------------------------------------------------
+# θ conditional (rtheta_bing) against its exact CDF
+# --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("h,a", [(0.5, -3.0), (0.5, 0.3), (0.5, 40.0), (2.0, -2.0), (2.0, -60.0), (2.0, 5.0),
+                                 (4.5, -1.0), (4.5, 150.0), (22.0, -180.0)])
+def test_rtheta_matches_exact_cdf(h, a):
+    """KS against ∫₀^θ t^{−1/2}(1−t)^{h−1}e^{at} dt (substitution t = s² removes the singularity at 0)."""
+    rng = np.random.default_rng(100)
+    x = np.sort([rtheta_bing(h, a, rng) for _ in range(3000)])
+    shift = max(a, 0.0)
+
+    def f(s: float) -> float:
+        return 2.0 * (1.0 - s * s) ** (h - 1.0) * math.exp(a * s * s - shift)
+
+    Z = integrate.quad(f, 0.0, 1.0, limit=400)[0]
+    cdf = np.vectorize(lambda t: integrate.quad(f, 0.0, math.sqrt(min(max(t, 0.0), 1.0)), limit=400)[0] / Z)
+    assert stats.kstest(x, cdf).pvalue > ALPHA
+    if a < _gamma_threshold(h):
+        assert h >= 1.0  # the truncated-Gamma envelope is only used where it is valid
+
+
+def test_rtheta_input_checks():
+    with pytest.raises(InvalidParameterError):
+        rtheta_bing(0.0, 1.0, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError):
+        rtheta_bing(1.0, float("nan"), np.random.default_rng(0))
+
+
+def test_ry_bing_returns_unit_vector_and_handles_degenerate_start():
+    rng = np.random.default_rng(1)
+    l = np.array([0.0, 2.0, 50.0, 400.0])
+    y = ry_bing(np.array([0.0, 0.0, 0.0, 1.0]), l, rng)  # Σ_{j≠i} y_j² = 0 for i = 3
+    assert np.linalg.norm(y) == pytest.approx(1.0)
+    for _ in range(2000):  # large spread: no drift off the sphere, no hang
+        y = ry_bing(y, l, rng)
+    assert np.linalg.norm(y) == pytest.approx(1.0) and np.all(np.isfinite(y))
+    assert ry_bing(np.array([0.3]), np.array([1.0]), rng).shape == (1,)
+
+
+# --------------------------------------------------------------------------------------------------
+# the chain against the exact sampler
+# --------------------------------------------------------------------------------------------------
+
+def test_gibbs_k1_matches_kent():
+    """k = 1: E[(Rᵀv)_i²] of the chain equals that of exact Kent draws for the same target exp(vᵀMv)."""
+    M, R = _rotated([6.0, 3.0, 1.0, 0.0, 0.0], seed=2)
+    rng = np.random.default_rng(3)
+    res = bmf_gibbs(M, 1, 10000, rng, keep_every=1)
+    chain = ((res.samples[0, 400:, :, 0] @ R) ** 2)[:, :3]
+    exact = ((KentBinghamSampler.from_score(M, 1.0).sample_many(40000, rng) @ R) ** 2)[:, :3]
+    z, crit = _max_abs_z(chain, exact)
+    assert z < crit
+    # power: the same statistic rejects a different target (exponent 1.5·M)
+    wrong = ((KentBinghamSampler.from_score(M, 1.5).sample_many(40000, rng) @ R) ** 2)[:, :3]
+    z_wrong, _ = _max_abs_z(chain, wrong)
+    assert z_wrong > crit
+
+
+def test_gibbs_k2_of_3_matches_kent_on_complement():
+    """d = 3, k = 2: etr(VᵀMV) = exp(tr M − wᵀMw) for the normal w of span(V), so w ~ Bingham exp(−wᵀMw).
+
+    Exercises the cross-column block updates and the m = 2 (h = 1/2) edge case of rtheta_bing.
+    """
+    M, R = _rotated([4.0, 1.5, 0.0], seed=4)
+    rng = np.random.default_rng(5)
+    res = bmf_gibbs(M, 2, 10000, rng, keep_every=1)
+    V = res.samples[0, 400:]
+    w = np.cross(V[:, :, 0], V[:, :, 1])
+    assert np.allclose(np.linalg.norm(w, axis=1), 1.0)
+    chain = (w @ R) ** 2
+    exact = (KentBinghamSampler.from_score(-M, 1.0).sample_many(40000, rng) @ R) ** 2
+    z, crit = _max_abs_z(chain, exact)
+    assert z < crit
+    wrong = (KentBinghamSampler.from_score(-M, 1.5).sample_many(40000, rng) @ R) ** 2
+    assert _max_abs_z(chain, wrong)[0] > crit
+
+
+# --------------------------------------------------------------------------------------------------
+# diagnostics, shapes, guards
+# --------------------------------------------------------------------------------------------------
+
+def test_result_shapes_and_f_traces():
+    rng = np.random.default_rng(6)
+    d, k = 8, 3
+    C = np.diag(np.linspace(50.0, 1.0, d))
+    res = bmf_gibbs(C, k, 200, rng, chains=3, record_every=10)
+    assert len(res.states) == 3
+    for V in res.states:
+        assert V.shape == (d, k)
+        assert np.allclose(V.T @ V, np.eye(k), atol=1e-10)
+    assert res.f_traces.shape == (3, 20)
+    assert list(res.trace_scans[:3]) == [10, 20, 30] and res.trace_scans[-1] == 200
+    assert np.all(res.f_traces >= 0) and np.all(res.f_traces <= 1.0 + 1e-12)
+    assert res.final_f.shape == (3,)
+    assert res.converged(threshold=10.0) and not res.converged(threshold=0.0)
+    assert res.samples is None
+
+
+def test_f_statistic_definition():
+    V = np.eye(4)[:, :2]
+    assert f_statistic(4 * V, 4) == pytest.approx(1.0)  # a constant chain: ‖V‖_F/√k = 1
+    assert f_statistic(np.zeros((4, 2)), 10) == 0.0
+
+
+def test_v0_is_used_and_checked():
+    rng = np.random.default_rng(7)
+    V0 = np.eye(5)[:, :2]
+    res = bmf_gibbs(np.zeros((5, 5)), 2, 1, rng, V0=V0, keep_every=1)
+    assert res.samples.shape == (1, 1, 5, 2)
+    with pytest.raises(InvalidParameterError):
+        bmf_gibbs(np.zeros((5, 5)), 2, 1, rng, V0=np.ones((5, 2)))
+    with pytest.raises(InvalidParameterError):
+        bmf_gibbs(np.zeros((5, 5)), 5, 1, rng)
+
+
+def test_large_spread_stays_orthonormal():
+    """Concentrated target (nε large): the numerical guards keep the chain on the manifold."""
+    rng = np.random.default_rng(8)
+    M, _ = _rotated([5e4, 2e4, 10.0, 1.0, 0.0, 0.0], seed=9)
+    res = bmf_gibbs(M, 2, 300, rng, chains=2)
+    for V in res.states:
+        assert np.allclose(V.T @ V, np.eye(2), atol=1e-10)
+    # and it found the top-2 subspace
+    top = np.linalg.eigh(M)[1][:, -2:]
+    assert np.linalg.norm(top.T @ res.states[0]) ** 2 == pytest.approx(2.0, abs=1e-3)
+
+
+def test_deadline_raises_timeout():
+    import time
+
+    deadline = Deadline(1e-9)
+    time.sleep(0.01)
+    with pytest.raises(MechanismTimeout):
+        bmf_gibbs(np.eye(6), 2, 100, np.random.default_rng(0), deadline=deadline)

@@ -1,0 +1,362 @@
+"""Singhal–Steinke subspace learning: calibration (Appendix A), noise laws, privacy invariants, utility."""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy import stats
+from threadpoolctl import threadpool_limits
+
+from dpcore.exceptions import InvalidParameterError
+from dpcore.mechanisms import get_mechanism
+from dpcore.subspace_learning import (
+    boost_select,
+    default_num_blocks,
+    draw_approx_plan,
+    exact_select,
+    gap_max_step,
+    gap_max_success_probability,
+    histogram_threshold,
+    membership_mask,
+    projector_distance,
+    span_member_sets,
+    stability_histogram,
+    subspace_score,
+    truncated_laplace_half_width,
+)
+
+ALPHA = 1e-6
+EPS, DELTA = 1.0, 1e-6
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    # The machine's 2 cores are shared; multi-threaded BLAS thrashes on small eigen-problems.
+    with threadpool_limits(1):
+        yield
+
+
+def planted(n: int, d: int, k: int, rng: np.random.Generator, gamma: float = 0.0, outliers: int = 0):
+    """Rows N(0, I_k) in a random k-subspace (+ γ·N(0, I_d) noise, + `outliers` Gaussian rows), max norm 1."""
+    B = np.linalg.qr(rng.standard_normal((d, k)))[0]
+    X = rng.standard_normal((n, k)) @ B.T
+    if gamma:
+        X = X + gamma * rng.standard_normal((n, d))
+    if outliers:
+        X[:outliers] = rng.standard_normal((outliers, d))
+    return X / np.linalg.norm(X, axis=1).max(), B
+
+
+# ==================================================================================================
+# Appendix A reference values
+# ==================================================================================================
+
+def test_appendix_a_constants():
+    assert truncated_laplace_half_width(1.0, 1e-6, 2.0) == pytest.approx(27.3274, abs=5e-5)
+    assert histogram_threshold(1.0, 1e-6) == pytest.approx(30.0173, abs=5e-5)
+    assert default_num_blocks(1.0, 1e-6) == 70
+
+
+def test_truncated_laplace_calibration_is_tight_and_private():
+    """δ actually incurred by TLap(Δ/ε, A_T) on a Δ-shift equals the requested δ (exact hockey-stick divergence).
+
+    Where both densities are positive their ratio is ≤ e^{Δ/λ} = e^ε, so the divergence is the mass of
+    [−A, −A + Δ) (not covered by the shifted law).
+    """
+    for eps, delta, sens in [(1.0, 1e-6, 2.0), (0.5, 1e-5, 2.0), (2.0, 1e-3, 1.0)]:
+        A = truncated_laplace_half_width(eps, delta, sens)
+        lam = sens / eps
+        norm = 2 * lam * (1 - math.exp(-A / lam))
+        uncovered = lam * (math.exp(-(A - sens) / lam) - math.exp(-A / lam)) / norm
+        assert uncovered == pytest.approx(delta, rel=1e-9)
+
+
+def test_histogram_threshold_gives_delta_over_four_for_a_new_cell():
+    # A cell present in only one neighbour has count 1; P(1 + Lap(2/ε) ≥ τ_h) = ½·exp(−(τ_h − 1)ε/2) = δ/4.
+    for eps, delta in [(1.0, 1e-6), (0.3, 1e-4)]:
+        tau = histogram_threshold(eps, delta)
+        assert 0.5 * math.exp(-(tau - 1) * eps / 2) == pytest.approx(delta / 4, rel=1e-12)
+
+
+# ==================================================================================================
+# Noise laws (statistical, fixed seeds, α = 1e-6)
+# ==================================================================================================
+
+def test_gap_max_release_probability_matches_the_truncated_laplace_law():
+    rng = np.random.default_rng(11)
+    A = truncated_laplace_half_width(EPS, DELTA)
+    for gap in (A - 3.0, A + 1.5, 2 * A - 1.0):
+        p = gap_max_success_probability(gap, EPS, DELTA)
+        N = 20000
+        hits = sum(gap_max_step(gap, EPS, DELTA, rng)[0] for _ in range(N))
+        assert stats.binomtest(hits, N, p).pvalue > ALPHA, (gap, hits / N, p)
+    assert gap_max_success_probability(0, EPS, DELTA) == 0.0
+    assert gap_max_success_probability(2 * A + 0.01, EPS, DELTA) == 1.0
+    assert not any(gap_max_step(0, EPS, DELTA, rng)[0] for _ in range(2000))  # g = 0 never releases
+
+
+def test_stability_histogram_noise_and_release_law():
+    rng = np.random.default_rng(12)
+    tau = histogram_threshold(EPS, DELTA)
+    counts = np.array([1, 5, 28, 31, 40] * 4000)
+    noisy, released = stability_histogram(counts, EPS, DELTA, rng)
+    assert stats.kstest(noisy - counts, stats.laplace(scale=2 / EPS).cdf).pvalue > ALPHA
+    for c in (28, 31, 40):
+        sel = counts == c
+        p = stats.laplace(scale=2 / EPS).sf(tau - c)
+        assert stats.binomtest(int(released[sel].sum()), int(sel.sum()), p).pvalue > ALPHA
+    assert not released[counts <= 5].any()  # P ≤ e^{-12}
+    np.testing.assert_array_equal(released, noisy >= tau)
+    with pytest.raises(InvalidParameterError, match="non-empty"):
+        stability_histogram(np.array([0, 3]), EPS, DELTA, rng)
+
+
+# ==================================================================================================
+# Exact case: score, gap, privacy invariants
+# ==================================================================================================
+
+def _structured_dataset(rng: np.random.Generator, n: int = 11, d: int = 3) -> np.ndarray:
+    """Points on two planes and a line, plus repeats and random points: many coincidences, small C(n, 2)."""
+    P1 = np.linalg.qr(rng.standard_normal((d, 2)))[0]
+    P2 = np.linalg.qr(rng.standard_normal((d, 2)))[0]
+    L = rng.standard_normal(d)
+    rows = []
+    for _ in range(n):
+        u = rng.random()
+        if u < 0.35:
+            rows.append(P1 @ rng.standard_normal(2))
+        elif u < 0.6:
+            rows.append(P2 @ rng.standard_normal(2))
+        elif u < 0.75:
+            rows.append(L * rng.standard_normal())
+        elif u < 0.85 and rows:
+            rows.append(rows[rng.integers(len(rows))] * rng.uniform(0.5, 2))
+        else:
+            rows.append(rng.standard_normal(d))
+    return np.array(rows)
+
+
+def _replace_row(X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    Y = X.copy()
+    i = rng.integers(len(X))
+    u = rng.random()
+    if u < 0.4:  # a point in the span of two others (lands on an existing subspace)
+        a, b = rng.choice(len(X), 2, replace=False)
+        Y[i] = rng.standard_normal() * X[a] + rng.standard_normal() * X[b]
+    elif u < 0.6:
+        Y[i] = X[rng.integers(len(X))] * rng.uniform(0.5, 2)
+    elif u < 0.7:
+        Y[i] = 0.0
+    else:
+        Y[i] = rng.standard_normal(X.shape[1])
+    return Y
+
+
+def _all_spans(X: np.ndarray, k: int) -> list[np.ndarray]:
+    spans = span_member_sets(X, k)
+    return [np.linalg.qr(X[list(tup)].T)[0] for _, tup in spans.values()]
+
+
+def _dedupe(bases: list[np.ndarray]) -> list[np.ndarray]:
+    out: list[np.ndarray] = []
+    for B in bases:
+        if all(projector_distance(B, C) > 1e-8 for C in out):
+            out.append(B)
+    return out
+
+
+def _gaps(scores: list[int], bottom: int) -> list[int]:
+    allv = [*scores, bottom]
+    return [max(0, s - max(allv[:i] + allv[i + 1:] + [0]) - 1) for i, s in enumerate(scores)]
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_score_sensitivity_one_and_gap_sensitivity_two_on_random_neighbours(k):
+    """q(X, S) changes by ≤ 1 and g by ≤ 2 for every subspace spanned in either neighbour; g > 0 for ≤ 1 of them."""
+    rng = np.random.default_rng(21 + k)
+    worst_q = worst_g = 0
+    for _ in range(40):
+        X = _structured_dataset(rng)
+        Y = _replace_row(X, rng)
+        subspaces = _dedupe(_all_spans(X, k) + _all_spans(Y, k))
+        qx = [subspace_score(X, S) for S in subspaces]
+        qy = [subspace_score(Y, S) for S in subspaces]
+        worst_q = max(worst_q, max(abs(a - b) for a, b in zip(qx, qy)))
+        for ell in (k - 1, k + 1):
+            gx, gy = _gaps(qx, ell + 1), _gaps(qy, ell + 1)
+            worst_g = max(worst_g, max(abs(a - b) for a, b in zip(gx, gy)))
+            positive = {i for i, g in enumerate(gx) if g > 0} | {i for i, g in enumerate(gy) if g > 0}
+            assert len(positive) <= 1
+    assert worst_q == 1  # reached (the test can see a change) and never exceeded
+    assert 1 <= worst_g <= 2
+
+
+def test_score_matches_its_definition_by_brute_force():
+    rng = np.random.default_rng(3)
+    X = _structured_dataset(rng, n=10)
+    for S in _all_spans(X, 2):
+        inside = X[membership_mask(X, S)]
+        best_line = max((int(membership_mask(inside, x[:, None]).sum()) for x in inside if np.linalg.norm(x) > 0),
+                        default=0)
+        assert subspace_score(X, S) == len(inside) - best_line
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pruned_selection_equals_full_enumeration(seed):
+    rng = np.random.default_rng(100 + seed)
+    k = 1 + seed % 2
+    if seed < 3:
+        X = _structured_dataset(rng, n=14)
+        ell = k - 1 + seed % 2
+    else:
+        X, _ = planted(30, 5, k, rng, outliers=2)
+        ell = 2
+    a = exact_select(X, k, ell, prune=True)
+    b = exact_select(X, k, ell, prune=False)
+    assert (a.gap, a.top_score, a.second_score) == (b.gap, b.top_score, b.second_score)
+    assert (a.top_mask is None) == (b.top_mask is None)
+    if a.top_mask is not None:
+        np.testing.assert_array_equal(a.top_mask, b.top_mask)
+
+
+def test_every_k_subset_is_enumerated():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((9, 4))
+    spans = span_member_sets(X, 2)
+    assert sorted(tup for _, tup in spans.values()) == list(combinations(range(9), 2))
+
+
+# ==================================================================================================
+# Exact case: the mechanism
+# ==================================================================================================
+
+@pytest.mark.parametrize(("n", "d", "k", "outliers"), [(80, 6, 2, 3), (75, 8, 3, 2)])
+def test_ss_exact_recovers_the_subspace_with_probability_one(n, d, k, outliers):
+    """n > 3ℓ + 2 + 2A_T ⇒ success is certain (Theorem 3.2 with q(⊥) = ℓ + 1)."""
+    mech = get_mechanism("ss_exact")
+    rng = np.random.default_rng(7)
+    ell = max(outliers, k - 1)
+    assert n > 3 * ell + 2 + 2 * truncated_laplace_half_width(EPS, DELTA)
+    for seed in range(8):
+        X, B = planted(n, d, k, rng, outliers=outliers)
+        rel = mech.release(X, k, EPS, DELTA, random_state=seed, ell=ell)
+        assert not rel.is_bottom, rel.reason
+        assert projector_distance(rel.subspace, B) < 1e-8
+        assert rel.diagnostics["nonprivate_success_probability"] == 1.0
+        assert rel.budget_spent == (EPS, DELTA)
+
+
+def test_ss_exact_success_rate_matches_the_stated_probability():
+    """Near the threshold: success frequency = P(g + TLap > A_T) for the data's (non-private) gap g."""
+    mech = get_mechanism("ss_exact")
+    rng = np.random.default_rng(8)
+    line = rng.standard_normal(3)
+    X = np.vstack([np.outer(rng.standard_normal(29), line), rng.standard_normal((12, 3))])
+    X /= np.linalg.norm(X, axis=1).max()
+    sel = exact_select(X, 1, 0)
+    p = gap_max_success_probability(sel.gap, EPS, DELTA)
+    assert sel.gap == 27 and 0.3 < p < 0.7
+    N = 1500
+    ok = sum(not mech.release(X, 1, EPS, DELTA, random_state=s).is_bottom for s in range(N))
+    assert stats.binomtest(ok, N, p).pvalue > ALPHA
+
+
+def test_ss_exact_returns_bottom_on_malformed_data():
+    mech = get_mechanism("ss_exact")
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((90, 5))  # general position in R^5: no 2-subspace holds more than 2 points
+    X /= np.linalg.norm(X, axis=1).max()
+    rel = mech.release(X, 2, EPS, DELTA, random_state=0)
+    assert rel.is_bottom and rel.status == "bottom" and rel.subspace is None
+    assert "⊥" in rel.reason and "score" in rel.reason
+    # two planes holding half the points each: both score high, the gap is ~0 → ⊥
+    P, Q = (np.linalg.qr(rng.standard_normal((5, 2)))[0] for _ in range(2))
+    Y = np.vstack([rng.standard_normal((45, 2)) @ P.T, rng.standard_normal((45, 2)) @ Q.T])
+    Y /= np.linalg.norm(Y, axis=1).max()
+    rel = mech.release(Y, 2, EPS, DELTA, random_state=0)
+    assert rel.is_bottom and "did not clear" in rel.reason and "gap g=0" in rel.reason
+
+
+def test_ss_exact_work_limit_is_explicit():
+    mech = get_mechanism("ss_exact")
+    X = np.random.default_rng(0).standard_normal((400, 4)) / 10
+    with pytest.raises(InvalidParameterError, match=r"n·C\(n, k\).*max_work"):
+        mech.release(X, 3, EPS, DELTA)
+    with pytest.raises(InvalidParameterError, match="subsample"):
+        mech.release(X, 3, EPS, DELTA, max_work=1e6)
+
+
+# ==================================================================================================
+# Approximate case and boosting
+# ==================================================================================================
+
+def test_public_randomness_does_not_depend_on_the_data():
+    rng = np.random.default_rng(30)
+    X, _ = planted(4000, 20, 2, rng, gamma=1e-5)
+    Y = X.copy()
+    Y[17] = rng.standard_normal(20) / 10  # a neighbour
+    Z = np.roll(X, 5, axis=1)  # a totally different dataset of the same shape
+    for mid, opts in [("ss_approx", {"gamma_pub": 1e-5}), ("ss_boost", {"gamma_pub": 1e-5, "r": 2})]:
+        mech = get_mechanism(mid)
+        runs = [mech.release(D, 2, EPS, DELTA, random_state=77, **opts).diagnostics for D in (X, Y, Z)]
+        keys = ["plan_fingerprint", "offset", "ell", "t", "q"] if mid == "ss_approx" else \
+            ["plan_fingerprints", "chunk_fingerprint", "ell", "t", "q"]
+        for key in keys:
+            assert runs[0][key] == runs[1][key] == runs[2][key], (mid, key)
+    p1 = draw_approx_plan(4000, 20, 2, 40, 4, 0.1, np.random.default_rng(1))
+    p2 = draw_approx_plan(4000, 20, 2, 40, 4, 0.1, np.random.default_rng(2))
+    assert p1.fingerprint() != p2.fingerprint()  # the fingerprint does see the randomness
+
+
+def test_ss_approx_recovers_a_planted_subspace():
+    rng = np.random.default_rng(40)
+    X, B = planted(20000, 50, 3, rng, gamma=1e-6)
+    rel = get_mechanism("ss_approx").release(X, 3, EPS, DELTA, random_state=1, gamma_pub=1e-6)
+    assert not rel.is_bottom, rel.reason
+    assert projector_distance(rel.subspace, B) < 0.05
+    assert rel.diagnostics["t"] == 70 and rel.diagnostics["q"] == 6
+    assert rel.budget_spent == (EPS, DELTA)
+
+
+def test_ss_approx_returns_bottom_with_a_reason_when_the_gap_is_too_small():
+    rng = np.random.default_rng(41)
+    X, _ = planted(20000, 50, 3, rng, gamma=0.3)
+    rel = get_mechanism("ss_approx").release(X, 3, EPS, DELTA, random_state=1, gamma_pub=1e-6)
+    assert rel.is_bottom
+    assert "no histogram cell passed the threshold τ_h=30.0" in rel.reason and "of t=70 blocks" in rel.reason
+
+
+def test_ss_approx_rejects_too_few_rows_per_block():
+    X, _ = planted(100, 5, 3, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="blocks"):
+        get_mechanism("ss_approx").release(X, 3, EPS, DELTA)
+
+
+def test_ss_boost_agrees_and_fails_cleanly():
+    rng = np.random.default_rng(50)
+    X, B = planted(30000, 20, 2, rng, gamma=1e-7)
+    rel = get_mechanism("ss_boost").release(X, 2, EPS, DELTA, random_state=3, r=3, gamma_pub=1e-7, alpha=0.05)
+    assert not rel.is_bottom, rel.reason
+    assert projector_distance(rel.subspace, B) < 0.05
+    assert min(rel.diagnostics["support"]) >= 2
+    noisy, _ = planted(30000, 20, 2, rng, gamma=0.5)
+    rel = get_mechanism("ss_boost").release(noisy, 2, EPS, DELTA, random_state=3, r=3, gamma_pub=1e-7)
+    assert rel.is_bottom and "0.6·r" in rel.reason
+
+
+def test_boost_select_rule():
+    e = np.eye(4)
+    A, A2, C = e[:, :1], (e[:, :1] + 0.01 * e[:, 1:2]) / math.hypot(1, 0.01), e[:, 2:3]
+    assert boost_select([A, A2, C, None, A], alpha=0.05) == (0, [3, 3, 1, -1, 3])
+    assert boost_select([A, C, None, None, None], alpha=0.05)[0] is None  # support 1 < 0.6·5
+
+
+def test_registry_metadata():
+    for mid in ("ss_exact", "ss_approx", "ss_boost"):
+        m = get_mechanism(mid)
+        assert m.guarantee == "approx" and m.uses_delta and m.needs_rows and m.output == "subspace"
+        assert m.describe()["params"]
+    assert get_mechanism("ss_approx").neighbourings == ("replace",)
