@@ -258,6 +258,8 @@ def burn_in_traces(diagnostics: Mapping, threshold: float = CONVERGENCE_THRESHOL
     raw = next((diagnostics[k] for k in _TRACE_KEYS if k in diagnostics and diagnostics[k] is not None), None)
     if raw is None:
         return None
+    if isinstance(diagnostics.get("threshold"), (int, float)) and diagnostics["threshold"] > 0:
+        threshold = float(diagnostics["threshold"])
     if isinstance(raw, Mapping):
         chains = [(str(name), np.asarray(v, dtype=float).ravel()) for name, v in raw.items()]
     else:
@@ -279,10 +281,25 @@ def burn_in_traces(diagnostics: Mapping, threshold: float = CONVERGENCE_THRESHOL
     return BurnInTraces(pd.concat(parts, ignore_index=True), np.asarray(final, dtype=float), threshold)
 
 
+def proposal_counts(diagnostics: Mapping) -> np.ndarray | None:
+    """Rejection-sampler proposal counts per drawn vector (``proposals_per_vector``), or None."""
+    value = diagnostics.get("proposals_per_vector")
+    if value is None:
+        return None
+    arr = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+    return arr if arr.size else None
+
+
+#: Diagnostics keys shown elsewhere (caption / dedicated chart) rather than in the scalar table.
+_NOT_IN_TABLE = ("note",)
+
+
 def scalar_diagnostics(diagnostics: Mapping) -> pd.DataFrame:
-    """The scalar (number / bool / short string) diagnostics as a two-column table; arrays are skipped."""
+    """The scalar (number / bool / short string) diagnostics as a two-column table; arrays and ``note`` skipped."""
     rows = []
     for key, value in diagnostics.items():
+        if key in _NOT_IN_TABLE:
+            continue
         if isinstance(value, (bool, np.bool_)):
             rows.append({"diagnostic": str(key), "value": "yes" if value else "no"})
         elif isinstance(value, (int, float, np.integer, np.floating)):
@@ -317,6 +334,7 @@ __all__ = [
     "ledger_frame",
     "noise_view",
     "procrustes_rotation",
+    "proposal_counts",
     "projection_pair",
     "scalar_diagnostics",
     "spectrum_comparison",

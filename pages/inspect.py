@@ -330,25 +330,47 @@ def _budget(mech, release, data) -> None:
                             theme="streamlit", key="insp_ledger")
 
 
-def _diagnostics(release) -> None:
+def _proposals_figure(counts: np.ndarray, color: str) -> go.Figure:
+    fig = go.Figure(go.Bar(x=np.arange(1, counts.size + 1), y=counts, marker_color=color,
+                           hovertemplate="vector %{x}: %{y:g} proposals<extra></extra>"))
+    fig.update_layout(title={"text": "Rejection sampler: proposals per drawn vector", "font": {"size": 15}},
+                      height=300, margin={"l": 60, "r": 10, "t": 45, "b": 45})
+    fig.update_xaxes(title_text="vector", dtick=1 if counts.size <= 20 else None)
+    fig.update_yaxes(title_text="proposals (acceptance = 1/proposals)")
+    return fig
+
+
+def _diagnostics(mech, release) -> None:
     diag = release.diagnostics or {}
     traces = insp.burn_in_traces(diag)
+    counts = insp.proposal_counts(diag)
     table = insp.scalar_diagnostics(diag)
-    if traces is None and table.empty:
+    if traces is None and counts is None and table.empty:
         return
     st.subheader("Sampler and noise diagnostics")
-    st.caption("Diagnostics are computed from the true data and are NOT private.")
-    if traces is not None:
-        st.plotly_chart(_trace_figure(traces), theme="streamlit", key="insp_traces")
-        if traces.converged:
-            st.success(f"All {traces.final.size} chains ended below F = {traces.threshold:g} (a necessary sign of "
-                       "convergence, not a proof).")
-        else:
-            st.warning(f"**Not converged:** {int(np.sum(traces.final >= traces.threshold))} of {traces.final.size} "
-                       f"chains ended above F = {traces.threshold:g}; the privacy guarantee does not hold. Run more "
-                       "scans or lower ε·n.", icon=":material/warning:")
+    st.caption("Diagnostics are computed from the true data and are NOT private."
+               + (f" {diag['note']}" if isinstance(diag.get("note"), str) else ""))
+    left, right = st.columns([3, 2]) if (traces is not None or counts is not None) else (None, st.container())
+    if left is not None:
+        with left:
+            if traces is not None:
+                st.plotly_chart(_trace_figure(traces), theme="streamlit", key="insp_traces")
+                if traces.converged:
+                    st.success(f"All {traces.final.size} chains ended below F = {traces.threshold:g} (a necessary "
+                               "sign of convergence, not a proof).")
+                else:
+                    bad = int(np.sum(traces.final >= traces.threshold))
+                    st.warning(f"**Not converged:** {bad} of {traces.final.size} chains ended above "
+                               f"F = {traces.threshold:g}; the privacy guarantee does not hold. Run more scans "
+                               "(burn_in) or lower ε·n.", icon=":material/warning:")
+            if counts is not None:
+                st.plotly_chart(_proposals_figure(counts, ui.mechanism_colors().get(mech.id, "#1f77b4")),
+                                theme="streamlit", key="insp_proposals")
+                st.caption(f"{int(counts.sum()):,} proposals in total; overall acceptance rate "
+                           f"{counts.size / counts.sum():.3g}.")
     if not table.empty:
-        st.dataframe(table, hide_index=True, width="content")
+        with right:
+            st.dataframe(table, hide_index=True, width="stretch")
 
 
 st.title("Inspect a mechanism")
@@ -377,9 +399,9 @@ with ui.handle_errors():
                    "⊥ is a legitimate outcome of this mechanism, not an error: its test decided the data are not "
                    "stable enough to release privately.", icon=":material/block:")
         _budget(mech, release, data)
-        _diagnostics(release)
+        _diagnostics(mech, release)
     else:
         _metrics_row(release, data)
         _charts(mech, release, data)
         _budget(mech, release, data)
-        _diagnostics(release)
+        _diagnostics(mech, release)

@@ -150,6 +150,26 @@ def test_bottom_is_shown_with_its_reason():
     pytest.skip("no ss_* mechanism returned ⊥ on the default dataset at small ε")
 
 
+def test_ppca_burn_in_traces_and_convergence_verdict(inspect_page):
+    at = inspect_page
+    if "ppca" not in dpcore.mechanism_ids():
+        pytest.skip("ppca is not registered")
+    at.selectbox(key="dp_insp_mech").set_value("ppca").run()
+    at.number_input(key="dp_insp_opt_ppca_burn_in").set_value(200).run()
+    _no_exception(at)
+    release = at.session_state["_dp_insp_release"]["release"]
+    assert release is not None and release.mechanism == "ppca" and release.options["burn_in"] == 200
+    fig = charts(at)["insp_traces"]
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    chains = [t for t in fig["data"] if t.get("name", "").startswith("chain")]
+    assert len(chains) == release.options["chains"]
+    np.testing.assert_allclose(arr(chains[0]["y"]), release.diagnostics["f_traces"][0])
+    verdicts = [w.value for w in at.warning if "Not converged" in w.value] + \
+               [s.value for s in at.success if "chains ended below" in s.value]
+    assert len(verdicts) == 1
+    assert ("Not converged" in verdicts[0]) == (not release.diagnostics["converged"])
+
+
 def _prepared_data(at: AppTest):
     return at.session_state["_dp_prepared"][1]
 

@@ -17,6 +17,7 @@ from dpcore.inspect import (
     noise_view,
     procrustes_rotation,
     projection_pair,
+    proposal_counts,
     scalar_diagnostics,
     spectrum_comparison,
     subsample_rows,
@@ -167,10 +168,17 @@ def test_burn_in_traces_formats():
     assert list(tr2.frame["scan"][:2]) == [10, 20]
     assert burn_in_traces({"sigma": 1.0}) is None
     assert burn_in_traces({"f_traces": np.array([0.3, 0.2])}).final.tolist() == [0.2]
+    strict = burn_in_traces({"f_traces": np.array([0.3, 0.005]), "threshold": 0.001})
+    assert strict.threshold == 0.001 and not strict.converged
+
+
+def test_proposal_counts():
+    np.testing.assert_array_equal(proposal_counts({"proposals_per_vector": [3, 1, 7]}), [3, 1, 7])
+    assert proposal_counts({"proposals": 4}) is None
 
 
 def test_scalar_diagnostics_skips_arrays():
-    table = scalar_diagnostics({"sigma": 0.5, "noise": np.eye(3), "converged": True, "proposals": 12})
+    table = scalar_diagnostics({"sigma": 0.5, "noise": np.eye(3), "converged": True, "proposals": 12, "note": "x"})
     assert list(table["diagnostic"]) == ["sigma", "converged", "proposals"]
     assert list(table["value"]) == ["0.5", "yes", "12"]
 
@@ -198,3 +206,19 @@ def test_counterexample_table_matches_spec():
     assert jw["ε = 1"] == pytest.approx(1 - math.exp(-1 / 3), rel=1e-9)
     valid_ids = {m.id for m in list_mechanisms() if not m.invalid}
     assert not ids & valid_ids
+
+
+def test_burn_in_traces_from_a_real_ppca_release(data):
+    ids = {m.id for m in list_mechanisms()}
+    if "ppca" not in ids:
+        pytest.skip("ppca is not registered")
+    rel = get_mechanism("ppca").release(data, 2, 1.0, random_state=0, burn_in=200, chains=3, time_limit=20)
+    tr = burn_in_traces(rel.diagnostics)
+    assert tr is not None
+    assert set(tr.frame["chain"]) == {"1", "2", "3"}
+    assert tr.final.size == 3 and np.all(tr.final > 0)
+    assert tr.converged == bool(rel.diagnostics["converged"])
+    # Unordered subspace: the aligned plane is still orthonormal and inside span(V̂).
+    basis, _ = aligned_private_plane(rel.subspace, data.eigenvectors, ordered=False)
+    np.testing.assert_allclose(basis.T @ basis, np.eye(2), atol=1e-10)
+    np.testing.assert_allclose(rel.projector @ basis, basis, atol=1e-10)

@@ -42,7 +42,7 @@ class PreparedData:
     info: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        X = np.ascontiguousarray(self.X, dtype=np.float64)
+        X = np.array(self.X, dtype=np.float64, order="C", copy=True)  # own copy: caller's array stays writable
         if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
             raise DataError(f"data must be a non-empty 2-D array (rows × features); got shape {X.shape}.")
         if not np.all(np.isfinite(X)):

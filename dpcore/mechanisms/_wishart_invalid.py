@@ -34,5 +34,4 @@ class InvalidWishart(Mechanism):
             note=f"NOT private: fails (ε, δ)-DP for every δ < {bound:.4f} (support attack)",
         )]
         return MechanismOutput(ledger=ledger, covariance=data.C + W,
-                               diagnostics={"noise_scale": scale, "counterexample_delta": bound,
-                                            "noise": W})
+                               diagnostics={"noise_scale": scale, "counterexample_delta": bound})
