@@ -1,5 +1,8 @@
 """``dpcore audit``: an empirical lower bound on a mechanism's ε (see :mod:`dpcore.audit`).
 
+``dpcore audit --sampler-selftest`` instead tests the Bingham sampler's output law against the exact law
+(:func:`dpcore.audit.sampler_conformance`); it exits with 1 when the sampler is rejected.
+
 Wired into :mod:`dpcore.cli` through :func:`add_audit_parser` and :func:`run_audit_command`.
 Bad arguments print a one-line message on stderr and return exit code 2, never a traceback.
 """
@@ -11,10 +14,19 @@ import json
 import sys
 from typing import Any
 
-from .audit import DEFAULT_TRIALS, NEIGHBOUR_CONSTRUCTIONS, STATISTICS, run_audit
+from .audit import (
+    CONFORMANCE_DRAWS,
+    DEFAULT_TRIALS,
+    NEIGHBOUR_CONSTRUCTIONS,
+    STATISTICS,
+    run_audit,
+    sampler_conformance,
+)
 from .exceptions import DPCoreError, InvalidParameterError
 
 EXIT_USAGE = 2
+#: Exit code of ``--sampler-selftest`` when the sampler's output law is rejected.
+EXIT_REJECTED = 1
 
 
 def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -22,10 +34,11 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "audit", help="empirically lower-bound ε for a mechanism (privacy audit)",
         description="Run a mechanism many times on two neighbouring datasets and report a Clopper–Pearson lower "
-                    "bound on its ε. 'consistent' means no violation was found, not that the mechanism is private.",
+                    "bound on its ε. 'consistent' means no violation was found, not that the mechanism is private. "
+                    "With --sampler-selftest, instead test the exact Bingham sampler's output law (chi-square).",
     )
-    p.add_argument("--mechanism", required=True, help="mechanism id (see 'dpcore mechanisms')")
-    p.add_argument("--epsilon", type=float, required=True, help="the claimed ε to audit")
+    p.add_argument("--mechanism", help="mechanism id (see 'dpcore mechanisms'); required unless --sampler-selftest")
+    p.add_argument("--epsilon", type=float, help="the claimed ε to audit; required unless --sampler-selftest")
     p.add_argument("--delta", type=float, default=None,
                    help="the claimed δ (default: 1e-5 for mechanisms that use δ, otherwise 0)")
     p.add_argument("--neighbours", default="zero_vs_unit", choices=tuple(NEIGHBOUR_CONSTRUCTIONS),
@@ -42,6 +55,10 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="mechanism option, e.g. variant=code (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--sampler-selftest", action="store_true",
+                   help="test the Bingham sampler against its exact law instead of auditing ε (exit 1 if rejected)")
+    p.add_argument("--draws", type=int, default=CONFORMANCE_DRAWS,
+                   help=f"with --sampler-selftest: number of samples (default {CONFORMANCE_DRAWS})")
     p.set_defaults(func=run_audit_command)
     return p
 
@@ -69,8 +86,29 @@ def _options(items: list[str] | None, mechanism: str) -> dict[str, Any]:
     return out
 
 
+def _run_selftest(args: argparse.Namespace) -> int:
+    try:
+        result = sampler_conformance(draws=getattr(args, "draws", CONFORMANCE_DRAWS), seed=getattr(args, "seed", None))
+    except DPCoreError as exc:
+        print(f"dpcore audit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "json", False):
+        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(result.summary())
+    return 0 if result.conforms else EXIT_REJECTED
+
+
 def run_audit_command(args: argparse.Namespace) -> int:
     """Run the audit described by parsed ``args``; prints JSON or a short summary. Returns the exit code."""
+    if getattr(args, "sampler_selftest", False):
+        return _run_selftest(args)
+    missing = [flag for flag, attr in (("--mechanism", "mechanism"), ("--epsilon", "epsilon"))
+               if getattr(args, attr, None) is None]
+    if missing:
+        print(f"dpcore audit: error: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for an "
+              "ε audit (or use --sampler-selftest to test the Bingham sampler).", file=sys.stderr)
+        return EXIT_USAGE
     try:
         result = run_audit(
             args.mechanism, args.epsilon, delta=getattr(args, "delta", None),

@@ -344,6 +344,13 @@ def store_upload(data: bytes, name: str) -> None:
     ss.dp_dataset = UPLOAD_ID
 
 
+def on_upload() -> None:
+    """``on_change`` callback of the file uploader (runs before the widgets of the next run exist)."""
+    upload = st.session_state.get("upload_widget")
+    if upload is not None:
+        store_upload(upload.getvalue(), upload.name)
+
+
 def current_dataset():
     """The chosen :class:`dpcore.data.Dataset`, or None after showing ``st.error``."""
     ss = st.session_state

@@ -7,15 +7,27 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.audit import DEFAULT_TRIALS, NEIGHBOUR_CONSTRUCTIONS, STATISTICS, estimate_audit_seconds, run_audit
+from dpcore.audit import (
+    CONFORMANCE_DRAWS,
+    DEFAULT_TRIALS,
+    NEIGHBOUR_CONSTRUCTIONS,
+    STATISTICS,
+    estimate_audit_seconds,
+    format_p_value,
+    run_audit,
+    sampler_conformance,
+)
 from dpcore.exceptions import DPCoreError
 from dpcore.mechanisms import get_mechanism, mechanism_ids
 
 RESULT_KEY = "audit_result"
+SELFTEST_KEY = "audit_selftest_result"
+SELFTEST_DRAWS = (CONFORMANCE_DRAWS, 100_000, 1_000_000)
 TRIAL_CHOICES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 SIDE_COLOURS = ("#1f77b4", "#d62728")
 
@@ -139,6 +151,58 @@ def _counts_table(result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _selftest_figure(result) -> go.Figure:
+    d = result.densities()
+    fig = go.Figure()
+    fig.add_bar(x=d["centres"], y=d["observed"], width=d["widths"], name="observed (sampler)", opacity=0.6,
+                marker_color=SIDE_COLOURS[0])
+    fig.add_scatter(x=result.edges, y=np.append(d["expected"], d["expected"][-1]), mode="lines",
+                    line={"shape": "hv", "color": "black"}, name="exact Bingham law")
+    fig.update_layout(xaxis_title="|⟨x, v₁⟩| (projection of the sample on the top axis)", yaxis_title="density",
+                      height=340, margin={"t": 40, "b": 40}, legend={"orientation": "h", "y": 1.12})
+    return fig
+
+
+def _sampler_selftest() -> None:
+    st.write(
+        "An ε audit only ever proves a *lower* bound on the privacy loss, so it can miss a broken sampler. "
+        "OpenDP's exact Bingham sampler once accepted every proposal (issue #2416): its output came from the "
+        "flatter proposal distribution, which leaks *less* than claimed here, so an ε audit sees nothing wrong — "
+        "yet the mechanism no longer matches its privacy proof. This self-test catches such bugs by comparing "
+        "the sampler's output with the exact law it must follow (a chi-square test on the projection of the "
+        "samples on the top axis of a fixed public matrix, exact law by numerical integration). Our test suite "
+        "runs the same test against deliberately broken samplers (always accept, wrong exponent, missing "
+        "rotation) and rejects each of them."
+    )
+    c1, c2 = st.columns(2)
+    draws = c1.selectbox("Samples", SELFTEST_DRAWS, format_func=lambda n: f"{n:,}", key="audit_selftest_draws")
+    seed = c2.number_input("Seed (0 = fresh randomness)", min_value=0, max_value=2**31 - 1, step=1, value=0,
+                           key="audit_selftest_seed")
+    if st.button("Run sampler self-test", key="audit_selftest_run"):
+        with st.spinner("Drawing from the Bingham sampler and testing the law…"):
+            try:
+                st.session_state[SELFTEST_KEY] = sampler_conformance(draws=int(draws), seed=int(seed) or None)
+            except DPCoreError as exc:
+                st.error(str(exc))
+    result = st.session_state.get(SELFTEST_KEY)
+    if result is None:
+        return
+    if result.conforms:
+        st.success(f"**The sampler conforms** to the exact Bingham law: p-value {format_p_value(result.p_value)} "
+                   f"≥ α = {result.alpha:g}. (A test can only fail to find a bug, not prove there is none.)")
+    else:
+        st.error(f"**The sampler is rejected.** {result.reason}")
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("p-value", format_p_value(result.p_value))
+    m2.metric("Chi-square", f"{result.chi2:.1f} ({result.dof} dof)")
+    m3.metric("Samples", f"{result.draws:,}")
+    m4.metric("Acceptance rate", "—" if result.acceptance_rate is None else f"{result.acceptance_rate:.3f}")
+    st.plotly_chart(_selftest_figure(result), width="stretch")
+    st.caption(f"Target ∝ exp({result.concentration:g}·xᵀCx) on the sphere in {result.q} dimensions, C with "
+               f"eigenvalues ({result.eigenvalues[0]:g}, {result.eigenvalues[1]:g}, 0); {result.dof + 1} bins of "
+               f"equal exact probability; run time {result.runtime_s:.2f} s.")
+
+
 def main() -> None:
     st.title("Privacy audit")
     st.write(
@@ -234,6 +298,9 @@ def main() -> None:
         if result.counterexample_delta is not None:
             st.caption(f"Theory for this exhibit: the claim fails for every δ below "
                        f"{result.counterexample_delta:.3f} at ε = {result.claimed_epsilon:g}.")
+
+    with st.expander("Sampler self-test (is the Bingham sampler exact?)"):
+        _sampler_selftest()
 
     with st.expander("How to read an audit"):
         st.markdown(

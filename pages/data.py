@@ -32,14 +32,8 @@ with left:
         st.caption(f"{info.description}. Source: {info.source}.")
 with right:
     st.subheader("Upload a CSV")
-    upload = st.file_uploader("CSV with a header row", type=["csv", "txt"], key="upload_widget",
-                              help="Kept in memory for this session only; never written to disk.")
-    if upload is not None:
-        raw = upload.getvalue()
-        if ss.get("_dp_upload_seen") != (upload.name, len(raw), upload.file_id):
-            ss["_dp_upload_seen"] = (upload.name, len(raw), upload.file_id)
-            ui.store_upload(raw, upload.name)
-            st.rerun()
+    st.file_uploader("CSV with a header row", type=["csv", "txt"], key="upload_widget", on_change=ui.on_upload,
+                     help="Kept in memory for this session only; never written to disk.")
     example = EXAMPLE.read_bytes() if EXAMPLE.exists() else None
     if example is None and hasattr(dpcore.data, "example_csv_bytes"):
         example = dpcore.data.example_csv_bytes()

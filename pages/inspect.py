@@ -235,7 +235,7 @@ def _trace_figure(tr: insp.BurnInTraces) -> go.Figure:
     fig.update_layout(title={"text": "PPCA burn-in: F_k^i(T) per chain", "font": {"size": 15}}, height=340,
                       margin={"l": 60, "r": 10, "t": 45, "b": 45}, legend={"orientation": "h", "y": -0.22})
     fig.update_xaxes(title_text="scans T")
-    fig.update_yaxes(title_text="F_k^i(T) (log)", type="log")
+    fig.update_yaxes(title_text="F_k^i(T) (log)", type="log", exponentformat="power", dtick=1)
     return fig
 
 

@@ -65,3 +65,18 @@ def test_bad_input_shows_error_not_exception():
     assert not at.exception
     assert any("delta" in e.value for e in at.error)
     assert "audit_result" not in at.session_state
+
+
+def test_sampler_selftest_shows_chart_and_conforms():
+    at = _app()
+    charts_before = len(at.get("plotly_chart"))
+    at.number_input(key="audit_selftest_seed").set_value(1).run()
+    at.button(key="audit_selftest_run").click().run()
+    assert not at.exception
+    result = at.session_state["audit_selftest_result"]
+    assert result.verdict == "conforms" and result.p_value >= 1e-6 and result.draws == 20_000
+    assert len(at.get("plotly_chart")) == charts_before + 1
+    text = " ".join(e.value for e in at.success)
+    assert "conforms" in text and "p-value" in text
+    explained = " ".join(m.value for m in at.markdown)
+    assert "#2416" in explained and "lower" in explained

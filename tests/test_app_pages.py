@@ -123,6 +123,24 @@ def test_invalid_mechanisms_need_the_toggle(inspect_page):
     # Badge + explicit "not private" error with the counterexample δ.
     assert any("Not differentially private" in e.value for e in at.error)
     assert any("NOT private" in m.value for m in at.markdown)
+    # Hiding them again falls back to a valid mechanism instead of failing.
+    at.toggle(key="dp_insp_invalid").set_value(False).run()
+    _no_exception(at)
+    assert not dpcore.get_mechanism(at.selectbox(key="dp_insp_mech").value).invalid
+
+
+def test_time_cap_gives_a_timed_out_outcome(inspect_page):
+    at = inspect_page
+    if "ppca" not in dpcore.mechanism_ids():
+        pytest.skip("ppca is not registered")
+    at.selectbox(key="dp_insp_mech").set_value("ppca").run()
+    at.number_input(key="dp_time_cap").set_value(0.5)
+    at.number_input(key="dp_insp_opt_ppca_burn_in").set_value(1_000_000).run()
+    _no_exception(at)
+    outcome = at.session_state["_dp_insp_release"]
+    assert outcome["timeout"] and outcome["release"] is None
+    assert any("Timed out" in w.value for w in at.warning)
+    assert not at.get("plotly_chart")
 
 
 def test_bottom_is_shown_with_its_reason():

@@ -6,6 +6,7 @@ is run through the same statistic to show that the test can fail.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -92,7 +93,7 @@ def test_from_score_is_the_shifted_target():
 
 def _chi2_pvalue(values: np.ndarray, edges: np.ndarray, density) -> float:
     """Chi-square p-value of ``values`` against a 1-D density on [edges[0], edges[-1]] (numerical integration)."""
-    mass = np.array([integrate.quad(density, lo, hi, limit=200)[0] for lo, hi in zip(edges[:-1], edges[1:])])
+    mass = np.array([integrate.quad(density, lo, hi, limit=200)[0] for lo, hi in itertools.pairwise(edges)])
     expected = mass / mass.sum() * len(values)
     observed, _ = np.histogram(values, bins=edges)
     return float(stats.chisquare(observed, expected).pvalue)

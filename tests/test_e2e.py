@@ -125,7 +125,7 @@ def test_data_then_explore_sweep_on_wine(page: Page, app_url):
 
 def test_sample_size_and_other_pages(page: Page, app_url):
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{app_url}/sample_size?trials=2", wait_until="domcontentloaded")
+    page.goto(f"{app_url}/sample_size?trials=1", wait_until="domcontentloaded")
     page.get_by_role("button", name="Run sample-size sweep").click()
     expect(page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').first).to_be_visible()
     wait_idle(page)
