@@ -152,11 +152,41 @@ def _apply_query_params() -> list[str]:
     return bad
 
 
+def _under_apptest() -> bool:
+    """True inside ``streamlit.testing.v1.AppTest`` (its runtime is a mock)."""
+    try:
+        from streamlit.runtime import Runtime
+
+        return "Mock" in type(Runtime.instance()).__name__
+    except Exception:  # pragma: no cover - no runtime at all
+        return True
+
+
+def _leave_legacy_pages_mode() -> None:
+    """Make sure ``app.py``'s ``st.navigation`` is in charge.
+
+    Streamlit decides once per process whether the app uses the legacy ``pages/`` directory: when the very first
+    request of a fresh server opens a page URL (e.g. ``/data``), it runs ``pages/data.py`` directly in legacy mode
+    and ``st.navigation`` (which switches the mode off) is never reached. Switch it off and rerun through ``app.py``.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - internal API moved
+        return
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        # AppTest resets the flag before every run and runs page scripts directly; a rerun there would swallow
+        # button clicks, and every page calls init_state itself, so only the real server reruns.
+        if not _under_apptest():
+            st.rerun()
+
+
 def init_state() -> None:
     """Set defaults, keep ``dp_*`` values alive across pages, read ``st.query_params`` once per session, and
     write the settings back to the URL. Idempotent: ``app.py`` and every page call it (AppTest re-runs a page
     script without ``app.py`` because the folder is named ``pages/``)."""
     ss = st.session_state
+    _leave_legacy_pages_mode()
     # Streamlit drops a widget's state when a page without that widget runs; re-assigning keeps it.
     for key in list(ss.keys()):
         if isinstance(key, str) and key.startswith("dp_"):
@@ -341,6 +371,10 @@ def store_upload(data: bytes, name: str) -> None:
     if ss.get("dp_upload") != data:
         ss.dp_upload, ss.dp_upload_name = data, name
         ss.dp_label = "(none)"
+        # an uploaded file has no public schema: start from min-max scaling (flagged NOT private in the ledger)
+        if ss.get("dp_scaling") == "schema":
+            ss.dp_scaling = "minmax"
+            ss["_dp_upload_note"] = True
     ss.dp_dataset = UPLOAD_ID
 
 

@@ -42,6 +42,9 @@ with right:
                            mime="text/csv", on_click="ignore", key="dl_example")
 
 if ss.dp_dataset == ui.UPLOAD_ID and ss.get("dp_upload") is not None:
+    if ss.pop("_dp_upload_note", False):
+        st.info("An uploaded file has no public schema, so feature scaling was set to min–max from the data, which is "
+                "NOT private (see the ledger). For a private pipeline choose 'none' and a public norm bound B.")
     with st.container(border=True):
         st.markdown(f"**Uploaded file:** {ss.get('dp_upload_name')}")
         cols = ["(none)", *ui.csv_columns(ss.dp_upload)]

@@ -64,7 +64,7 @@ except dpcore.DPCoreError as exc:
     st.stop()
 run_key = (prepared.fingerprint, repr(sorted(config.as_dict().items())))
 col_run, col_info = st.columns([1, 4], vertical_alignment="center")
-clicked = col_run.button("Run sample-size sweep", type="primary", key="ss_run")
+clicked = col_run.button("Run sweep", type="primary", key="ss_run")
 col_info.caption(f"{n_cells} releases (including the non-private PCA and random-subspace references).")
 if clicked or ss.get("_dp_ss_key") == run_key:
     frame = ui.run_sweep_cached(prepared, config, label="Sample-size sweep")
@@ -73,7 +73,7 @@ if clicked or ss.get("_dp_ss_key") == run_key:
         ss["_dp_ss_result"] = (run_key, frame)
 result = ss.get("_dp_ss_result")
 if result is None:
-    st.info("Press **Run sample-size sweep** to compute the curves.")
+    st.info("Press **Run sweep** to compute the curves.")
     st.stop()
 shown_key, frame = result
 if shown_key != run_key:

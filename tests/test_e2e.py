@@ -49,7 +49,7 @@ def app_url():
            "--browser.serverAddress=localhost", "--browser.gatherUsageStats=false",
            "--server.fileWatcherType=none", "--server.runOnSave=false"]
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
-    log = open(SHOT_DIR / "streamlit_core.log", "w")
+    log = open(SHOT_DIR / "streamlit_core.log", "w")  # noqa: SIM115 (closed after the server stops)
     proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -126,7 +126,7 @@ def test_data_then_explore_sweep_on_wine(page: Page, app_url):
 def test_sample_size_and_other_pages(page: Page, app_url):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{app_url}/sample_size?trials=1", wait_until="domcontentloaded")
-    page.get_by_role("button", name="Run sample-size sweep").click()
+    page.get_by_role("button", name="Run sweep").click()
     expect(page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').first).to_be_visible()
     wait_idle(page)
     shot(page, "page_sample_size")
@@ -143,17 +143,17 @@ def test_sample_size_and_other_pages(page: Page, app_url):
 def test_upload_csv_updates_summary_and_bad_csv_errors(page: Page, app_url, tmp_path):
     page.set_default_timeout(TIMEOUT_MS)
     good = "a,b,c,label\n" + "\n".join(f"{i % 7},{(i * 3) % 5},{i % 2},{'xy'[i % 2]}" for i in range(40)) + "\n"
-    bad = b"name,comment\nfoo,bar\nbaz,qux\n"
+    bad = b"a,b\n1,2,3\n4,5\n"  # ragged row
     page.goto(f"{app_url}/data", wait_until="domcontentloaded")
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("178")
     uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
     uploader.set_input_files({"name": "good.csv", "mimeType": "text/csv", "buffer": good.encode()})
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("40")
-    expect(page.locator('[data-testid="stMetricValue"]').nth(1)).to_have_text("4")  # a, b, c, label (no label set)
+    expect(page.locator('[data-testid="stMetricValue"]').nth(1)).to_have_text("5")  # a, b, c + one-hot label (x, y)
     wait_idle(page)
     shot(page, "page_data_upload")
     uploader.set_input_files({"name": "bad.csv", "mimeType": "text/csv", "buffer": bad})
-    expect(page.locator('[data-testid="stAlertContentError"]').first).to_be_visible()
+    expect(page.locator('[data-testid="stAlertContentError"]').first).to_contain_text("fields but the header")
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     wait_idle(page)
     shot(page, "page_data_bad_upload")

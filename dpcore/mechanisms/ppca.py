@@ -61,7 +61,7 @@ class PPCA(Mechanism):
             v = sampler.sample(rng, deadline, what="PPCA (exact Kent sampler)")
             ledger = [LedgerEntry("exponential mechanism (exact Kent sampler)", epsilon,
                                   note="density ∝ exp((ε/2)·vᵀCv)")]
-            diagnostics = {"sampler": "kent-exact", "proposals": sampler.stats.proposals,
+            diagnostics = {"sampler": "kent-exact", "proposals_per_vector": [sampler.stats.proposals],
                            "kent_b": sampler.b, "kent_log_M": sampler.log_m,
                            "note": "non-private diagnostics"}
             return MechanismOutput(ledger=ledger, subspace=v[:, None], diagnostics=diagnostics)

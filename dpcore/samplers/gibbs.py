@@ -7,11 +7,11 @@ columns by one coordinate sweep of ``ry_bing`` in the eigenbasis of the restrict
 
 Implementation notes (performance and the numerical guards of spec §3.4 pitfall iii):
 
-* A complete orthonormal basis Q = [V, V⊥] and B = QᵀMQ are rebuilt once per scan (this also re-orthonormalises
-  V: "renormalise each sweep"). The null space of the other columns is then {current column} ∪ V⊥, so the
-  restricted matrix is a sub-block of B — no QR per column. After the column update the block's basis is rotated
-  by an orthogonal W (eigenvectors × one Householder reflection) whose first column is the new column; B is
-  updated in O(m²) + one small GEMM. The cost floor per scan is k ``eigh`` calls of size m = d − k + 1.
+* A complete orthonormal basis Q = [V, V⊥] and B = QᵀMQ are kept; the null space of the other columns is then
+  {current column} ∪ V⊥, so the restricted matrix is a sub-block of B — no QR per column. After the column update
+  the block's basis is rotated by an orthogonal W (eigenvectors × one Householder reflection) whose first column
+  is the new column; Q and B are updated by small GEMMs. Q and B are rebuilt from a re-orthonormalised V every
+  few scans (rounding control). The cost floor per scan is k ``eigh`` calls of size m = d − k + 1.
 * ``ry_bing`` runs one scalar sweep with lazy rescaling (O(1) work per coordinate); Σ_{j≠i} y_j² is recomputed
   exactly when cancellation threatens; ``a`` is a mean-difference (stable form) and |a| ≤ max(l) − min(l) is
   checked (else :class:`SamplerError`); the sweep output is renormalised.
