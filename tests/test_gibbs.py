@@ -97,6 +97,19 @@ def test_gibbs_k1_matches_kent():
     assert z_wrong > crit
 
 
+def test_gibbs_k1_large_block_path_matches_kent():
+    """d = 30 (block size ≥ the threshold of the flop-lean update path) against exact Kent draws."""
+    M, R = _rotated(list(np.linspace(8.0, 0.0, 30)), seed=12)
+    rng = np.random.default_rng(13)
+    res = bmf_gibbs(M, 1, 4000, rng, keep_every=1)
+    chain = ((res.samples[0, 200:, :, 0] @ R) ** 2)[:, :3]
+    exact = ((KentBinghamSampler.from_score(M, 1.0).sample_many(40000, rng) @ R) ** 2)[:, :3]
+    z, crit = _max_abs_z(chain, exact)
+    assert z < crit
+    wrong = ((KentBinghamSampler.from_score(M, 1.5).sample_many(40000, rng) @ R) ** 2)[:, :3]
+    assert _max_abs_z(chain, wrong)[0] > crit
+
+
 def test_gibbs_k2_of_3_matches_kent_on_complement():
     """d = 3, k = 2: etr(VᵀMV) = exp(tr M − wᵀMw) for the normal w of span(V), so w ~ Bingham exp(−wᵀMw).
 

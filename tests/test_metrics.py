@@ -95,3 +95,23 @@ def test_evaluation_split_is_deterministic_and_disjoint(small_data):
     unlabeled = PreparedData(small_data.X)
     same, none = metrics.evaluation_split(unlabeled, seed=7)
     assert same is unlabeled and none is None
+
+
+def test_svm_accuracy_equals_the_sklearn_pipeline():
+    """The lean implementation must give exactly what StandardScaler + LinearSVC + score gives."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
+    rng = np.random.default_rng(5)
+    for n_classes in (2, 3):
+        n = 900
+        y = rng.integers(0, n_classes, n)
+        X = rng.standard_normal((n, 5)) * 0.3
+        X[:, 0] += y * 0.4
+        X /= np.linalg.norm(X, axis=1).max()
+        _, split = metrics.evaluation_split(PreparedData(X, y=y), seed=n_classes)
+        V = np.linalg.qr(rng.standard_normal((5, 2)))[0]
+        ref = make_pipeline(StandardScaler(), LinearSVC(C=1.0, max_iter=5000))
+        ref.fit(split.X_train @ V, split.y_train)
+        assert metrics.svm_accuracy(V, split) == ref.score(split.X_test @ V, split.y_test)

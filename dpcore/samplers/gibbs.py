@@ -42,6 +42,8 @@ RTHETA_MAX_PROPOSALS = 10_000_000
 CONVERGENCE_THRESHOLD = 0.01
 #: Scalar proposals tried in rtheta_bing before switching to vectorised batches.
 _SCALAR_TRIES = 12
+#: Block size m from which the column update uses rank-1/rank-2 reflection updates instead of extra GEMMs.
+_LEAN_FLOPS_FROM = 24
 #: Q = [V, V⊥] and B = QᵀMQ are rebuilt from V (re-orthonormalised) every this many scans.
 _REFRESH_EVERY = 8
 
@@ -282,16 +284,38 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
             s = 1.0 if y[0] >= 0.0 else -1.0
             v = y
             v[0] += s
-            DH = np.outer((-2.0 / float(v @ v)) * v, v)  # D·H, built in place
-            DH.flat[diag] += 1.0
-            DH[0] *= -s
-            G = E @ DH.T  # = W
-            Q[:, lo:] = Q[:, lo:] @ G
-            B[lo:, lo:] = (DH * l) @ DH.T  # Wᵀ·B_SS·W = D H diag(l) H D
-            if lo > 0:
-                X = G.T @ B[lo:, :lo]
-                B[lo:, :lo] = X
-                B[:lo, lo:] = X.T
+            c = 2.0 / float(v @ v)
+            if m < _LEAN_FLOPS_FROM:  # small blocks: fewest numpy calls
+                DH = np.outer(-c * v, v)  # D·H, built in place
+                DH.flat[diag] += 1.0
+                DH[0] *= -s
+                G = E @ DH.T  # = W
+                Q[:, lo:] = Q[:, lo:] @ G
+                B[lo:, lo:] = (DH * l) @ DH.T  # Wᵀ·B_SS·W = D H diag(l) H D
+                if lo > 0:
+                    X = G.T @ B[lo:, :lo]
+                    B[lo:, :lo] = X
+                    B[:lo, lo:] = X.T
+            else:  # large blocks: one GEMM of size d×m×m, reflections applied as rank-1/rank-2 updates
+                cv = c * v
+                QE = Q[:, lo:] @ E
+                QE -= np.outer(QE @ v, cv)
+                QE[:, 0] *= -s
+                Q[:, lo:] = QE
+                lv = l * v
+                Bss = np.outer((c * float(v @ lv)) * v, cv)
+                Bss -= np.outer(lv, cv)
+                Bss -= np.outer(cv, lv)
+                Bss.flat[diag] += l
+                Bss[0] *= -s
+                Bss[:, 0] *= -s
+                B[lo:, lo:] = Bss
+                if lo > 0:
+                    X = E.T @ B[lo:, :lo]
+                    X -= np.outer(cv, v @ X)
+                    X[0] *= -s
+                    B[lo:, :lo] = X
+                    B[:lo, lo:] = X.T
         V = np.empty((d, k))
         V[:, order] = Q[:, :k]
         running += V
