@@ -20,75 +20,160 @@ from .metrics import METRIC_NAMES
 BANDS = ("sd", "minmax")
 
 
+def _bare(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its ``attrs`` (same data, no copy).
+
+    pandas deep-copies ``attrs`` (a sweep keeps its configuration there) into every intermediate result.
+    """
+    if not frame.attrs:
+        return frame
+    out = pd.DataFrame(frame, copy=False)
+    out.attrs = {}
+    return out
+
+
+def _group_codes(columns: Sequence[np.ndarray], *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Group number of every row over several key columns, and the first row of each group.
+
+    ``sort=True`` numbers the groups in sorted key order, ``sort=False`` in order of first appearance; a missing
+    key value is a value of its own. Pure NumPy on factorised keys: no pandas groupby machinery per call.
+    """
+    n = len(columns[0]) if columns else 0
+    combined = np.zeros(n, dtype=np.int64)
+    for col in columns:
+        codes, uniques = pd.factorize(col, sort=sort, use_na_sentinel=False)
+        # lexicographic (previous groups, this key); re-numbering keeps the codes small
+        _, combined = np.unique(combined * len(uniques) + codes, return_inverse=True)
+    combined = combined.reshape(-1)
+    n_groups = int(combined.max()) + 1 if n else 0
+    first = np.full(n_groups, n, dtype=np.int64)
+    np.minimum.at(first, combined, np.arange(n))
+    if not sort:  # renumber by first appearance
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(n_groups)
+        combined, first = rank[combined], first[order]
+    return combined, first
+
+
+def _group_sum(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    return np.bincount(codes, weights=values, minlength=n_groups)
+
+
+def _group_stats(codes: np.ndarray, values: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
+    """count, mean, sd (ddof 1; NaN for a single value) of the non-NaN ``values`` of each group."""
+    have = ~np.isnan(values)
+    count = _group_sum(codes, have.astype(float), n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = _group_sum(codes, np.where(have, values, 0.0), n_groups) / count
+        dev = np.where(have, values - mean[codes], 0.0)
+        sd = np.sqrt(_group_sum(codes, dev * dev, n_groups) / (count - 1))
+    sd[count < 2] = np.nan
+    return {"count": count.astype(np.int64), "mean": np.where(count > 0, mean, np.nan), "sd": sd, "have": have}
+
+
+def _key_column(series: pd.Series, rows: np.ndarray):
+    """The values of ``series`` at ``rows`` with its dtype (an array: no index to align)."""
+    return series.array.take(rows)
+
+
 def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = "sd",
                metrics: Sequence[str] = METRIC_NAMES, by: Sequence[str] = ("mechanism",)) -> pd.DataFrame:
     """Long table (``*by``, x, metric, mean, lo, hi, count) over the status-'ok' rows of a sweep.
 
     ``band="sd"`` gives mean ± one standard deviation (0 with a single trial); ``"minmax"`` the range over trials.
-    Metrics with no finite value in a group are dropped (e.g. Frobenius error of subspace-only mechanisms).
+    Rows are ordered by metric, then by the sorted group keys (rows with a missing key are left out). Metrics with
+    no value in a group are dropped (e.g. Frobenius error of subspace-only mechanisms). Vectorised: one grouping
+    of the rows, then per-group sums for every metric.
     """
     if band not in BANDS:
         raise InvalidParameterError(f"band must be one of {BANDS}, got {band!r}.")
-    ok = frame[frame["status"] == "ok"]
-    cols = [m for m in metrics if m in ok.columns]
-    out = []
+    frame = _bare(frame)
     keys = [*by, x]
+    out_cols = [*keys, "metric", "mean", "lo", "hi", "count"]
+    cols = [m for m in metrics if m in frame.columns]
+    use = (frame["status"] == "ok").to_numpy(dtype=bool) & frame[keys].notna().all(axis=1).to_numpy(dtype=bool)
+    rows = np.flatnonzero(use)
+    if not cols or not rows.size:
+        return pd.DataFrame(columns=out_cols)
+    codes, first = _group_codes([frame[k].to_numpy()[rows] for k in keys], sort=True)
+    n_groups = first.size
+    parts: dict[str, list] = {"group": [], "metric": [], "mean": [], "lo": [], "hi": [], "count": []}
     for metric in cols:
-        sub = ok[[*keys, metric]].dropna(subset=[metric])
-        if sub.empty:
-            continue
-        g = sub.groupby(keys, sort=True)[metric]
-        agg = g.agg(["mean", "std", "min", "max", "count"]).reset_index()
+        values = frame[metric].to_numpy(dtype=float)[rows]
+        stats = _group_stats(codes, values, n_groups)
+        keep = np.flatnonzero(stats["count"] > 0)
+        mean = stats["mean"]
         if band == "sd":
-            sd = agg["std"].fillna(0.0)
-            agg["lo"], agg["hi"] = agg["mean"] - sd, agg["mean"] + sd
+            sd = np.where(np.isnan(stats["sd"]), 0.0, stats["sd"])
+            lo, hi = mean - sd, mean + sd
         else:
-            agg["lo"], agg["hi"] = agg["min"], agg["max"]
-        agg["metric"] = metric
-        out.append(agg[[*keys, "metric", "mean", "lo", "hi", "count"]])
-    if not out:
-        return pd.DataFrame(columns=[*keys, "metric", "mean", "lo", "hi", "count"])
-    return pd.concat(out, ignore_index=True)
+            lo = np.full(n_groups, np.inf)
+            hi = np.full(n_groups, -np.inf)
+            np.minimum.at(lo, codes, np.where(stats["have"], values, np.inf))
+            np.maximum.at(hi, codes, np.where(stats["have"], values, -np.inf))
+        for name, arr in (("group", keep), ("mean", mean[keep]), ("lo", lo[keep]), ("hi", hi[keep]),
+                          ("count", stats["count"][keep]), ("metric", np.full(keep.size, metric, dtype=object))):
+            parts[name].append(arr)
+    group = np.concatenate(parts.pop("group"))
+    if not group.size:
+        return pd.DataFrame(columns=out_cols)
+    source = rows[first][group]  # a row of the sweep holding each output row's key values
+    out = {k: _key_column(frame[k], source) for k in keys}
+    out.update({name: np.concatenate(arrs) for name, arrs in parts.items()})
+    return pd.DataFrame(out, columns=out_cols)
 
 
 def reference_levels(frame: pd.DataFrame, mechanisms: Iterable[str],
                      metrics: Sequence[str] = METRIC_NAMES) -> dict[str, dict[str, float]]:
-    """``{metric: {mechanism: mean over ok rows}}`` for ε-independent reference mechanisms."""
-    ok = frame[(frame["status"] == "ok") & frame["mechanism"].isin(list(mechanisms))]
+    """``{metric: {mechanism: mean over ok rows}}`` for ε-independent reference mechanisms (sorted by id)."""
+    frame = _bare(frame)
+    use = ((frame["status"] == "ok") & frame["mechanism"].isin(list(mechanisms))).to_numpy(dtype=bool)
+    rows = np.flatnonzero(use)
+    cols = [m for m in metrics if m in frame]
+    if not rows.size:
+        return {m: {} for m in cols}
+    codes, first = _group_codes([frame["mechanism"].to_numpy()[rows]], sort=True)
+    names = [str(v) for v in frame["mechanism"].to_numpy()[rows[first]]]
     levels: dict[str, dict[str, float]] = {}
-    for metric in metrics:
-        if metric not in ok:
-            continue
-        means = ok.groupby("mechanism")[metric].mean().dropna()
-        levels[metric] = {str(m): float(v) for m, v in means.items()}
+    for metric in cols:
+        stats = _group_stats(codes, frame[metric].to_numpy(dtype=float)[rows], first.size)
+        levels[metric] = {name: float(v) for name, v in zip(names, stats["mean"]) if not np.isnan(v)}
     return levels
 
 
 def results_table(frame: pd.DataFrame, metrics: Sequence[str] = METRIC_NAMES) -> pd.DataFrame:
     """Per mechanism × ε × δ × k × n: cells run, status counts, mean metrics and mean runtime.
 
-    Timed-out, ⊥ and failed cells are counted (not dropped), and their first message is kept.
+    Timed-out, ⊥ and failed cells are counted (not dropped), and their first message is kept. Groups appear in
+    the order of their first row. Vectorised: one grouping of the rows, then per-group counts and sums.
     """
-    keys = ["mechanism", "guarantee", "neighbouring", "epsilon", "delta", "k", "n"]
-    keys = [k for k in keys if k in frame.columns]
-    rows = []
-    for values, grp in frame.groupby(keys, sort=False, dropna=False):
-        row = dict(zip(keys, values if isinstance(values, tuple) else (values,)))
-        counts = grp["status"].value_counts()
-        row["trials"] = len(grp)
-        row["status"] = ", ".join(f"{s} {int(counts[s])}" for s in ("ok", "bottom", "timeout", "error")
-                                  if s in counts)
-        ok = grp[grp["status"] == "ok"]
-        for m in metrics:
-            if m in grp:
-                vals = ok[m].to_numpy(dtype=float)
-                vals = vals[np.isfinite(vals)]
-                row[m] = float(vals.mean()) if vals.size else np.nan
-        row["runtime_s"] = float(grp["runtime_s"].mean()) if grp["runtime_s"].notna().any() else np.nan
-        msgs = [m for m in grp.get("message", pd.Series(dtype=str)).fillna("") if m]
-        row["message"] = msgs[0] if msgs else ""
-        rows.append(row)
-    return pd.DataFrame(rows)
+    frame = _bare(frame)
+    keys = [k for k in ("mechanism", "guarantee", "neighbouring", "epsilon", "delta", "k", "n") if k in frame]
+    if frame.empty:
+        return pd.DataFrame()
+    codes, first = _group_codes([frame[k].to_numpy() for k in keys], sort=False)
+    n_groups = first.size
+    out: dict[str, object] = {k: _key_column(frame[k], first) for k in keys}
+    out["trials"] = np.bincount(codes, minlength=n_groups)
+    status = frame["status"].to_numpy(dtype=object)
+    counts = {s: np.bincount(codes, weights=status == s, minlength=n_groups).astype(int)
+              for s in ("ok", "bottom", "timeout", "error")}
+    out["status"] = [", ".join(f"{s} {c[i]}" for s, c in counts.items() if c[i]) for i in range(n_groups)]
+    is_ok = status == "ok"
+    for m in metrics:
+        if m in frame:
+            values = frame[m].to_numpy(dtype=float)
+            out[m] = _group_stats(codes, np.where(is_ok & np.isfinite(values), values, np.nan), n_groups)["mean"]
+    out["runtime_s"] = _group_stats(codes, frame["runtime_s"].to_numpy(dtype=float), n_groups)["mean"]
+    message = np.full(n_groups, "", dtype=object)
+    if "message" in frame:
+        msgs = frame["message"].fillna("").astype(str).to_numpy(dtype=object)
+        rows = np.flatnonzero(msgs != "")
+        grp, idx = np.unique(codes[rows], return_index=True)  # first non-empty message of each group
+        message[grp] = msgs[rows[idx]]
+    out["message"] = message.astype(str)
+    return pd.DataFrame(out)
 
 
 def _plain(value):

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -27,6 +29,8 @@ BANNER = "These charts use the true data and are an evaluation sandbox, not a pr
 #: Round ε values offered by the range slider (log-spaced).
 EPS_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 DELTA_CHOICES: tuple[float, ...] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
+#: Minimum seconds between two progress-bar updates of a running sweep.
+PROGRESS_INTERVAL = 0.2
 #: Mechanisms drawn as dashed reference lines instead of ε-curves (when registered).
 REFERENCE_IDS: tuple[str, ...] = ("pca", "random")
 #: Preferred default selection (filtered by what is registered; fast on every built-in dataset).
@@ -467,9 +471,14 @@ def run_sweep_cached(prepared, config, *, label: str = "sweep") -> pd.DataFrame 
         st.error(str(exc))
         return None
     bar = st.progress(0.0, text=f"{label}: 0 / {total} releases")
+    last = [time.monotonic()]
 
     def progress(done: int, total: int, text: str) -> None:
-        bar.progress(done / max(total, 1), text=f"{label}: {done} / {total} — {text}")
+        # a few updates per second are enough to watch; one message per release would slow fast sweeps down
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_INTERVAL and done < total:
+            last[0] = now
+            bar.progress(done / max(total, 1), text=f"{label}: {done} / {total} — {text}")
 
     try:
         frame = run_sweep(prepared, config, progress=progress, dataset_name=current_dataset_name())
@@ -492,49 +501,88 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def figure_from_dict(spec: dict) -> go.Figure:
+    """A ``go.Figure`` around an already well-formed figure dict, skipping Plotly's slow property validation.
+
+    The dicts built here use only valid Plotly properties (the AppTests and the e2e screenshots check the
+    result), so validating them again on every rerun would only cost time (~5 ms per chart).
+    """
+    try:
+        return go.Figure(spec, _validate=False)
+    except TypeError:  # pragma: no cover - a Plotly version without the private flag: validate
+        return go.Figure(spec)
+
+
+def _hline(value: float, color: str, dash: str, label: str) -> tuple[dict, dict]:
+    """A full-width horizontal line with a label above its left end (what ``add_hline`` produces)."""
+    shape = {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
+             "line": {"color": color, "dash": dash}, "opacity": 0.9}
+    note = {"text": label, "showarrow": False, "xref": "x domain", "x": 0, "xanchor": "left",
+            "yref": "y", "y": value, "yanchor": "bottom", "font": {"size": 11}}
+    return shape, note
+
+
 def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title: str = "", x_title: str = "",
                   y_title: str = "", references: dict[str, float] | None = None, log_x: bool = True,
-                  guides: Sequence[dict] = (), dashed: Sequence[str] = ()) -> go.Figure:
-    """Mean line + shaded band per mechanism (``band`` from :func:`dpcore.reporting.band_table`)."""
+                  guides: Sequence[dict] = (), dashed: Sequence[str] = (), note: str | None = None) -> go.Figure:
+    """Mean line + shaded band per mechanism (``band`` from :func:`dpcore.reporting.band_table`).
+
+    ``references`` draws labelled horizontal lines (``{mechanism id: level}``), ``guides`` extra dotted traces
+    (dicts with x, y, name[, color]), ``dashed`` mechanisms as dashed curves without a band, and ``note`` a
+    centred message (e.g. when no mechanism reports the metric). The figure is assembled as one plain dict
+    and wrapped without re-validation: building it through ``add_*``/``update_*`` calls cost ~30 ms per chart.
+    """
     colors = mechanism_colors()
-    fig = go.Figure()
-    sub = band[band["metric"] == metric] if "metric" in band else band
-    for mid, grp in sub.groupby("mechanism", sort=False):
-        grp = grp.sort_values(x)
+    ids = set(dpcore.mechanism_ids())
+    traces: list[dict] = []
+    rows = (band["metric"] == metric).to_numpy(dtype=bool) if "metric" in band else np.ones(len(band), dtype=bool)
+    mechs = band["mechanism"].to_numpy(dtype=object)[rows]
+    cols = {c: band[c].to_numpy(dtype=float)[rows] for c in (x, "mean", "lo", "hi")}
+    for mid in dict.fromkeys(mechs):  # mechanisms in order of appearance
+        idx = np.flatnonzero(mechs == mid)
+        idx = idx[np.argsort(cols[x][idx], kind="stable")]
         color = colors.get(mid, "#555555")
         name = mechanism_label(mid)
-        xs = grp[x].to_numpy(dtype=float)
+        xs, mean = cols[x][idx], cols["mean"][idx]
         if mid in dashed:  # reference curve: no band
-            fig.add_trace(go.Scatter(x=xs, y=grp["mean"].to_numpy(dtype=float), mode="lines",
-                                     name=f"{name} (reference)", line={"color": color, "dash": "dash", "width": 1.5}))
+            traces.append({"type": "scatter", "x": xs, "y": mean, "mode": "lines", "name": f"{name} (reference)",
+                           "line": {"color": color, "dash": "dash", "width": 1.5}})
             continue
-        fig.add_trace(go.Scatter(x=list(xs) + list(xs[::-1]),
-                                 y=list(grp["hi"].to_numpy(dtype=float)) + list(grp["lo"].to_numpy(dtype=float)[::-1]),
-                                 fill="toself", fillcolor=_rgba(color, 0.15), line={"width": 0}, mode="lines",
-                                 hoverinfo="skip",
-                                 showlegend=False, legendgroup=mid, name=f"{name} band"))
-        fig.add_trace(go.Scatter(x=xs, y=grp["mean"].to_numpy(dtype=float), mode="lines+markers", name=name,
-                                 legendgroup=mid, line={"color": color, "width": 2}, marker={"size": 6},
-                                 hovertemplate=f"{name}<br>{x} = %{{x:g}}<br>value = %{{y:.4g}}<extra></extra>"))
+        traces.append({"type": "scatter", "x": xs.tolist() + xs[::-1].tolist(),
+                       "y": cols["hi"][idx].tolist() + cols["lo"][idx][::-1].tolist(),
+                       "fill": "toself", "fillcolor": _rgba(color, 0.15), "line": {"width": 0}, "mode": "lines",
+                       "hoverinfo": "skip", "showlegend": False, "legendgroup": mid, "name": f"{name} band"})
+        traces.append({"type": "scatter", "x": xs, "y": mean, "mode": "lines+markers", "name": name,
+                       "legendgroup": mid, "line": {"color": color, "width": 2}, "marker": {"size": 6},
+                       "hovertemplate": f"{name}<br>{x} = %{{x:g}}<br>value = %{{y:.4g}}<extra></extra>"})
+    shapes, notes = [], []
     for ref_id, value in (references or {}).items():
         if value is None or not math.isfinite(value):
             continue
-        fig.add_hline(y=value, line_dash="dash" if ref_id == "pca" else "dot",
-                      line_color=colors.get(ref_id, "#888888"), opacity=0.9,
-                      annotation_text=mechanism_label(ref_id) if ref_id in dpcore.mechanism_ids() else ref_id,
-                      annotation_position="top left", annotation_font_size=11)
+        shape, label = _hline(float(value), colors.get(ref_id, "#888888"), "dash" if ref_id == "pca" else "dot",
+                              mechanism_label(ref_id) if ref_id in ids else ref_id)
+        shapes.append(shape)
+        notes.append(label)
     for guide in guides:
-        fig.add_trace(go.Scatter(x=guide["x"], y=guide["y"], mode="lines", name=guide["name"],
-                                 line={"dash": "dot", "width": 1.5, "color": guide.get("color", "#888888")}))
-    fig.update_layout(title={"text": title, "font": {"size": 15}}, height=340,
-                      margin={"l": 60, "r": 10, "t": 45, "b": 50},
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": {"size": 11}})
-    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
-    xs_all = sorted({float(v) for v in sub[x]}) if len(sub) else []
+        traces.append({"type": "scatter", "x": guide["x"], "y": guide["y"], "mode": "lines", "name": guide["name"],
+                       "line": {"dash": "dot", "width": 1.5, "color": guide.get("color", "#888888")}})
+    if note:
+        notes.append({"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5})
+    xaxis: dict[str, Any] = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
+    xs_all = sorted({float(v) for v in cols[x]})
     if log_x and 0 < len(xs_all) <= 13:
-        fig.update_xaxes(tickvals=xs_all, ticktext=[f"{v:,.4g}" for v in xs_all])
-    fig.update_yaxes(title_text=y_title)
-    return fig
+        xaxis.update(tickvals=xs_all, ticktext=[f"{v:,.4g}" for v in xs_all])
+    layout: dict[str, Any] = {
+        "title": {"text": title, "font": {"size": 15}}, "height": 340,
+        "margin": {"l": 60, "r": 10, "t": 45, "b": 50},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0, "font": {"size": 11}},
+        "xaxis": xaxis, "yaxis": {"title": {"text": y_title}},
+    }
+    if shapes:
+        layout["shapes"] = shapes
+    if notes:
+        layout["annotations"] = notes
+    return figure_from_dict({"data": traces, "layout": layout})
 
 
 def png_export_available() -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import streamlit as st
 
 import dpcore
@@ -110,8 +112,7 @@ if key_shown != run_key:
 
 # ------------------------------------------------------------------ charts
 band_choice = st.radio("Band over trials", ["±1 sd", "min–max"], key="dp_band", horizontal=True)
-bands = band_table(frame, x="epsilon", band="sd" if band_choice == "±1 sd" else "minmax")
-levels = reference_levels(ref_frame, refs) if ref_frame is not None else {}
+band_kind = "sd" if band_choice == "±1 sd" else "minmax"
 metrics = ["captured_variance_ratio", "frobenius_error", "principal_angle_max_deg"]
 if prepared.has_labels:
     metrics.append("svm_accuracy")
@@ -121,16 +122,31 @@ titles = {"captured_variance_ratio": "Captured variance (ratio to optimum)",
           "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
 units = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
          "captured_variance_ratio": "ratio (1 = non-private PCA)", "frobenius_error": "‖C − Ĉ‖_F / ‖C‖_F"}
+
+# Summaries, figures and the table depend only on the shown sweep: build them once per sweep (and band choice)
+# and reuse them on the reruns that every widget interaction triggers.
+derived = ss.get("_dp_explore_derived")
+if derived is None or derived["frame"] is not frame or derived["ref_frame"] is not ref_frame \
+        or derived["refs"] != refs:
+    derived = {"frame": frame, "ref_frame": ref_frame, "refs": refs, "bands": {}, "figs": {},
+               "levels": reference_levels(ref_frame, refs) if ref_frame is not None else {}}
+    ss["_dp_explore_derived"] = derived
+levels = derived["levels"]
+if band_kind not in derived["bands"]:
+    derived["bands"][band_kind] = band_table(frame, x="epsilon", band=band_kind)
+bands = derived["bands"][band_kind]
 figs = {}
 cols = st.columns(2)
 for i, metric in enumerate(metrics):
-    fig = ui.metric_figure(bands, metric, title=titles[metric], x_title="ε (privacy loss, log scale)",
-                           y_title=units.get(metric, METRIC_LABELS[metric]),
-                           references={m: v for m, v in levels.get(metric, {}).items()
-                                       if not (metric == "frobenius_error" and m == "random")})
-    if not (bands["metric"] == metric).any():
-        fig.add_annotation(text="no mechanism in this run reports this metric", showarrow=False,
-                           xref="paper", yref="paper", x=0.5, y=0.5)
+    fig = derived["figs"].get((band_kind, metric))
+    if fig is None:
+        fig = ui.metric_figure(bands, metric, title=titles[metric], x_title="ε (privacy loss, log scale)",
+                               y_title=units.get(metric, METRIC_LABELS[metric]),
+                               references={m: v for m, v in levels.get(metric, {}).items()
+                                           if not (metric == "frobenius_error" and m == "random")},
+                               note=None if (bands["metric"] == metric).any()
+                               else "no mechanism in this run reports this metric")
+        derived["figs"][(band_kind, metric)] = fig
     figs[metric] = fig
     with cols[i % 2]:
         st.plotly_chart(fig, theme="streamlit", key=f"explore_{metric}", width="stretch")
@@ -148,27 +164,33 @@ for mid in levels.get("captured_variance_ratio", {}):
 st.markdown("\n".join(lines))
 
 st.subheader("Results")
-table = results_table(frame)
-table.insert(0, "name", table.pop("mechanism").map(ui.mechanism_label))
-table["guarantee"] = table["guarantee"].map(GUARANTEE_LABELS)
-table = table.drop(columns=["neighbouring", "d"], errors="ignore")
+if "table" not in derived:
+    table = results_table(frame)
+    table.insert(0, "name", [ui.mechanism_label(m) for m in table.pop("mechanism")])
+    table["guarantee"] = [GUARANTEE_LABELS.get(g, g) for g in table["guarantee"]]
+    derived["table"] = table.drop(columns=["neighbouring", "d"], errors="ignore")
+    status = frame["status"].to_numpy(dtype=object)
+    failed = Counter(status[status != "ok"].tolist())
+    derived["failed"] = (f"{sum(failed.values())} of {len(frame)} releases did not produce a subspace "
+                         f"({', '.join(f'{s}: {c}' for s, c in failed.most_common())}); "
+                         "they are counted in the status column and left out of the curves.") if failed else ""
+table = derived["table"]
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={m: st.column_config.NumberColumn(METRIC_LABELS[m], format="%.4g")
                             for m in METRIC_LABELS if m in table})
-bad = frame[frame["status"] != "ok"]
-if len(bad):
-    st.caption(f"{len(bad)} of {len(frame)} releases did not produce a subspace "
-               f"({', '.join(f'{s}: {c}' for s, c in bad['status'].value_counts().items())}); "
-               "they are counted in the status column and left out of the curves.")
+if derived["failed"]:
+    st.caption(derived["failed"])
 
 with st.expander("Downloads", icon=":material/download:"):
+    # every payload is a callable: it is only built when the user clicks (nothing is serialised per rerun)
     name = ui.current_dataset_name()
     d1, d2 = st.columns(2)
-    d1.download_button("Sweep results (CSV)", frame.to_csv(index=False), file_name=f"sweep_{name}.csv",
+    d1.download_button("Sweep results (CSV)", lambda: frame.to_csv(index=False), file_name=f"sweep_{name}.csv",
                        mime="text/csv", on_click="ignore", key="dl_csv")
-    yaml_text = config_yaml(shown_config.as_dict(), dataset=name, preprocessing=ui.preprocess_options())
-    d2.download_button("Run configuration (YAML)", yaml_text, file_name=f"sweep_{name}.yaml",
-                       mime="application/x-yaml", on_click="ignore", key="dl_yaml")
+    preprocessing = ui.preprocess_options()
+    d2.download_button("Run configuration (YAML)",
+                       lambda: config_yaml(shown_config.as_dict(), dataset=name, preprocessing=preprocessing),
+                       file_name=f"sweep_{name}.yaml", mime="application/x-yaml", on_click="ignore", key="dl_yaml")
     png_ok = ui.png_export_available()
     for metric, fig in figs.items():
         c_html, c_png = st.columns(2)

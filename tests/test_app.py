@@ -7,8 +7,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
+
+import dpcore
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -38,6 +42,12 @@ def line(fig: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
     raise AssertionError(f"no trace {name!r}: {[t.get('name') for t in fig['data']]}")
 
 
+def ui_colors() -> dict[str, str]:
+    from pages import _ui
+
+    return _ui.mechanism_colors()
+
+
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -62,8 +72,21 @@ def test_explore_default_page_renders_four_charts(at):
     assert np.all((y > -0.5) & (y <= 1.0 + 1e-9))
     assert y[-1] > y[0]  # more ε, more utility (5 trials; AG at ε = 10 is near-optimal on wine)
     assert fig["layout"]["xaxis"]["type"] == "log"
-    # reference lines (non-private PCA at 1) are drawn as shapes
-    assert any(abs(s.get("y0", -1) - 1.0) < 1e-9 for s in fig["layout"].get("shapes", []))
+    # reference lines (non-private PCA at 1) are drawn as full-width shapes, each with a label
+    shapes = fig["layout"].get("shapes", [])
+    assert any(abs(s.get("y0", -1) - 1.0) < 1e-9 and s["xref"] == "x domain" for s in shapes)
+    labels = {a["text"]: a["y"] for a in fig["layout"].get("annotations", [])}
+    assert labels.get(dpcore.get_mechanism("pca").name) == pytest.approx(1.0)
+    assert len(labels) == len(shapes)
+    # ε tick labels on the log axis, a shaded band under each mean line, one colour per mechanism
+    assert fig["layout"]["xaxis"]["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
+    band = next(t for t in fig["data"] if t.get("name") == "Analyze Gauss (AG) band")
+    assert band["fill"] == "toself" and len(band["x"]) == 14
+    colour = ui_colors()["analyze_gauss"]
+    assert next(t for t in fig["data"] if t.get("name") == "Analyze Gauss (AG)")["line"]["color"] == colour
+    for el in at.get("plotly_chart"):
+        assert el.proto.theme == "streamlit"
+        go.Figure(json.loads(el.proto.spec))  # the dict-built figures pass Plotly's full validation
     assert at.get("arrow_data_frame") or at.dataframe  # results table
 
 
@@ -100,6 +123,15 @@ def test_chart_option_does_not_rerun_sweep(at):
     at.radio(key="dp_band").set_value("min–max").run()
     no_exception(at)
     assert at.session_state["_dp_explore_result"][1] is frame_before  # same object: no new sweep
+    derived = at.session_state["_dp_explore_derived"]
+    assert derived["frame"] is frame_before and set(derived["bands"]) == {"sd", "minmax"}
+    _, lo_hi = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG) band")
+    ok = frame_before[(frame_before["mechanism"] == "analyze_gauss") & (frame_before["status"] == "ok")]
+    assert lo_hi.max() == pytest.approx(ok["captured_variance_ratio"].max())  # min–max band
+    # a rerun without changes reuses the figures built for this sweep
+    figs = dict(derived["figs"])
+    at.run()
+    assert all(at.session_state["_dp_explore_derived"]["figs"][k] is v for k, v in figs.items())
 
 
 def test_bad_csv_shows_error_not_exception(at):
@@ -193,3 +225,16 @@ def test_sample_size_page_runs(at):
     assert len(x) >= 3 and np.all(np.diff(x) > 0)
     assert fig["layout"]["xaxis"]["type"] == "log"
     assert any("scaling guide" in (t.get("name") or "") for t in fig["data"])
+
+
+def test_metric_figure_exports_and_notes():
+    from dpcore.reporting import band_table
+    from pages import _ui
+
+    frame = pd.DataFrame({"mechanism": ["analyze_gauss"] * 4, "epsilon": [0.1, 0.1, 1.0, 1.0], "status": "ok",
+                          "captured_variance_ratio": [0.2, 0.4, 0.8, 1.0]})
+    fig = _ui.metric_figure(band_table(frame), "captured_variance_ratio", title="T", references={"pca": 1.0})
+    html = fig.to_html(include_plotlyjs=False)
+    assert "Analyze Gauss (AG)" in html and '"x domain"' in html
+    empty = _ui.metric_figure(band_table(frame), "svm_accuracy", note="nothing to show")
+    assert [a["text"] for a in empty.to_dict()["layout"]["annotations"]] == ["nothing to show"]

@@ -10,7 +10,14 @@ import pytest
 import yaml
 
 from dpcore import DPCoreError
-from dpcore.reporting import band_table, config_yaml, explained_variance, k_for_fraction, results_table
+from dpcore.reporting import (
+    band_table,
+    config_yaml,
+    explained_variance,
+    k_for_fraction,
+    reference_levels,
+    results_table,
+)
 from dpcore.theory import (
     dp_lower_bound,
     eigengap,
@@ -100,3 +107,84 @@ def test_explained_variance_and_yaml():
     text = config_yaml({"mechanisms": ["a"], "epsilons": (0.1, np.float64(1.0))}, dataset="wine")
     doc = yaml.safe_load(text)
     assert doc == {"dataset": "wine", "sweep": {"mechanisms": ["a"], "epsilons": [0.1, 1.0]}}
+
+
+def _messy_frame(seed: int = 3) -> pd.DataFrame:
+    """A sweep-like frame with every status, missing metrics, a missing key and attrs (as run_sweep sets them)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for mech, guarantee in (("zeta", "pure"), ("alpha", "approx"), ("mid", "approx")):
+        for eps in (10.0, 0.1, 1.0):
+            for t in range(4):
+                status = rng.choice(["ok", "ok", "ok", "timeout", "bottom", "error"])
+                vals = {m: (rng.normal() if status == "ok" and rng.random() > 0.15 else np.nan)
+                        for m in ("captured_variance_ratio", "frobenius_error", "svm_accuracy")}
+                if mech == "mid":
+                    vals["frobenius_error"] = np.nan  # a subspace-only mechanism
+                rows.append({"mechanism": mech, "guarantee": guarantee, "neighbouring": "replace", "epsilon": eps,
+                             "delta": 0.0 if guarantee == "pure" else 1e-5, "k": 2, "n": 50, "trial": t, **vals,
+                             "runtime_s": rng.random() if rng.random() > 0.1 else np.nan, "status": status,
+                             "message": "" if status == "ok" else f"{status} in trial {t}"})
+    rows.append({**rows[0], "delta": np.nan, "status": "ok", "captured_variance_ratio": 0.5})  # missing key
+    frame = pd.DataFrame(rows)
+    frame.attrs["config"] = {"mechanisms": ["zeta", "alpha", "mid"]}
+    return frame
+
+
+def _band_reference(frame, band, x="epsilon", by=("mechanism",)):
+    """Straightforward per-metric groupby (the definition the vectorised band_table must reproduce)."""
+    keys, out = [*by, x], []
+    ok = frame[frame["status"] == "ok"]
+    for metric in ("captured_variance_ratio", "frobenius_error", "svm_accuracy"):
+        agg = ok[[*keys, metric]].dropna().groupby(keys)[metric].agg(["mean", "std", "min", "max", "count"])
+        agg = agg.reset_index()
+        sd = agg["std"].fillna(0.0)
+        agg["lo"], agg["hi"] = (agg["mean"] - sd, agg["mean"] + sd) if band == "sd" else (agg["min"], agg["max"])
+        agg["metric"] = metric
+        out.append(agg[[*keys, "metric", "mean", "lo", "hi", "count"]])
+    return pd.concat(out, ignore_index=True)
+
+
+@pytest.mark.parametrize("band", ["sd", "minmax"])
+@pytest.mark.parametrize("by", [("mechanism",), ("mechanism", "delta")])
+def test_band_table_matches_groupby_definition(band, by):
+    f = _messy_frame()
+    got = band_table(f, band=band, by=by, metrics=("captured_variance_ratio", "frobenius_error", "svm_accuracy"))
+    want = _band_reference(f, band, by=by)
+    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12, atol=1e-12)
+    assert list(got["mechanism"].unique()) == ["alpha", "mid", "zeta"]  # sorted keys within each metric
+    assert not ((got["mechanism"] == "mid") & (got["metric"] == "frobenius_error")).any()
+
+
+def test_results_table_matches_per_group_definition():
+    f = _messy_frame(5)
+    t = results_table(f)
+    keys = ["mechanism", "guarantee", "neighbouring", "epsilon", "delta", "k", "n"]
+    groups = list(f.groupby(keys, sort=False, dropna=False))
+    assert len(t) == len(groups)
+    assert list(t["mechanism"][:3]) == ["zeta"] * 3 and list(t["epsilon"][:3]) == [10.0, 0.1, 1.0]  # first appearance
+    for (_, grp), (_, row) in zip(groups, t.iterrows()):
+        counts = grp["status"].value_counts()
+        assert row["trials"] == len(grp)
+        assert row["status"] == ", ".join(f"{s} {counts[s]}" for s in ("ok", "bottom", "timeout", "error")
+                                          if s in counts)
+        ok = grp[grp["status"] == "ok"]
+        for m in ("captured_variance_ratio", "frobenius_error", "svm_accuracy"):
+            vals = ok[m].dropna()
+            assert (np.isnan(row[m]) and vals.empty) or row[m] == pytest.approx(vals.mean(), rel=1e-12)
+        rt = grp["runtime_s"].dropna()
+        assert (np.isnan(row["runtime_s"]) and rt.empty) or row["runtime_s"] == pytest.approx(rt.mean(), rel=1e-12)
+        msgs = [m for m in grp["message"] if m]
+        assert row["message"] == (msgs[0] if msgs else "")
+    assert results_table(f.iloc[:0]).empty
+
+
+def test_reference_levels_means_per_mechanism():
+    f = _messy_frame(7)
+    levels = reference_levels(f, ["mid", "zeta"], metrics=("captured_variance_ratio", "frobenius_error"))
+    ok = f[f["status"] == "ok"]
+    for metric in ("captured_variance_ratio", "frobenius_error"):
+        want = ok[ok["mechanism"].isin(["mid", "zeta"])].groupby("mechanism")[metric].mean().dropna()
+        assert list(levels[metric]) == list(want.index)
+        assert list(levels[metric].values()) == pytest.approx(list(want.values), rel=1e-12)
+    assert "mid" not in levels["frobenius_error"]  # no value at all: no reference line
