@@ -8,6 +8,7 @@ Quick start::
 """
 
 from . import data
+from .estimator import DPPCA
 from .exceptions import (
     DataError,
     DPCoreError,
@@ -23,6 +24,7 @@ from .mechanisms import Release, get_mechanism, list_mechanisms, mechanism_ids
 __version__ = "0.1.0"
 
 __all__ = [
+    "DPPCA",
     "DPCoreError",
     "DataError",
     "InvalidMechanismError",
@@ -37,7 +39,3 @@ __all__ = [
     "list_mechanisms",
     "mechanism_ids",
 ]
-
-from .estimator import DPPCA  # noqa: E402  (after the registry: the estimator imports it)
-
-__all__ += ["DPPCA"]

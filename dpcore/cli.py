@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from ._cli_args import coerce as _coerce
+from ._cli_args import key_values as _key_values
 from .exceptions import DPCoreError, InvalidParameterError
 
 EXIT_USAGE = 2
@@ -47,29 +49,6 @@ def _ints(text: str, name: str) -> list[int]:
     if not values:
         raise InvalidParameterError(f"{name} is empty.")
     return values
-
-
-def _key_values(items: Sequence[str] | None, flag: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items or ():
-        if "=" not in item:
-            raise InvalidParameterError(f"{flag} expects key=value, got {item!r}.")
-        key, value = item.split("=", 1)
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _coerce(value: str):
-    """CLI option strings → int/float/bool where they look like one."""
-    low = value.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(value)
-        except ValueError:
-            pass
-    return value
 
 
 def _mechanism_options(items: Sequence[str] | None) -> dict[str, dict]:

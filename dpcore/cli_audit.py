@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+from ._cli_args import coerce, key_values
 from .audit import (
     CONFORMANCE_DRAWS,
     DEFAULT_TRIALS,
@@ -22,7 +23,7 @@ from .audit import (
     run_audit,
     sampler_conformance,
 )
-from .exceptions import DPCoreError, InvalidParameterError
+from .exceptions import DPCoreError
 
 EXIT_USAGE = 2
 #: Exit code of ``--sampler-selftest`` when the sampler's output law is rejected.
@@ -64,25 +65,12 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _options(items: list[str] | None, mechanism: str) -> dict[str, Any]:
+    """``--option [mech.]key=value`` → {key: value}, values coerced to bool/int/float where they look like one."""
     out: dict[str, Any] = {}
-    for item in items or ():
-        if "=" not in item:
-            raise InvalidParameterError(f"--option expects key=value, got {item!r}.")
-        key, value = (s.strip() for s in item.split("=", 1))
+    for key, value in key_values(items, "--option").items():
         if key.startswith(mechanism + "."):
             key = key[len(mechanism) + 1:]
-        low = value.lower()
-        parsed: Any = value
-        if low in ("true", "false"):
-            parsed = low == "true"
-        else:
-            for cast in (int, float):
-                try:
-                    parsed = cast(value)
-                    break
-                except ValueError:
-                    pass
-        out[key] = parsed
+        out[key] = coerce(value)
     return out
 
 
