@@ -21,7 +21,7 @@ from ._validation import check_delta, check_epsilon, check_int, check_neighbouri
 from .data.prepared import PreparedData
 from .exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from .mechanisms import get_mechanism
-from .metrics import METRIC_NAMES, evaluate, evaluation_split
+from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error
 
 STATUSES = ("ok", "bottom", "timeout", "error")
 
@@ -29,7 +29,8 @@ COLUMNS = (
     "dataset", "mechanism", "guarantee", "epsilon", "delta", "k", "n", "d", "trial", "seed",
     *METRIC_NAMES, "runtime_s", "status",
 )
-EXTRA_COLUMNS = ("neighbouring", "message")
+#: frobenius_error uses the post-processed release (PSD, eigenvalues in [0, n]); frobenius_error_raw the raw one.
+EXTRA_COLUMNS = ("frobenius_error_raw", "neighbouring", "message")
 
 #: progress(done, total, description) -> optionally False to stop the sweep early.
 ProgressCallback = Callable[[int, int, str], "bool | None"]
@@ -187,7 +188,7 @@ def _run_cell(mech, data, split, k, eps, delta, seed, cfg, opts, over_budget) ->
     row = {
         "mechanism": mech.id, "guarantee": mech.guarantee, "epsilon": eps, "delta": delta, "k": k,
         "n": data.n, "d": data.d, "seed": seed, "neighbouring": cfg.neighbouring, "message": "",
-        **{m: math.nan for m in METRIC_NAMES}, "runtime_s": math.nan,
+        **{m: math.nan for m in METRIC_NAMES}, "frobenius_error_raw": math.nan, "runtime_s": math.nan,
     }
     if over_budget:
         row.update(status="timeout", message="sweep time limit reached before this cell ran")
@@ -210,7 +211,8 @@ def _run_cell(mech, data, split, k, eps, delta, seed, cfg, opts, over_budget) ->
     if release.is_bottom:
         row.update(status="bottom", message=release.reason)
         return row
-    row.update(evaluate(release, data, split), status="ok")
+    row.update(evaluate(release, data, split), status="ok",
+               frobenius_error_raw=frobenius_error(data.C, release.covariance))
     if release.diagnostics.get("converged") is False:
         row["message"] = "MCMC not converged (burn-in diagnostic above 0.01)"
     return row

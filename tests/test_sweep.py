@@ -26,6 +26,9 @@ def test_columns_and_cell_count(small_data):
     pca = frame[frame.mechanism == "pca"]
     assert np.allclose(pca.captured_variance_ratio, 1.0)
     assert frame.loc[frame.mechanism == "random", "frobenius_error"].isna().all()
+    ag = frame[frame.mechanism == "analyze_gauss"]
+    # post-processing (PSD projection, eigenvalues clipped to [0, n]) never moves Ĉ further from the PSD C
+    assert (ag.frobenius_error <= ag.frobenius_error_raw + 1e-12).all() and ag.frobenius_error_raw.notna().all()
     assert frame.svm_accuracy.notna().all()  # the fixture has labels
 
 
