@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -20,7 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import dpcore
-from dpcore.exceptions import DPCoreError
+from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.privacy import GUARANTEE_LABELS, GUARANTEES, NEIGHBOURING_LABELS, LedgerEntry
 
 UPLOAD_ID = "__upload__"
@@ -441,7 +442,10 @@ def current_prepared():
     if cached is not None and cached[0] == key:
         return cached[1]
     try:
-        prepared = dpcore.data.preprocess(ds, **opts)
+        with warnings.catch_warnings():
+            # Non-private steps are shown in red in the ledger on every page; the warning would only go to the log.
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            prepared = dpcore.data.preprocess(ds, **opts)
     except DPCoreError as exc:
         st.error(str(exc))
         return None

@@ -240,7 +240,8 @@ def test_suggest_norm_bounds():
 @needs_shared
 def test_shared_dataset_preprocess():
     ds = load_dataset("kddcup99", max_rows=5000)
-    with pytest.warns(PrivacyLeakWarning, match="one-hot vocabulary"):
+    with pytest.warns(PrivacyLeakWarning, match="one-hot vocabulary"), \
+            pytest.warns(PrivacyLeakWarning, match="min–max scaling"):
         p = preprocess(ds, feature_scaling="minmax")
     assert p.X.shape[0] == 5000 and _norms(p).max() <= 1 + 1e-12 and not p.is_private
     mn = _no_leak_warnings(preprocess, load_dataset("mnist"))
