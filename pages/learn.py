@@ -133,7 +133,8 @@ with ui.handle_errors():
     st.header(f"Mechanisms ({len(mechanisms)})")
     for guarantee, members in groups.items():
         label = GUARANTEE_LABELS[guarantee]
-        st.subheader(label[:1].upper() + label[1:])
+        # Capitalise ASCII only: str.upper() would turn 'ε' into the Greek capital 'Ε', which reads as 'E'.
+        st.subheader(label[:1].upper() + label[1:] if label[:1].isascii() else label)
         if guarantee in GROUP_INTROS:
             st.caption(GROUP_INTROS[guarantee])
         for mech in members:

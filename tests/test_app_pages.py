@@ -210,3 +210,12 @@ def _groups(mechs):
     from dpcore.inspect import group_by_guarantee
 
     return group_by_guarantee(mechs, include_invalid=True)
+
+
+def test_learn_headings_keep_the_greek_epsilon():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "learn.py"), default_timeout=60).run()
+    headings = [h.value for h in at.subheader]
+    assert "ε-DP (pure)" in headings
+    assert not any(h.startswith("Ε") for h in headings)  # Greek capital epsilon (looks like 'E')
