@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import math
+import time
 from pathlib import Path
 
 import plotly.graph_objects as go
 import streamlit as st
 
 import dpcore
+from dpcore.advisor import (
+    DEFAULT_NUM_CANDIDATES,
+    advisor_mechanisms,
+    best_norm_bound,
+    clipping_utility_curve,
+    default_candidates,
+)
+from dpcore.privacy import NEIGHBOURING_LABELS
 from dpcore.reporting import explained_variance, k_for_fraction, label_balance
 from pages import _ui as ui
 
@@ -131,18 +141,158 @@ with c_side:
                                                                              format="percent")})
 
 # ------------------------------------------------------------------ clipping advisor
-with st.expander("Clipping advisor: how many rows does each norm bound clip?", icon=":material/content_cut:"):
-    curve_fn = getattr(dpcore.data, "clip_fraction_curve", None)
-    norms = None
-    if curve_fn is not None:
+ADVISOR_TIME_CAP = 30.0  # seconds for the whole utility-vs-B run
+
+
+def _advisor_settings(prepared) -> dict:
+    opts = ui.preprocess_options()
+    settings = {"mechanism": ss.dp_adv_mech, "epsilon": float(ss.dp_adv_eps), "delta": float(ss.dp_delta),
+                "k": min(int(ss.dp_k), prepared.d), "trials": int(ss.dp_adv_trials), "seed": int(ss.dp_seed),
+                "feature_scaling": opts["feature_scaling"], "centering": opts["centering"],
+                "neighbouring": ss.dp_neighbouring}
+    if opts["centering"] == "dp":
+        settings["centering_epsilon"] = float(ss.dp_centering_eps)
+    return settings
+
+
+def _run_advisor(dataset, settings: dict):
+    """Compute the utility-vs-B curve with a progress bar; None after showing an error."""
+    bar = st.progress(0.0, text="Utility vs B: starting…")
+    last = [0.0]
+
+    def progress(done: int, total: int, text: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= ui.PROGRESS_INTERVAL and done < total:
+            last[0] = now
+            bar.progress(done / max(total, 1), text=f"Utility vs B: {done} / {total} releases — {text}")
+
+    try:
+        with st.spinner("Releasing at every candidate B…"):
+            return clipping_utility_curve(dataset, None, time_limit=ADVISOR_TIME_CAP, progress=progress,
+                                          **settings)
+    except dpcore.DPCoreError as exc:
+        st.error(str(exc))
+        return None
+    finally:
+        bar.empty()
+
+
+def _use_best_bound(bound: float) -> None:
+    ss.dp_norm_auto = False
+    ss.dp_norm_bound = float(bound)
+    ss.dp_norm_mode = "clip"
+
+
+def _mark_bound(fig: go.Figure, bound: float) -> None:
+    """A dashed vertical line at the current B on a log x-axis, labelled at the top.
+
+    Plotly places annotations on a log axis at log10 of the value (shapes take the value itself), so the label
+    gets ``log10(B)``; ``add_vline(annotation_text=...)`` would put it at 10^B and stretch the axis.
+    """
+    fig.add_vline(x=bound, line_dash="dash", line_color="#888888")
+    fig.add_annotation(x=math.log10(bound), xref="x", y=1.0, yref="paper", yanchor="bottom", showarrow=False,
+                       text=f"current B = {bound:.3g}", font={"size": 11, "color": "#888888"})
+
+
+def _advisor_figure(curve, current_b: float, label: str) -> go.Figure:
+    """Captured-variance ratio (mean ± sd band, left axis) and clip fraction (right axis) versus B, log x."""
+    ok = curve[curve["n_ok"] > 0]
+    b, mean = ok["norm_bound"].to_numpy(), ok["captured_variance_ratio"].to_numpy()
+    sd = ok["captured_variance_ratio_std"].fillna(0.0).to_numpy()
+    fig = go.Figure()
+    fig.add_scatter(x=[*b, *b[::-1]], y=[*(mean + sd), *(mean - sd)[::-1]], fill="toself", mode="lines",
+                    line={"width": 0}, fillcolor="rgba(37,99,235,0.18)", hoverinfo="skip", showlegend=False)
+    fig.add_scatter(x=b, y=mean, mode="lines+markers", name=f"captured-variance ratio ({label}, mean ± sd)",
+                    line={"color": "#2563eb", "width": 2},
+                    hovertemplate="B = %{x:.4g}<br>ratio = %{y:.3f}<extra></extra>")
+    fig.add_scatter(x=curve["norm_bound"], y=curve["clip_fraction"], mode="lines+markers", yaxis="y2",
+                    name="fraction of rows clipped (right axis)", line={"color": "#d62728", "dash": "dot"},
+                    hovertemplate="B = %{x:.4g}<br>clipped = %{y:.1%}<extra></extra>")
+    best = best_norm_bound(curve)
+    if best is not None:
+        row = ok[ok["norm_bound"] == best].iloc[0]
+        fig.add_scatter(x=[best], y=[row["captured_variance_ratio"]], mode="markers", name=f"best B = {best:.3g}",
+                        marker={"symbol": "star", "size": 14, "color": "#2563eb", "line": {"width": 1}})
+    _mark_bound(fig, current_b)
+    fig.update_layout(height=420, margin={"l": 60, "r": 60, "t": 50, "b": 50},
+                      title={"text": "Utility and clip fraction vs the norm bound B", "font": {"size": 15}},
+                      legend={"orientation": "h", "y": -0.25},
+                      yaxis={"title": {"text": "captured variance / optimum"}, "range": [0, 1.05]},
+                      yaxis2={"title": {"text": "fraction of rows clipped"}, "range": [0, 1.05], "overlaying": "y",
+                              "side": "right", "showgrid": False, "tickformat": ".0%"})
+    fig.update_xaxes(title_text="norm bound B (log scale)", type="log")
+    return fig
+
+
+def _utility_advisor(dataset, prepared) -> None:
+    """The "utility vs B" part of the clipping advisor (runs on a button press, result kept per settings)."""
+    st.markdown("**Utility versus B** — release a mechanism on the data clipped to each candidate B and score it "
+                "against the unclipped data's top-k subspace.")
+    mechs = [m.id for m in advisor_mechanisms() if ss.dp_neighbouring in m.neighbourings]
+    if not mechs:
+        st.caption("No fast covariance mechanism is registered for this neighbouring relation.")
+        return
+    if ss.get("dp_adv_mech") not in mechs:
+        ss.dp_adv_mech = "analyze_gauss" if "analyze_gauss" in mechs else mechs[0]
+    if "dp_adv_eps" not in ss:
+        eps = float(ss.get("dp_ss_eps") or 1.0)  # the shared fixed ε when there is one
+        ss.dp_adv_eps = min(ui.EPS_GRID, key=lambda e: abs(math.log(e / eps)))
+    if "dp_adv_trials" not in ss:
+        ss.dp_adv_trials = 3
+    c1, c2, c3 = st.columns([2, 2, 1])
+    c1.selectbox("Mechanism", mechs, key="dp_adv_mech", format_func=ui.mechanism_label,
+                 help="Fast covariance-perturbation mechanisms from the registry.")
+    c2.select_slider("ε", options=list(ui.EPS_GRID), key="dp_adv_eps", format_func=lambda e: f"{e:g}")
+    c3.number_input("Trials", min_value=1, max_value=20, step=1, key="dp_adv_trials")
+    settings = _advisor_settings(prepared)
+    key = (ui.dataset_key(), tuple(sorted(settings.items())))
+    clicked = st.button("Estimate utility vs B", key="adv_run", icon=":material/query_stats:")
+    if clicked:
+        curve = _run_advisor(dataset, settings)
+        if curve is not None:
+            ss["_dp_adv_result"] = (key, curve)
+    result = ss.get("_dp_adv_result")
+    if result is not None and result[0][0] != key[0]:
+        result = None  # computed on another dataset: never show it next to this one
+    if result is None:
+        st.caption(f"Runs {settings['trials']} releases at each of {DEFAULT_NUM_CANDIDATES} candidate bounds (at most "
+                   f"{ADVISOR_TIME_CAP:g} s).")
+        return
+    shown_key, curve = result
+    if shown_key != key:
+        st.warning("The settings changed since this estimate: press the button again to update it.")
+    mech = dpcore.get_mechanism(curve.attrs.get("mechanism", settings["mechanism"]))
+    nb = NEIGHBOURING_LABELS.get(curve.attrs.get("neighbouring", ""), "")
+    st.markdown(f"{ui.guarantee_badge(mech)} {mech.name} · ε = {curve.attrs.get('epsilon', 0):g}"
+                + (f", δ = {curve.attrs['delta']:g}" if curve.attrs.get("delta") else "")
+                + f" · k = {curve.attrs.get('k')} · {curve.attrs.get('trials')} trials · {nb}")
+    if not curve.attrs.get("complete", True):
+        st.warning(f"Stopped at the {ADVISOR_TIME_CAP:g} s time cap: "
+                   f"{int((curve['n_ok'] > 0).sum())} of {len(curve)} candidates have results.")
+    st.plotly_chart(_advisor_figure(curve, float(prepared.norm_bound), mech.name), theme="streamlit",
+                    key="data_clip_utility", width="stretch")
+    st.caption("Small B clips many rows and biases the second moment (the left end falls); large B clips nothing, "
+               "but the noise is calibrated to rows of norm ≤ B and grows like B² in the data's units (the right "
+               "end falls). Scores use the TRUE unclipped data, so this view is NOT private: choosing B from it is "
+               "a data-dependent choice unless it is done on public or similar data.")
+    best = best_norm_bound(curve)
+    if best is not None and not math.isclose(best, float(prepared.norm_bound), rel_tol=1e-6):
+        st.button(f"Use B = {best:.4g} (a non-private choice)", key="adv_use_best", on_click=_use_best_bound,
+                  args=(best,))
+
+
+with st.expander("Clipping advisor: clip fraction and utility versus the norm bound B", icon=":material/content_cut:"):
+    scaling = {k: v for k, v in ui.preprocess_options().items() if k in ("feature_scaling", "centering")}
+    clip_key = (ui.dataset_key(), tuple(sorted(scaling.items())))
+    norms = ss["_dp_clip_curve"][1] if ss.get("_dp_clip_curve", (None,))[0] == clip_key else None
+    if norms is None:
         with ui.handle_errors():
-            scaling = {k: v for k, v in ui.preprocess_options().items() if k in ("feature_scaling", "centering")}
-            norms = curve_fn(dataset, None, **scaling)
+            norms = dpcore.data.clip_fraction_curve(dataset, default_candidates(dataset, 25, **scaling), **scaling)
+            ss["_dp_clip_curve"] = (clip_key, norms)
     if norms is not None:
-        xs, ys = (norms["norm_bound"], norms["clip_fraction"]) if hasattr(norms, "columns") else norms
+        xs, ys = norms["norm_bound"], norms["clip_fraction"]
         fig = go.Figure(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"color": "#d62728"}))
-        fig.add_vline(x=prepared.norm_bound, line_dash="dash", line_color="#888888",
-                      annotation_text=f"current B = {prepared.norm_bound:.3g}")
+        _mark_bound(fig, float(prepared.norm_bound))
         fig.update_layout(height=300, margin={"l": 60, "r": 10, "t": 30, "b": 50}, title="Clip fraction vs B")
         fig.update_xaxes(title_text="norm bound B", type="log")
         fig.update_yaxes(title_text="fraction of rows clipped", range=[0, 1.02])
@@ -151,3 +301,4 @@ with st.expander("Clipping advisor: how many rows does each norm bound clip?", i
                    "looking at this curve is itself a data-dependent, non-private choice.")
     else:
         st.caption("The clipping advisor is unavailable for this dataset.")
+    _utility_advisor(dataset, prepared)

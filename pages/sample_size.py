@@ -13,10 +13,30 @@ from dpcore.sweep import SweepConfig, count_cells
 from dpcore.theory import FAMILY_LABELS, family_for, sample_size_guides, scaling_guide
 from pages import _ui as ui
 
+#: Page defaults: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (both cheap for fast
+#: mechanisms: the default sweep takes well under a second on wine and css_synthetic).
+SS_DEFAULTS = {"dp_ss_trials": 5, "dp_ss_sizes": 8}
+#: Datasets with fewer rows than this get a note suggesting a larger one.
+SMALL_N = 500
+#: Larger built-in datasets suggested for a clearer picture (those that are registered).
+LARGER = ("css_synthetic", "adult")
+#: Scaling guides are drawn only for mechanisms whose middle point is this far above the random-subspace floor.
+GUIDE_MARGIN = 0.1
+#: Default sweeps run without a click when every mechanism is a fast covariance perturbation and the work is small.
+AUTO_WORK = 4e9
+
 ui.init_state()
 ss = st.session_state
+for _key, _value in SS_DEFAULTS.items():
+    if _key not in ss:
+        ss[_key] = _value
 st.title("How many rows does each mechanism need?")
 ui.evaluation_banner()
+
+
+def _switch_dataset(dataset_id: str) -> None:
+    ss.dp_dataset = dataset_id
+
 
 with st.sidebar:
     st.header("Sample-size sweep")
@@ -29,11 +49,15 @@ with st.sidebar:
     st.select_slider("δ (for (ε, δ) mechanisms)", options=list(ui.DELTA_CHOICES), key="dp_delta",
                      format_func=lambda x: f"{x:g}")
     st.number_input("k (components)", min_value=1, max_value=200, step=1, key="dp_k")
-    st.slider("Number of sample sizes", 3, 12, key="dp_ss_points")
+    st.slider("Number of sample sizes", 3, 16, key="dp_ss_sizes",
+              help="Log-spaced from max(2d, 20) rows to every row available to the mechanisms.")
     c1, c2 = st.columns(2)
-    c1.number_input("Trials", min_value=1, max_value=100, step=1, key="dp_trials")
+    c1.number_input("Trials", min_value=1, max_value=100, step=1, key="dp_ss_trials",
+                    help="Independent subsamples and noise draws per size; the band is mean ± 1 sd over them.")
     c2.number_input("Seed", min_value=0, step=1, key="dp_seed")
     st.number_input("Time cap per release (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap")
+    st.toggle("Run automatically when settings change", key="dp_autorun",
+              help="Only when every mechanism is a fast covariance perturbation and the sweep is small.")
 
 prepared = ui.current_prepared()
 if prepared is None:
@@ -49,13 +73,25 @@ lo_n = max(2 * prepared.d, 20, k + 2)
 if mech_rows <= lo_n:
     st.error(f"Only {mech_rows} rows are available to the mechanisms; a sample-size sweep needs more than {lo_n}.")
     st.stop()
-sizes = sorted({round(float(v)) for v in np.geomspace(lo_n, mech_rows, int(ss.dp_ss_points))})
+sizes = sorted({round(float(v)) for v in np.geomspace(lo_n, mech_rows, int(ss.dp_ss_sizes))})
+if prepared.n < SMALL_N:
+    larger = [d for d in LARGER if d in ui.dataset_options() and d != ss.dp_dataset]
+    st.info(f"This dataset is small: only {mech_rows:,} rows reach the mechanisms (n = {prepared.n:,}; some rows "
+            f"are held out for the SVM metric), so the sample sizes cover a narrow range ({sizes[0]:,} to "
+            f"{sizes[-1]:,}) and the curves stay noisy. For a clearer picture of how utility grows with n, use a "
+            "larger dataset" + (": " + " or ".join(ui.dataset_label(d) for d in larger) if larger else "") + ".",
+            icon=":material/info:")
+    if larger:
+        with st.container(horizontal=True):
+            for did in larger:
+                st.button(f"Switch to {did}", key=f"ss_use_{did}", on_click=_switch_dataset, args=(did,),
+                          icon=":material/swap_horiz:")
 st.markdown(f"**Data:** {ui.dataset_label(ss.dp_dataset)} · ε = {ss.dp_ss_eps:g} · k = {k} · "
             f"subsamples n = {', '.join(f'{s:,}' for s in sizes)} (fresh subsample per trial)")
 invalid = any(dpcore.get_mechanism(m).invalid for m in mechs)
 refs = [m.id for m in ui.reference_mechanisms() if ss.dp_neighbouring in m.neighbourings]
 config = SweepConfig(mechanisms=mechs + refs, epsilons=(float(ss.dp_ss_eps),), deltas=(float(ss.dp_delta),), ks=(k,),
-                     trials=int(ss.dp_trials), seed=int(ss.dp_seed), sample_sizes=sizes,
+                     trials=int(ss.dp_ss_trials), seed=int(ss.dp_seed), sample_sizes=sizes,
                      neighbouring=ss.dp_neighbouring, time_cap=float(ss.dp_time_cap), allow_invalid=invalid)
 try:
     n_cells = count_cells(config.validated(prepared))
@@ -65,8 +101,11 @@ except dpcore.DPCoreError as exc:
 run_key = (prepared.fingerprint, repr(sorted(config.as_dict().items())))
 col_run, col_info = st.columns([1, 4], vertical_alignment="center")
 clicked = col_run.button("Run sweep", type="primary", key="ss_run")
-col_info.caption(f"{n_cells} releases (including the non-private PCA and random-subspace references).")
-if clicked or ss.get("_dp_ss_key") == run_key:
+col_info.caption(f"{n_cells} releases ({len(mechs)} mechanisms + the non-private PCA and random-subspace references, "
+                 f"{len(sizes)} sizes × {config.trials} trials).")
+fast = all(dpcore.get_mechanism(m).output == "covariance" for m in mechs)
+work = len(config.mechanisms) * config.trials * sum(s * prepared.d**2 + prepared.d**3 for s in sizes)
+if clicked or (ss.dp_autorun and fast and work <= AUTO_WORK) or ss.get("_dp_ss_key") == run_key:
     frame = ui.run_sweep_cached(prepared, config, label="Sample-size sweep")
     if frame is not None:
         ss["_dp_ss_key"] = run_key
@@ -93,8 +132,8 @@ if metric == "captured_variance_ratio" and not sub.empty:
         if g.empty:
             continue
         anchor = g.iloc[len(g) // 2]
-        if anchor["mean"] >= 0.999:
-            continue
+        if anchor["mean"] >= 0.999 or (floor is not None and anchor["mean"] < floor + GUIDE_MARGIN):
+            continue  # no shortfall to scale, or still at the random-subspace floor: a guide would mislead
         fam = family_for(dpcore.get_mechanism(mid).output)
         guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor),
                        "name": f"scaling guide: {ui.mechanism_label(mid)}",

@@ -238,3 +238,92 @@ def test_metric_figure_exports_and_notes():
     assert "Analyze Gauss (AG)" in html and '"x domain"' in html
     empty = _ui.metric_figure(band_table(frame), "svm_accuracy", note="nothing to show")
     assert [a["text"] for a in empty.to_dict()["layout"]["annotations"]] == ["nothing to show"]
+
+
+def test_data_page_utility_vs_b_advisor(at):
+    at.switch_page("pages/data.py").run()
+    no_exception(at)
+    assert at.selectbox(key="dp_adv_mech").value == "analyze_gauss"
+    assert at.select_slider(key="dp_adv_eps").value == 1.0
+    assert "_dp_adv_result" not in at.session_state  # nothing runs before the button
+    at.button(key="adv_run").click().run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    _, curve = at.session_state["_dp_adv_result"]
+    assert len(curve) == 12 and (curve["n_ok"] == 3).all()
+    fig = chart(at, "data_clip_utility")
+    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis2"]["overlaying"] == "y"
+    x, y = line(fig, "captured-variance ratio (Analyze Gauss (AG), mean ± sd)")
+    np.testing.assert_allclose(x, curve["norm_bound"].to_numpy())
+    np.testing.assert_allclose(y, curve["captured_variance_ratio"].to_numpy())
+    _, clipped = line(fig, "fraction of rows clipped (right axis)")
+    assert np.all(np.diff(clipped) <= 0) and clipped[-1] == 0.0
+    b0 = at.session_state["dp_norm_bound"]
+    assert any(s.get("x0") == pytest.approx(b0) for s in fig["layout"]["shapes"])  # current B marked
+    assert any("NOT private" in c.value for c in at.caption)
+    # changing the current B only moves the marker: no recomputation
+    at.toggle(key="dp_norm_auto").set_value(False).run()
+    at.number_input(key="dp_norm_bound").set_value(2.0).run()
+    no_exception(at)
+    assert at.session_state["_dp_adv_result"][1] is curve
+    fig = chart(at, "data_clip_utility")
+    assert any(s.get("x0") == pytest.approx(2.0) for s in fig["layout"]["shapes"])
+    # a setting that matters (ε) asks for a new run, and the button uses the new ε
+    at.select_slider(key="dp_adv_eps").set_value(10.0).run()
+    assert any("changed" in w.value for w in at.warning)
+    at.button(key="adv_run").click().run()
+    assert at.session_state["_dp_adv_result"][1].attrs["epsilon"] == 10.0
+    assert not any("changed" in w.value for w in at.warning)
+
+
+def test_data_page_utility_advisor_error_is_shown(at, monkeypatch):
+    import dpcore.advisor
+
+    def failing(*args, **kwargs):
+        raise dpcore.DPCoreError("the advisor failed: lower the number of trials.")
+
+    monkeypatch.setattr(dpcore.advisor, "clipping_utility_curve", failing)
+    at.switch_page("pages/data.py").run()
+    at.button(key="adv_run").click().run()
+    no_exception(at)
+    assert [e.value for e in at.error] == ["the advisor failed: lower the number of trials."]
+    assert "_dp_adv_result" not in at.session_state
+
+
+@pytest.mark.parametrize("dataset", ["wine", "css_synthetic"])
+def test_sample_size_defaults_give_a_banded_curve_quickly(dataset):
+    import time
+
+    from dpcore.metrics import evaluation_split
+
+    app = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    app.query_params["data"] = dataset
+    app.run()
+    no_exception(app)
+    t0 = time.perf_counter()
+    app.switch_page("pages/sample_size.py").run()  # fast default mechanisms: runs without a click
+    elapsed = time.perf_counter() - t0
+    no_exception(app)
+    assert not app.error, [e.value for e in app.error]
+    assert elapsed < 10.0, f"default sample-size run took {elapsed:.1f} s"
+    _, frame = app.session_state["_dp_ss_result"]
+    assert app.session_state["dp_ss_trials"] >= 3 and frame["trial"].nunique() == app.session_state["dp_ss_trials"]
+    prepared = app.session_state["_dp_prepared"][1]
+    sizes = sorted(frame["n"].unique())
+    assert len(sizes) >= 6 and sizes[0] >= 2 * prepared.d
+    assert sizes[-1] == evaluation_split(prepared, 0)[0].n  # up to every row the mechanisms can get
+    assert np.allclose(np.diff(np.log(sizes)), np.log(sizes[-1] / sizes[0]) / (len(sizes) - 1), rtol=0.2)
+    fig = chart(app, "ss_chart")
+    band = next(t for t in fig["data"] if t.get("name") == "Analyze Gauss (AG) band")
+    assert band["fill"] == "toself"
+    _, mean = line(fig, "Analyze Gauss (AG)")
+    assert mean[-1] > mean[0] + 0.2  # utility clearly grows with n
+    small_note = [i.value for i in app.info if "small" in i.value]
+    if dataset == "wine":
+        assert small_note and "Synthetic" in small_note[0]  # the suggestion names the larger dataset
+        app.button(key="ss_use_css_synthetic").click().run()
+        no_exception(app)
+        assert app.session_state["dp_dataset"] == "css_synthetic"
+        assert not [i.value for i in app.info if "small" in i.value]
+    else:
+        assert not small_note
