@@ -31,7 +31,7 @@ from ._validation import (
     check_time_limit,
 )
 from .data import Dataset, PreparedData, clip_fraction_curve, preprocess, suggest_norm_bounds
-from .data.preprocess import CENTERINGS, FEATURE_SCALINGS, _as_dataset
+from .data.preprocess import CENTERINGS, FEATURE_SCALINGS, as_dataset
 from .exceptions import InvalidParameterError, MechanismTimeout, PrivacyLeakWarning
 from .mechanisms import Mechanism, get_mechanism, list_mechanisms
 from .metrics import captured_variance_ratio, principal_angle_max_deg
@@ -100,7 +100,7 @@ def _public_bound(dataset, feature_scaling: str, centering: str, center) -> floa
     That default depends only on public metadata (the schema, a public centre, a documented bound), never on the
     rows, so it is read off a one-row copy instead of preprocessing the whole dataset.
     """
-    ds = _as_dataset(dataset)
+    ds = as_dataset(dataset)
     one_row = replace(ds, X=ds.X[:1], y=None)
     try:
         with warnings.catch_warnings():
@@ -181,7 +181,7 @@ def clipping_utility_curve(
     trials = check_int(trials, "trials", 1, 1000)
     seed = check_int(seed, "seed", 0)
     options = mech.validate_options(mechanism_options)
-    k = check_k(k, _as_dataset(dataset).X.shape[1], strict=mech.strict_k)  # scaling and centring keep d
+    k = check_k(k, as_dataset(dataset).X.shape[1], strict=mech.strict_k)  # scaling and centring keep d
     if mech.invalid:
         raise InvalidParameterError(f"{mech.name} is claimed-invalid (not private); the clipping advisor only "
                                     "runs mechanisms with a valid guarantee — choose another mechanism.")

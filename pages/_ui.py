@@ -66,7 +66,6 @@ DEFAULTS: dict[str, Any] = {
     "dp_band": "±1 sd",
     "dp_autorun": True,
     "dp_ss_eps": 1.0,
-    "dp_ss_points": 6,
 }
 
 # query-parameter name -> session key

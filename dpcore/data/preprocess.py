@@ -40,7 +40,8 @@ NORM_MODES = ("clip", "max_norm")
 CENTERINGS = ("none", "public", "dp", "empirical")
 
 
-def _as_dataset(dataset: Dataset | np.ndarray) -> Dataset:
+def as_dataset(dataset: Dataset | np.ndarray) -> Dataset:
+    """A Dataset as is, or a raw numeric array wrapped as one (no schema, no labels)."""
     if isinstance(dataset, Dataset):
         return dataset
     if isinstance(dataset, np.ndarray):
@@ -110,7 +111,7 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
     The DP mean (``centering='dp'``) needs ``norm_mode='clip'`` and ``neighbouring='replace'`` (n public); its
     (ε, δ) are recorded in the ledger and must be added to the mechanism's budget (basic composition).
     """
-    ds = _as_dataset(dataset)
+    ds = as_dataset(dataset)
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
     norm_mode = check_choice(norm_mode, "norm_mode", NORM_MODES)
     centering = check_choice(centering, "centering", CENTERINGS)
@@ -234,7 +235,7 @@ def clip_fraction_curve(dataset: Dataset | np.ndarray, candidates: Sequence[floa
     sensitive data leaks information. ``centering='dp'`` is approximated by the exact mean. With ``candidates``
     None, 25 bounds spread over the observed norms are used.
     """
-    norms = _row_norms(_as_dataset(dataset), feature_scaling, centering, center)
+    norms = _row_norms(as_dataset(dataset), feature_scaling, centering, center)
     if candidates is None:
         hi = float(norms.max(initial=0.0)) or 1.0
         cand = np.linspace(hi / 25.0, hi, 25)
@@ -260,7 +261,7 @@ def suggest_norm_bounds(dataset: Dataset | np.ndarray,
     q = np.asarray(quantiles, dtype=np.float64).ravel()
     if q.size == 0 or np.any(~np.isfinite(q)) or np.any(q <= 0) or np.any(q > 1):
         raise InvalidParameterError("quantiles must be numbers in (0, 1].")
-    norms = _row_norms(_as_dataset(dataset), feature_scaling, centering, center)
+    norms = _row_norms(as_dataset(dataset), feature_scaling, centering, center)
     bounds = np.quantile(norms, q)
     frac = np.array([np.mean(norms > b) for b in bounds])
     return pd.DataFrame({"quantile": q, "norm_bound": bounds, "clip_fraction": frac})
