@@ -22,6 +22,7 @@ SCRIPTS = (
     ("bench_explore_page.py", False),
     ("audit_table.py", False),
     ("ss_dimension_sweep.py", True),
+    ("reproduce_papers.py", True),
 )
 
 
