@@ -17,7 +17,8 @@ from . import register
 from .base import Mechanism, MechanismOutput, Param
 
 #: Default burn-in (Gibbs scans). The paper used 20,000 on real data and 1,000 on its synthetic sweep;
-#: 1,000 keeps a dashboard responsive (d = 10, k = 2: well under a second) — raise it for real data.
+#: 1,000 keeps a dashboard responsive (d = 10, k = 2: well under a second) — raise it for real data. Note that
+#: F_k(T) ≈ 1/√T even at stationarity, so the paper's "F < 0.01" check needs T ≳ 10,000 (the paper used 20,000).
 DEFAULT_BURN_IN = 1000
 
 
