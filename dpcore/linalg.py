@@ -41,10 +41,3 @@ def orthonormalize(V: np.ndarray) -> np.ndarray:
     signs = np.sign(np.diag(R))
     signs[signs == 0] = 1.0
     return Q * signs
-
-
-def orthogonal_complement(V: np.ndarray) -> np.ndarray:
-    """A d×(d−k) orthonormal basis of the complement of span(V), V d×k with orthonormal columns."""
-    k = V.shape[1]
-    Q, _ = np.linalg.qr(V, mode="complete")
-    return Q[:, k:]
