@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -112,7 +111,10 @@ def _prepare_from_args(args):
             raise InvalidParameterError("--label only applies to --csv; built-in datasets carry their labels.")
         options = {k: _coerce(v) for k, v in _key_values(args.dataset_option, "--dataset-option").items()}
         dataset = load_dataset(args.dataset, **options)
-    kwargs = {"centering": args.center, "feature_scaling": args.feature_scaling, "random_state": args.seed}
+    # One seed for the run: preprocessing and the mechanism derive independent child streams from it
+    # (dpcore.seeding), so passing the same integer to both is safe.
+    kwargs = {"centering": args.center, "feature_scaling": args.feature_scaling, "random_state": args.seed,
+              "neighbouring": args.neighbouring}
     if args.norm_bound is not None:
         kwargs["norm_bound"] = args.norm_bound
     import warnings
@@ -173,22 +175,19 @@ def _cmd_sweep(args) -> int:
 def _cmd_release(args) -> int:
     from .mechanisms import get_mechanism
     from .metrics import evaluate
+    from .privacy import jsonable
 
     _, data = _prepare_from_args(args)
     mech = get_mechanism(args.mechanism)
     release = mech.release(data, args.k, args.epsilon, args.delta, neighbouring=args.neighbouring,
                            random_state=args.seed, time_limit=args.time_cap, allow_invalid=args.allow_invalid,
                            **_mechanism_options(args.option).get(args.mechanism, {}))
-    result = {
-        "mechanism": release.mechanism, "guarantee": release.guarantee, "neighbouring": release.neighbouring,
-        "epsilon": release.epsilon, "delta": release.delta, "k": release.k, "n": release.n, "d": release.d,
-        "status": release.status, "reason": release.reason,
-        "ledger": [e.as_dict() for e in (*data.ledger, *release.ledger)],
-        "counterexample_delta": release.counterexample_delta,
-        "subspace": None if release.subspace is None else release.subspace.tolist(),
-        "metrics_on_true_data": {k: (None if isinstance(v, float) and math.isnan(v) else v)
-                                 for k, v in evaluate(release, data).items()},
-    }
+    # Private output and public settings first; the budget is the whole pipeline's (DP centring included);
+    # exact data-dependent values only under "nonprivate_diagnostics".
+    result = release.as_dict()
+    result["nonprivate_diagnostics"]["values"]["preprocessing"] = data.diagnostics.as_dict()["values"]
+    result["metrics_on_true_data"] = {"private": False, "label": "utility computed on the true data (not private)",
+                                      "values": jsonable(evaluate(release, data))}
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0
 

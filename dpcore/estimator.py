@@ -14,7 +14,7 @@ from .data import Dataset, preprocess
 from .exceptions import InvalidParameterError, PrivacyLeakWarning
 from .mechanisms import get_mechanism
 from .mechanisms.base import Release
-from .privacy import ledger_total
+from .privacy import Diagnostics, ledger_total
 
 
 class DPPCA(TransformerMixin, BaseEstimator):
@@ -35,8 +35,9 @@ class DPPCA(TransformerMixin, BaseEstimator):
         NOT private (a ``PrivacyLeakWarning`` is raised and the ledger says so).
     centering_fraction : float, default=0.1
     neighbouring : {"replace", "add_remove"}, default="replace"
-    random_state : None, int or numpy Generator
-        None draws OS entropy (use for real releases); an int makes a demo reproducible.
+    random_state : None, int, SeedSequence or numpy Generator
+        None draws OS entropy (use for real releases); an int makes a demo reproducible. DP centring and the
+        mechanism draw from independent child streams of it (:mod:`dpcore.seeding`).
     time_limit : float or None
         Seconds before a slow mechanism (samplers) gives up with ``MechanismTimeout``.
     allow_invalid : bool, default=False
@@ -46,10 +47,21 @@ class DPPCA(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
+    Private (may be published with the model):
+
     components_ : (n_components, n_features) array — the private principal axes.
-    mean_ : (n_features,) array — the centre subtracted (zeros when ``centering="none"``).
-    release_ : Release — the mechanism's full output (ledger, diagnostics, covariance if any).
+    mean_ : (n_features,) array — the centre subtracted (the DP mean with ``centering="dp"``; zeros with "none").
+    explained_variance_ : (n_components,) array — variances along the components from the private covariance
+        (NaN for subspace-only mechanisms). They divide by n, which is public only under replace-one; under
+        add/remove they are NaN — use ``explained_scatter_``.
+    explained_scatter_ : (n_components,) array — B²·v̂ᵀĈv̂ (unnormalised, no n involved); NaN without a covariance.
+    n_samples_ : int or None — the row count where it is public (replace-one); None under add/remove.
+    release_ : Release — the mechanism's output; its ``diagnostics`` are NOT private.
     ledger_ : list of LedgerEntry — every step with its privacy cost; ``private=False`` marks leaks.
+
+    Not private (exact values computed from the data; for the analyst's eyes only):
+
+    diagnostics_ : Diagnostics — clip fraction, exact row count and the mechanism's diagnostics.
     """
 
     def __init__(self, mechanism: str = "analyze_gauss", epsilon: float = 1.0, delta: float = 1e-5,
@@ -90,7 +102,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Fit the private principal axes on X (n_samples, n_features)."""
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        n, d = X.shape
+        d = X.shape[1]
         mech = get_mechanism(self.mechanism)
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
@@ -114,7 +126,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # re-raised below with the estimator's wording
             data = preprocess(Dataset(id="fit", name="fit", X=X), feature_scaling="none", norm_bound=bound,
                               centering=centering, neighbouring=self.neighbouring,
-                              random_state=_derived(self.random_state, 0xC0), **prep)
+                              random_state=self.random_state, **prep)
         if not data.is_private:
             warnings.warn("centering='empirical' uses the true mean: the fit is NOT differentially private.",
                           PrivacyLeakWarning, stacklevel=2)
@@ -122,27 +134,29 @@ class DPPCA(TransformerMixin, BaseEstimator):
         if not mech.uses_delta:
             delta_cov = 0.0
         release: Release = mech.release(
-            data, k, eps_cov, delta_cov, neighbouring=self.neighbouring, random_state=_derived(self.random_state, 1),
+            data, k, eps_cov, delta_cov, neighbouring=self.neighbouring, random_state=self.random_state,
             time_limit=self.time_limit, allow_invalid=self.allow_invalid, **self._mechanism_options,
         )
         if release.is_bottom:
             raise InvalidParameterError(f"{mech.id} returned ⊥ (no output): {release.reason}")
         self.release_ = release
-        self.ledger_ = [*data.ledger, *release.ledger]
+        self.ledger_ = list(release.full_ledger)
         self.mean_ = mean
         self.components_ = release.subspace.T.copy()
-        self.n_samples_ = n
-        self.clip_fraction_ = data.clip_fraction
-        self.explained_variance_ = self._private_variances(release)
+        self.n_samples_ = release.n
+        self.explained_scatter_ = self._private_scatter(release)
+        self.explained_variance_ = (self.explained_scatter_ / release.n if release.n is not None
+                                    else np.full(k, np.nan))
+        self.diagnostics_ = Diagnostics({**data.diagnostics, **release.diagnostics})
         return self
 
     @staticmethod
-    def _private_variances(release: Release) -> np.ndarray:
-        """Variances along the components from the private covariance (post-processing), else NaN."""
+    def _private_scatter(release: Release) -> np.ndarray:
+        """B²·v̂ᵀĈv̂ along the components from the private covariance (post-processing), else NaN."""
         if release.covariance_post is None:
             return np.full(release.k, np.nan)
         V = release.subspace
-        return np.einsum("ij,ik,kj->j", V, release.covariance_post, V) * release.norm_bound**2 / release.n
+        return np.einsum("ij,ik,kj->j", V, release.covariance_post, V) * release.norm_bound**2
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
@@ -161,9 +175,3 @@ class DPPCA(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         return np.asarray(Z, dtype=float) @ self.components_ + self.mean_
 
-
-def _derived(random_state, stream: int):
-    """Independent streams for preprocessing and the mechanism from one ``random_state``."""
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        return np.random.SeedSequence([int(random_state), stream])
-    return random_state  # None (OS entropy) or a Generator shared sequentially

@@ -13,22 +13,19 @@ import numpy as np
 
 from ._validation import check_int, check_positive
 from .exceptions import InvalidParameterError
-
-RandomState = None | int | np.random.SeedSequence | np.random.Generator
+from .seeding import RandomState, check_random_state
 
 
 def make_rng(random_state: RandomState = None) -> np.random.Generator:
-    """A Generator from None (OS entropy), an int seed, a SeedSequence or an existing Generator."""
+    """A Generator from None (OS entropy), an int seed, a SeedSequence or an existing Generator.
+
+    For a stage of a run (centring, a mechanism, a sweep cell) use :func:`dpcore.seeding.stage_rng` instead, so
+    that one integer never seeds two noise stages.
+    """
+    check_random_state(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if random_state is None or (isinstance(random_state, (int, np.integer, np.random.SeedSequence))
-                                and not isinstance(random_state, (bool, np.bool_))):
-        if isinstance(random_state, (int, np.integer)) and random_state < 0:
-            raise InvalidParameterError(f"random_state must be >= 0, got {random_state}.")
-        return np.random.default_rng(random_state)
-    raise InvalidParameterError(
-        f"random_state must be None, a non-negative int, a SeedSequence or a numpy Generator; got {random_state!r}."
-    )
+    return np.random.default_rng(random_state)
 
 
 def _mirror_upper(G: np.ndarray) -> np.ndarray:

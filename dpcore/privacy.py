@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import optimize, special
 
 from ._validation import check_delta, check_epsilon, check_neighbouring, check_positive
@@ -50,6 +51,39 @@ class LedgerEntry:
     def as_dict(self) -> dict:
         return {"step": self.step, "epsilon": self.epsilon, "delta": self.delta,
                 "private": self.private, "note": self.note}
+
+
+class Diagnostics(dict):
+    """Exact, data-dependent values that come with a release or a preprocessing step: NOT private.
+
+    A plain mapping, kept apart from the private output so that nothing non-private is reachable through the
+    private fields; :meth:`as_dict` labels it for JSON and the UI shows it under a "not private" heading.
+    """
+
+    private = False
+    label = "non-private diagnostics (exact values computed from the data; do not publish)"
+
+    def as_dict(self) -> dict:
+        return {"private": False, "label": self.label, "values": jsonable(dict(self))}
+
+
+def jsonable(x):
+    """Numbers, arrays and nested containers as JSON-ready Python values (NaN/inf → None)."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return jsonable(x.tolist())
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer, int)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        return float(x) if math.isfinite(x) else None
+    if x is None or isinstance(x, str):
+        return x
+    return str(x)
 
 
 def ledger_total(entries: Iterable[LedgerEntry]) -> tuple[float, float]:

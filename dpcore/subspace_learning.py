@@ -37,6 +37,7 @@ import numpy as np
 
 from ._validation import check_delta, check_epsilon, check_int, check_positive
 from .exceptions import InvalidParameterError
+from .linalg import orthonormalize
 from .noise import truncated_laplace
 from .timing import NO_DEADLINE, Deadline
 
@@ -337,9 +338,25 @@ def exact_select(X: np.ndarray, k: int, ell: int, *, tol: float = DEFAULT_TOLERA
 
 
 def basis_of_rows(rows: np.ndarray, k: int) -> np.ndarray:
-    """d×k orthonormal basis of the top-k right singular vectors of ``rows`` (their span when rank k)."""
+    """d×k orthonormal basis of the top-k right singular vectors of ``rows`` (their span when rank k).
+
+    NOT for release: the singular vectors record how the rows spread inside their span (data-dependent).
+    """
     _, _, Vt = np.linalg.svd(np.asarray(rows, dtype=float), full_matrices=False)
     return Vt[:k].T.copy()
+
+
+def random_basis_of_span(rows: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """A d×k orthonormal basis of S = span(rows) that depends only on S and fresh randomness.
+
+    Returns orth(Π_S G) with G a fresh d×k standard Gaussian: Haar-uniform over the orthonormal bases of S, and,
+    for a fixed G, a function of the projector Π_S alone (identical, up to rounding, for any rows spanning S).
+    Used for releases: the member rows' own singular vectors would leak how the points spread inside S.
+    """
+    Q = basis_of_rows(rows, k)
+    P = Q @ Q.T
+    P = 0.5 * (P + P.T)
+    return orthonormalize(P @ rng.standard_normal((P.shape[0], k)))
 
 
 # ==================================================================================================
@@ -438,18 +455,19 @@ def dpase(X: np.ndarray, k: int, epsilon: float, delta: float, plan: ApproxPlan,
             "plan_fingerprint": plan.fingerprint(),
             "nonprivate_largest_cell_count": int(counts.max()), "nonprivate_nonempty_cells": int(counts.size)}
     if not released.any():
+        diag["bottom_detail"] = (
+            f"largest cell count {int(counts.max())} of t={plan.t} blocks, {counts.size} non-empty cells (exact)")
         return ApproxResult(None, (
-            f"no histogram cell passed the threshold τ_h={tau:.1f} [non-private diagnostic: largest count "
-            f"{int(counts.max())} of t={plan.t} blocks, {counts.size} non-empty cells]. The block subspaces "
-            f"disagree at the grid scale ℓ={plan.ell:.3g}: raise ell/gamma_pub, use more data per block, or "
-            "the data is not close enough to a k-dimensional subspace."), diag)
+            f"no histogram cell passed the threshold τ_h={tau:.1f}: the t={plan.t} block subspaces did not agree at "
+            f"the grid scale ℓ={plan.ell:.3g}. Raise ell/gamma_pub, use more data per block, or check that the "
+            "data lies close to a k-dimensional subspace."), diag)
     best = int(np.argmax(np.where(released, noisy, -np.inf)))
-    diag["noisy_top_count"] = float(noisy[best])  # private (a released noisy count)
+    diag["noisy_top_count"] = float(noisy[best])  # a released noisy count, but kept with the diagnostics
     if noisy[best] < plan.t / 2:
         return ApproxResult(None, (
-            f"the heaviest released histogram cell has noisy count {noisy[best]:.1f} < t/2 = {plan.t / 2:g} "
+            f"the heaviest released histogram cell's noisy count is below t/2 = {plan.t / 2:g} "
             f"(τ_h={tau:.1f}): fewer than half of the t={plan.t} block subspaces agree at the grid scale "
-            f"ℓ={plan.ell:.3g}; raise ell/gamma_pub or use more data per block."), diag)
+            f"ℓ={plan.ell:.3g}. Raise ell/gamma_pub or use more data per block."), diag)
     inside = rng.random(d * plan.q) if point == "random" else np.full(d * plan.q, 0.5)
     z_hat = (uniq[best] + inside + plan.offset) * plan.ell
     P_hat = z_hat.reshape(d, plan.q)

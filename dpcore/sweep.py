@@ -22,6 +22,7 @@ from .data.prepared import PreparedData
 from .exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from .mechanisms import get_mechanism
 from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error
+from .seeding import Stage, stage_rng, stage_seed
 
 STATUSES = ("ok", "bottom", "timeout", "error")
 
@@ -106,9 +107,13 @@ class SweepConfig:
 
 
 def cell_seed(seed: int, mechanism: str, epsilon: float, delta: float, k: int, trial: int, n: int) -> int:
-    """A 32-bit seed for one cell, derived from the sweep seed and the cell's values."""
+    """A 32-bit seed for one cell, from the sweep seed's child stream for that cell (keyed by the cell's values).
+
+    The release then draws from its own MECHANISM child of this integer (:mod:`dpcore.seeding`), so it never
+    shares a stream with the preprocessing that used the sweep seed itself.
+    """
     key = zlib.crc32(f"{mechanism}|{epsilon!r}|{delta!r}|{k}|{trial}|{n}".encode())
-    return int(np.random.SeedSequence([int(seed), key]).generate_state(1)[0])
+    return int(stage_seed(int(seed), Stage.SWEEP_CELL, key).generate_state(1)[0])
 
 
 def _deltas_for(mechanism_uses_delta: bool, deltas: Sequence[float]) -> list[float]:
@@ -123,7 +128,7 @@ def count_cells(config: SweepConfig) -> int:
 
 
 def _subsample(data: PreparedData, size: int, seed: int, trial: int) -> PreparedData:
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(size), int(trial), 0x5AB]))
+    rng = stage_rng(int(seed), Stage.SUBSAMPLE, int(size), int(trial))
     return data.subset(np.sort(rng.choice(data.n, size=size, replace=False)))
 
 

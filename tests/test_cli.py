@@ -94,8 +94,10 @@ def test_release_json(capsys):
                        "--delta", "1e-5", "--k", "2", "--seed", "1", "--quiet")
     assert code == 0
     result = json.loads(out)
-    assert result["guarantee"] == "approx" and len(result["subspace"]) == 13
-    assert 0 <= result["metrics_on_true_data"]["captured_variance_ratio"] <= 1
+    assert result["guarantee"] == "approx" and len(result["private_output"]["subspace"]) == 13
+    assert result["metrics_on_true_data"]["private"] is False
+    assert 0 <= result["metrics_on_true_data"]["values"]["captured_variance_ratio"] <= 1
+    assert result["nonprivate_diagnostics"]["private"] is False
 
 
 def test_python_dash_m_entry_point():

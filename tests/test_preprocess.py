@@ -61,7 +61,9 @@ def test_clip_fraction_and_clipped_rows():
     np.testing.assert_allclose(_norms(p)[over], 1.0, rtol=1e-12)        # clipped onto the sphere
     cos = np.sum(p.X[over] * ds.X[over], axis=1) / raw_norms[over]      # direction preserved
     np.testing.assert_allclose(cos, 1.0, rtol=1e-12)
-    assert f"{over.mean():.2%}" in p.ledger[-1].note
+    # the exact clip fraction is a non-private diagnostic, never in a (private) ledger note
+    assert f"{over.mean():.2%}" not in p.ledger[-1].note and p.ledger[-1].private
+    assert p.diagnostics["clip_fraction"] == pytest.approx(over.mean())
     assert p.ledger[0].step == "no public schema"
 
 

@@ -19,10 +19,14 @@ import pandas as pd
 
 from .._validation import check_choice, check_int
 from ..exceptions import DataError, InvalidParameterError
-from ..privacy import LedgerEntry
+from ..privacy import Diagnostics, LedgerEntry
 from .datasets import SAMPLE_DATA_DIR, Dataset
 
 CATEGORICAL_MODES = ("onehot", "drop")
+#: Why dropping rows is recorded as non-private: replace-one treats n as public, and dropping makes it depend on
+#: the data (how many rows had gaps). The exact counts are in ``Dataset.diagnostics``.
+ROW_DROP_NOTE = ("the number of rows kept depends on the data, and replace-one DP treats n as public (not "
+                 "private); use missing='zero' (a per-record fill) for a private pipeline")
 MISSING_MODES = ("drop", "zero", "mean")
 #: Cell values treated as missing (compared after stripping whitespace, case-insensitive).
 MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "?"})
@@ -179,6 +183,7 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
     frame = _parse_frame(text, header, n_rows)
     del text
     ledger: list[LedgerEntry] = []
+    dropped: dict[str, int] = {}  # exact counts: non-private diagnostics, never in the ledger
 
     # --- label ---------------------------------------------------------------------------------------
     y_raw: pd.Series | None = None
@@ -192,7 +197,10 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
         if label_missing.any():
             keep = ~label_missing
             frame, y_raw = frame[keep].reset_index(drop=True), y_raw[keep].reset_index(drop=True)
-            ledger.append(LedgerEntry("drop rows without a label", note=f"{int((~keep).sum())} rows dropped"))
+            dropped["rows_without_label"] = int((~keep).sum())
+            ledger.append(LedgerEntry("drop rows without a label", private=False,
+                                      note="the number of rows kept depends on the data, and replace-one DP treats "
+                                           "n as public (not private); fill the labels or pick another label column"))
     if frame.shape[1] == 0:
         raise DataError("no feature columns: the only column is the label; upload at least one numeric column.")
 
@@ -224,7 +232,8 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
         numeric = {c: s[keep].reset_index(drop=True) for c, s in numeric.items()}
         if y_raw is not None:
             y_raw = y_raw[keep].reset_index(drop=True)
-        ledger.append(LedgerEntry("drop rows with missing values", note=f"{n_drop} rows dropped (per-record rule)"))
+        dropped["rows_with_missing_values"] = n_drop
+        ledger.append(LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE))
     elif missing == "zero" and any_missing.any():
         numeric = {c: s.fillna(0.0) for c, s in numeric.items()}
         ledger.append(LedgerEntry("fill missing values with 0", note="per-record rule; missing categories → "
@@ -300,7 +309,7 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
         feature_ranges=None, suggested_k=k if k is not None else min(2, d),
         options={"label": label, "categorical": categorical, "missing": missing, "max_columns": max_columns,
                  "max_rows": max_rows, "k": k, "categorical_columns": tuple(categorical_cols)},
-        load_ledger=tuple(ledger),
+        load_ledger=tuple(ledger), diagnostics=Diagnostics(dropped),
     )
 
 

@@ -28,7 +28,7 @@ import pandas as pd
 
 from .._validation import check_choice, check_int, check_positive
 from ..exceptions import DataError, InvalidParameterError, UnknownNameError
-from ..privacy import LedgerEntry
+from ..privacy import Diagnostics, LedgerEntry
 from . import synthetic
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +67,8 @@ class Dataset:
         Encoding steps applied while loading; ``private=False`` marks data-dependent ones.
     suggested_norm_bound : float or None
         A public norm bound for the raw features when there is no public schema (e.g. known from a generator).
+    diagnostics : Diagnostics
+        Exact counts from loading (e.g. rows dropped) — NOT private.
     """
 
     id: str
@@ -81,6 +83,7 @@ class Dataset:
     options: dict = field(default_factory=dict)
     load_ledger: tuple[LedgerEntry, ...] = ()
     suggested_norm_bound: float | None = None
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
     def __post_init__(self) -> None:
         X = np.asarray(self.X)

@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from ..exceptions import DataError
-from ..privacy import LedgerEntry, ledger_is_private
+from ..privacy import Diagnostics, LedgerEntry, ledger_is_private
 
 _NORM_SLACK = 1e-9
 
@@ -29,7 +29,10 @@ class PreparedData:
     ledger : tuple of LedgerEntry
         Every preprocessing step with its privacy cost or a ``private=False`` flag.
     clip_fraction : float
-        Fraction of rows that were clipped to the norm bound (non-private diagnostic).
+        Fraction of rows that were clipped to the norm bound (non-private diagnostic, also in ``diagnostics``).
+    diagnostics : Diagnostics
+        Exact, data-dependent counts from loading and preprocessing (clip and clamp fractions, dropped rows, the
+        row count): NOT private — never part of a release.
     """
 
     X: np.ndarray
@@ -40,6 +43,7 @@ class PreparedData:
     ledger: tuple[LedgerEntry, ...] = ()
     clip_fraction: float = 0.0
     info: dict = field(default_factory=dict)
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
     def __post_init__(self) -> None:
         X = np.array(self.X, dtype=np.float64, order="C", copy=True)  # own copy: caller's array stays writable
@@ -122,12 +126,14 @@ class PreparedData:
     def subset(self, rows: np.ndarray, name: str | None = None) -> PreparedData:
         """The same preprocessing applied to a subset of rows (index array or boolean mask)."""
         rows = np.asarray(rows)
+        X = self.X[rows]
         return replace(
             self,
-            X=self.X[rows],
+            X=X,
             y=None if self.y is None else self.y[rows],
             name=name or self.name,
             info=dict(self.info),
+            diagnostics=Diagnostics(self.diagnostics, n_rows=X.shape[0]),
         )
 
     @classmethod

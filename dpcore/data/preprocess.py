@@ -30,8 +30,8 @@ import pandas as pd
 
 from .._validation import check_choice, check_delta, check_epsilon, check_neighbouring, check_positive
 from ..exceptions import DataError, InvalidParameterError, PrivacyLeakWarning
-from ..noise import RandomState, make_rng
-from ..privacy import LedgerEntry, gaussian_sigma
+from ..privacy import Diagnostics, LedgerEntry, gaussian_sigma
+from ..seeding import RandomState, Stage, stage_rng
 from .datasets import Dataset
 from .prepared import PreparedData
 
@@ -59,7 +59,7 @@ def _scale(ds: Dataset, feature_scaling: str) -> tuple[np.ndarray, LedgerEntry |
         clamped = float(np.mean(Xc != X))
         X = (Xc - lo) / np.where(width > 0, width, 1.0)
         entry = LedgerEntry("schema scaling", note="clamp each feature to its public range and map to [0, 1] "
-                            f"(per record, free); {clamped:.3%} of entries clamped")
+                            "(per record, free)")
         return X, entry, True, {"clamped_fraction": clamped, "scale_lo": lo.copy(), "scale_width": width.copy()}
     if feature_scaling == "schema":
         return X, LedgerEntry("no public schema", note="the dataset has no public feature ranges; features are "
@@ -103,13 +103,18 @@ def _resolve_center(center: object, d: int, unit_box: bool) -> np.ndarray:
 def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema", norm_bound: float | None = None,
                norm_mode: str = "clip", centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
                centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
-               random_state: RandomState = None) -> PreparedData:
+               norm_bound_from_data: bool = False, random_state: RandomState = None) -> PreparedData:
     """Turn a raw dataset into :class:`PreparedData` (rows divided by B so ‖x‖ ≤ 1; ``norm_bound`` = B).
 
     See the module docstring for the steps and the default B. ``center`` is in the units after feature scaling;
     with ``centering='public'`` and no ``center``, the midpoint of the public ranges (0.5 after schema scaling).
     The DP mean (``centering='dp'``) needs ``norm_mode='clip'`` and ``neighbouring='replace'`` (n public); its
     (ε, δ) are recorded in the ledger and must be added to the mechanism's budget (basic composition).
+    ``norm_bound_from_data=True`` says that ``norm_bound`` was read off this data (e.g. from the clipping advisor):
+    the clip step is then recorded as NOT private. ``random_state`` seeds the DP mean's own child stream
+    (:mod:`dpcore.seeding`), so the same integer may also be given to the mechanism.
+    Exact counts (clipped rows, clamped entries, dropped rows) go to ``PreparedData.diagnostics`` (not private),
+    never into the ledger.
     """
     ds = as_dataset(dataset)
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
@@ -121,6 +126,8 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
         if norm_mode == "max_norm":
             raise InvalidParameterError("norm_bound is set but norm_mode='max_norm' derives B from the data; "
                                         "use norm_mode='clip' with your public bound, or drop norm_bound.")
+    if norm_bound_from_data and norm_bound is None:
+        raise InvalidParameterError("norm_bound_from_data=True needs the norm_bound that was read off the data.")
     if center is not None and centering != "public":
         raise InvalidParameterError(f"center is only used with centering='public' (got centering={centering!r}).")
     if centering == "dp":
@@ -131,7 +138,7 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
         if neighbouring != "replace":
             raise InvalidParameterError("centering='dp' uses the replace-one sensitivity 2B/n (n public); under "
                                         "add/remove n is private — use a public centre or neighbouring='replace'.")
-    rng = make_rng(random_state)
+    rng = stage_rng(random_state, Stage.CENTERING)
 
     ledger: list[LedgerEntry] = list(ds.load_ledger)
     X, entry, unit_box, info = _scale(ds, feature_scaling)
@@ -141,9 +148,11 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
     # --- public norm bound ---------------------------------------------------------------------------
     public_c = _resolve_center(center, d, unit_box) if centering == "public" else None
     bound_note = ""
+    bound_public = not (norm_bound_from_data and norm_bound is not None)
     if norm_mode == "clip":
         if norm_bound is not None:
-            bound, bound_note = norm_bound, "given by the user (public)"
+            bound, bound_note = norm_bound, ("read off this data (NOT private: choose B from public knowledge)"
+                                             if norm_bound_from_data else "given by the user (public)")
         elif unit_box and public_c is not None:
             bound = float(np.linalg.norm(np.maximum(np.abs(public_c), np.abs(1.0 - public_c))))
             bound_note = "default: largest ‖x − c‖ over [0, 1]^d (no clipping)"
@@ -189,8 +198,8 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
         X, clipped = _clip_rows(X, bound)
         clipped_any |= clipped
         clip_fraction = float(clipped_any.mean())
-        ledger.append(LedgerEntry("clip rows to ‖x‖ ≤ B", note=f"B = {bound:.6g} ({bound_note}); per record, free; "
-                                  f"{clip_fraction:.2%} of rows clipped (non-private diagnostic)"))
+        ledger.append(LedgerEntry("clip rows to ‖x‖ ≤ B", private=bound_public,
+                                  note=f"B = {bound:.6g} ({bound_note}); per record, free"))
     else:
         bound = float(np.linalg.norm(X, axis=1).max(initial=0.0))
         if bound <= 0:
@@ -207,8 +216,12 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
 
     info.update(dataset_id=ds.id, feature_scaling=feature_scaling, norm_mode=norm_mode, centering=centering,
                 neighbouring=neighbouring, norm_bound_source=bound_note or "max row norm (data)")
+    diagnostics = Diagnostics(ds.diagnostics)
+    diagnostics.update(n_rows=n, clip_fraction=clip_fraction)
+    if "clamped_fraction" in info:
+        diagnostics["clamped_fraction"] = info["clamped_fraction"]
     return PreparedData(X=X / bound, norm_bound=bound, y=ds.y, name=ds.name, feature_names=ds.feature_names,
-                        ledger=tuple(ledger), clip_fraction=clip_fraction, info=info)
+                        ledger=tuple(ledger), clip_fraction=clip_fraction, info=info, diagnostics=diagnostics)
 
 
 # ==================================================================================================

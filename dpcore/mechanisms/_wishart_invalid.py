@@ -17,6 +17,8 @@ class InvalidWishart(Mechanism):
 
     guarantee = "claimed-invalid"
     output = "covariance"
+    domain = ("none: the claimed guarantee fails for every δ below the counterexample δ (the output's support "
+              "depends on the data); shown only as a labelled exhibit")
     neighbourings = ("replace",)
 
     def noise_scale(self, epsilon: float, options: dict) -> float:  # pragma: no cover - abstract

@@ -32,6 +32,8 @@ class AnalyzeGauss(Mechanism):
     output = "covariance"
     uses_delta = True
     order = 20
+    domain = ("every ε > 0 with the analytic calibration; ε ≤ 1 with the classical one (Dwork–Roth Thm A.1); "
+              "0 < δ < 1; both relations (Δ₂ = √2 replace-one, 1 add/remove)")
     params = (
         Param("calibration", "analytic", "Gaussian noise calibration: 'analytic' (Balle & Wang, any ε) or "
               "'classical' (√(2 ln(1.25/δ))·Δ₂/ε, ε ≤ 1 only).", kind="choice", choices=("analytic", "classical")),

@@ -26,8 +26,8 @@ from .._validation import (
 from ..data.prepared import PreparedData
 from ..exceptions import InvalidMechanismError, InvalidParameterError
 from ..linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize
-from ..noise import RandomState, make_rng
-from ..privacy import GUARANTEE_LABELS, GUARANTEES, LedgerEntry, ledger_total
+from ..privacy import GUARANTEE_LABELS, GUARANTEES, Diagnostics, LedgerEntry, ledger_total
+from ..seeding import RandomState, Stage, stage_rng
 from ..timing import Deadline
 
 OUTPUT_KINDS = ("covariance", "subspace")
@@ -87,7 +87,9 @@ class MechanismOutput:
     """What a mechanism's ``_release`` returns; the base class turns it into a :class:`Release`.
 
     Give ``covariance`` (raw release, unit-norm scale) and/or ``subspace`` (d×k). When only a covariance is
-    given, the subspace is its top-k eigenvectors. ``bottom_reason`` makes the release a ⊥ (no output).
+    given, the subspace is its top-k eigenvectors. ``bottom_reason`` makes the release a ⊥ (no output); it is part
+    of the output, so it must not depend on the data (put data-dependent explanations in ``diagnostics``, which are
+    non-private).
     """
 
     ledger: list[LedgerEntry]
@@ -98,12 +100,29 @@ class MechanismOutput:
     bottom_reason: str | None = None
 
 
+#: The fields of a :class:`Release` that are the private output (or public settings); everything else a release
+#: carries is in :attr:`Release.diagnostics`, which is NOT private.
+PRIVATE_OUTPUT_FIELDS = ("status", "reason", "subspace", "covariance", "covariance_post", "eigenvalues")
+PUBLIC_SETTING_FIELDS = ("mechanism", "guarantee", "neighbouring", "epsilon", "delta", "k", "n", "d", "norm_bound",
+                         "options", "ledger", "preprocessing", "counterexample_delta")
+
+
 @dataclass
 class Release:
     """One output of a mechanism, with its privacy metadata (spec Appendix B).
 
-    Matrices are on the unit scale (rows ‖x‖ ≤ 1); multiply covariances by ``norm_bound**2`` for the
-    preprocessed feature units (:meth:`scaled_covariance`). ``diagnostics`` are NOT private.
+    The output surface has two parts, and the type says which is which:
+
+    * the **private output** (:data:`PRIVATE_OUTPUT_FIELDS`): ``status`` (ok or ⊥), ``reason`` (a data-independent
+      sentence for ⊥), ``subspace``, ``covariance`` (raw), ``covariance_post`` (post-processed) and
+      ``eigenvalues``; together with the **public settings** (:data:`PUBLIC_SETTING_FIELDS`) they may be published;
+    * ``diagnostics``: a :class:`~dpcore.privacy.Diagnostics` of exact, data-dependent values (scores, proposal
+      counts, the exact row count, …) — NOT private, for teaching and debugging only.
+
+    ``n`` is the row count only where it is public (replace-one); under add/remove it is None (the exact count is
+    in ``diagnostics["n_rows"]``). Matrices are on the unit scale (rows ‖x‖ ≤ 1); multiply covariances by
+    ``norm_bound**2`` for the preprocessed feature units (:meth:`scaled_covariance`). ``ledger`` holds the
+    mechanism's steps, ``preprocessing`` the steps that prepared its input (DP centring spends budget there).
     """
 
     mechanism: str
@@ -112,7 +131,7 @@ class Release:
     epsilon: float
     delta: float
     k: int
-    n: int
+    n: int | None
     d: int
     norm_bound: float
     ledger: tuple[LedgerEntry, ...]
@@ -120,11 +139,12 @@ class Release:
     covariance: np.ndarray | None = None
     covariance_post: np.ndarray | None = None
     eigenvalues: np.ndarray | None = None
-    diagnostics: dict = field(default_factory=dict)
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
     status: str = "ok"  # "ok" | "bottom"
     reason: str = ""
     options: dict = field(default_factory=dict)
     counterexample_delta: float | None = None
+    preprocessing: tuple[LedgerEntry, ...] = ()
 
     @property
     def is_bottom(self) -> bool:
@@ -137,12 +157,54 @@ class Release:
 
     @property
     def budget_spent(self) -> tuple[float, float]:
+        """(ε, δ) spent by the mechanism itself (its own ledger)."""
         return ledger_total(self.ledger)
+
+    @property
+    def full_ledger(self) -> tuple[LedgerEntry, ...]:
+        """Preprocessing steps, then the mechanism's steps: everything the published result cost."""
+        return (*self.preprocessing, *self.ledger)
+
+    @property
+    def total_budget(self) -> tuple[float, float]:
+        """(ε, δ) of the whole pipeline (DP centring included): what to show as "spent"."""
+        return ledger_total(self.full_ledger)
+
+    @property
+    def is_private(self) -> bool:
+        """False when a preprocessing or mechanism step is not private, or the mechanism's guarantee is none or
+        claimed-invalid."""
+        return self.guarantee not in ("none", "claimed-invalid") and all(e.private for e in self.full_ledger)
+
+    def as_dict(self) -> dict:
+        """JSON-ready record: settings, the private output and, apart and labelled, the non-private diagnostics."""
+        def arr(a):
+            return None if a is None else np.asarray(a).tolist()
+
+        eps, delta = self.total_budget
+        return {
+            "mechanism": self.mechanism, "guarantee": self.guarantee, "neighbouring": self.neighbouring,
+            "epsilon": eps, "delta": delta,
+            "mechanism_epsilon": self.epsilon, "mechanism_delta": self.delta,
+            "k": self.k, "n": self.n, "d": self.d, "norm_bound": self.norm_bound, "options": dict(self.options),
+            "end_to_end_private": self.is_private,
+            "ledger": [e.as_dict() for e in self.full_ledger],
+            "counterexample_delta": self.counterexample_delta,
+            "private_output": {"status": self.status, "reason": self.reason, "subspace": arr(self.subspace),
+                               "eigenvalues": arr(self.eigenvalues),
+                               "covariance_post": arr(self.covariance_post)},
+            "nonprivate_diagnostics": self.diagnostics.as_dict(),
+        }
 
     def scaled_covariance(self, post_processed: bool = True) -> np.ndarray | None:
         """The covariance estimate in preprocessed feature units (B²·Ĉ)."""
         C = self.covariance_post if post_processed else self.covariance
         return None if C is None else C * self.norm_bound**2
+
+
+def eigenvalue_ceiling(data: PreparedData, neighbouring: str) -> float:
+    """Upper clip for released eigenvalues: n where n is public (replace-one), +∞ under add/remove (n private)."""
+    return float(data.n) if neighbouring == "replace" else math.inf
 
 
 class Mechanism(ABC):
@@ -163,6 +225,8 @@ class Mechanism(ABC):
     params: ClassVar[tuple[Param, ...]] = ()
     neighbourings: ClassVar[tuple[str, ...]] = ("replace", "add_remove")
     order: ClassVar[int] = 100  # display order within its guarantee group
+    #: Where the privacy proof holds, in words (Learn cards, ``dpcore mechanisms``); enforced by check_domain.
+    domain: ClassVar[str] = "every ε > 0 (and δ in (0, 1) where δ is used), every k ≤ d"
 
     # --- metadata --------------------------------------------------------------------------------
     @property
@@ -211,6 +275,7 @@ class Mechanism(ABC):
             "neighbouring": list(self.neighbourings),
             "params": [p.as_dict() for p in self.params],
             "counterexample_delta_at_eps1": self.counterexample_delta(1.0),
+            "proof_domain": self.domain,
         }
 
     # --- the release -----------------------------------------------------------------------------
@@ -227,7 +292,11 @@ class Mechanism(ABC):
         allow_invalid: bool = False,
         **options: Any,
     ) -> Release:
-        """Run the mechanism once on ``data`` (rows with ‖x‖ ≤ 1) and return a :class:`Release`."""
+        """Run the mechanism once on ``data`` (rows with ‖x‖ ≤ 1) and return a :class:`Release`.
+
+        ``random_state``: None (OS entropy, for real releases), an int or SeedSequence (the release draws from its
+        own child stream, see :mod:`dpcore.seeding`) or a Generator (used as is).
+        """
         if not isinstance(data, PreparedData):
             data = PreparedData.from_unit_rows(np.asarray(data, dtype=float))
         if self.invalid and not allow_invalid:
@@ -246,46 +315,60 @@ class Mechanism(ABC):
             )
         deadline = Deadline(check_time_limit(time_limit))
         opts = self.validate_options(options)
-        rng = make_rng(random_state)
+        self.check_domain(d=data.d, k=k, epsilon=epsilon, delta=delta, neighbouring=neighbouring, options=opts)
+        rng = stage_rng(random_state, Stage.MECHANISM)
 
         out = self._release(data, k, epsilon, delta, neighbouring=neighbouring, rng=rng, deadline=deadline,
                             **opts)
         guarantee = self.guarantee_for(k, opts)
-        assert guarantee in GUARANTEES
+        if guarantee not in GUARANTEES:  # pragma: no cover - programming error in a subclass
+            raise InvalidMechanismError(f"{self.id} declared an unknown guarantee {guarantee!r}.")
         spent_eps, spent_delta = ledger_total(out.ledger)
-        if guarantee in ("pure", "approx", "heuristic-mcmc"):
+        if guarantee in ("pure", "approx", "heuristic-mcmc") and (
+                spent_eps > epsilon * (1 + 1e-9) + 1e-12 or spent_delta > delta * (1 + 1e-9) + 1e-15):
             # Internal consistency: a mechanism never spends more than it was given.
-            assert spent_eps <= epsilon * (1 + 1e-9) + 1e-12, (self.id, spent_eps, epsilon)
-            assert spent_delta <= delta * (1 + 1e-9) + 1e-15, (self.id, spent_delta, delta)
+            raise InvalidMechanismError(
+                f"{self.id} spent (ε, δ) = ({spent_eps:g}, {spent_delta:g}), more than the budget "
+                f"({epsilon:g}, {delta:g}); this is a bug in the mechanism — please report it.")
 
+        # n is public only under replace-one; under add/remove nothing released may depend on it.
+        public_n = data.n if neighbouring == "replace" else None
+        diagnostics = Diagnostics(out.diagnostics)
+        diagnostics.setdefault("n_rows", data.n)
+        common = dict(
+            mechanism=self.id, guarantee=guarantee, neighbouring=neighbouring, epsilon=epsilon, delta=delta, k=k,
+            n=public_n, d=data.d, norm_bound=data.norm_bound, ledger=tuple(out.ledger), diagnostics=diagnostics,
+            options=opts, counterexample_delta=self.counterexample_delta(epsilon, opts),
+            preprocessing=tuple(data.ledger),
+        )
         if out.bottom_reason is not None:
-            return Release(
-                mechanism=self.id, guarantee=guarantee, neighbouring=neighbouring, epsilon=epsilon,
-                delta=delta, k=k, n=data.n, d=data.d, norm_bound=data.norm_bound, ledger=tuple(out.ledger),
-                subspace=None, diagnostics=out.diagnostics, status="bottom", reason=out.bottom_reason,
-                options=opts, counterexample_delta=self.counterexample_delta(epsilon, opts),
-            )
+            return Release(subspace=None, status="bottom", reason=out.bottom_reason, **common)
 
         covariance = out.covariance
         covariance_post = None
         subspace = out.subspace
+        upper = eigenvalue_ceiling(data, neighbouring)
         if covariance is not None:
             if subspace is None:  # one shared eigendecomposition for both (identical to the two separate calls)
-                covariance_post, subspace = clip_spectrum_and_top_k(covariance, k, upper=float(data.n))
+                covariance_post, subspace = clip_spectrum_and_top_k(covariance, k, upper=upper)
             else:
-                covariance_post = clip_spectrum(covariance, upper=float(data.n))
+                covariance_post = clip_spectrum(covariance, upper=upper)
         if subspace is None:  # pragma: no cover - programming error in a subclass
-            raise AssertionError(f"{self.id} returned neither a subspace nor a covariance")
+            raise InvalidMechanismError(f"{self.id} returned neither a subspace nor a covariance")
         subspace = np.asarray(subspace, dtype=float)[:, :k]
         if not np.allclose(subspace.T @ subspace, np.eye(k), atol=1e-8):
             subspace = orthonormalize(subspace)
-        return Release(
-            mechanism=self.id, guarantee=guarantee, neighbouring=neighbouring, epsilon=epsilon, delta=delta,
-            k=k, n=data.n, d=data.d, norm_bound=data.norm_bound, ledger=tuple(out.ledger), subspace=subspace,
-            covariance=covariance, covariance_post=covariance_post, eigenvalues=out.eigenvalues,
-            diagnostics=out.diagnostics, options=opts,
-            counterexample_delta=self.counterexample_delta(epsilon, opts),
-        )
+        return Release(subspace=subspace, covariance=covariance, covariance_post=covariance_post,
+                       eigenvalues=out.eigenvalues, **common)
+
+    def check_domain(self, *, d: int, k: int, epsilon: float, delta: float, neighbouring: str,
+                     options: dict) -> None:
+        """Raise :class:`InvalidParameterError` when the settings lie outside the domain of the privacy proof.
+
+        Called by :meth:`release` after the generic checks; :attr:`domain` states the same in words. The default
+        accepts everything the generic checks accept.
+        """
+        return None
 
     @abstractmethod
     def _release(

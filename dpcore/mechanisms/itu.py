@@ -4,7 +4,8 @@ Amin, Dick, Kulesza, Muñoz Medina & Vassilvitskii, "Differentially private cova
 Algorithm 1, Theorem 1, Corollaries 1–2; spec §3.6. Implemented from the paper, not from the authors' code
 (which uses Lap(1/ε₀) eigenvalue noise and an 8× larger Bingham exponent).
 
-Eigenvalues: λ(C) + Lap(Δ/ε₀) (Δ = 2 replace-one, 1 add/remove), sorted decreasing and clipped to [0, n].
+Eigenvalues: λ(C) + Lap(Δ/ε₀) (Δ = 2 replace-one, 1 add/remove), sorted decreasing and clipped to [0, n]
+(replace-one, n public) or [0, ∞) (add/remove: n is private).
 Vectors: for i = 1..k draw ûᵢ ∝ exp(c·uᵀCᵢu) on S^{d−i} with c = εᵢ/4 ("paper") or εᵢ/2 ("tight"; score
 sensitivity is 1, so εᵢ/2 already gives εᵢ-DP), lift θ̂ᵢ = Pᵢûᵢ and project C onto the complement (Householder,
 built incrementally). The last draw (on S⁰ = {±1}) is free, so for k = d the vector budget is spread over d − 1
@@ -23,7 +24,7 @@ from ..privacy import LedgerEntry, l1_sensitivity_eigenvalues
 from ..samplers.bingham import KentBinghamSampler
 from ..timing import Deadline
 from . import register
-from .base import Mechanism, MechanismOutput, Param
+from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling
 
 EXPONENT_FACTORS = {"paper": 0.25, "tight": 0.5}
 
@@ -67,13 +68,14 @@ class _Iterative(Mechanism):
         # Eigenvalues first: AD's vector budgets are a function of the private λ̂.
         scale = l1_sensitivity_eigenvalues(neighbouring) / eps0
         lam_hat = np.sort(data.eigenvalues + laplace(scale, rng, size=d))[::-1]
-        lam_hat = np.clip(lam_hat, 0.0, float(data.n))
+        lam_hat = np.clip(lam_hat, 0.0, eigenvalue_ceiling(data, neighbouring))
         weights = self._vector_weights(lam_hat, paid, eps0, d, neighbouring, options)
         shares = exact_shares(epsilon, eps0, weights)
         eps_vec = shares[1:] + [0.0] * (draws - paid)
         thetas, proposals = self._vectors(data.C, eps_vec, exponent, rng, deadline)
+        clip_note = "[0, n]" if neighbouring == "replace" else "[0, ∞) (n is private under add/remove)"
         ledger = [LedgerEntry("eigenvalues (Laplace)", eps0,
-                              note=f"λ(C) + Lap({scale:.4g}) each, sorted, clipped to [0, n]")]
+                              note=f"λ(C) + Lap({scale:.4g}) each, sorted, clipped to {clip_note}")]
         factor = EXPONENT_FACTORS[exponent]
         for i, e in enumerate(eps_vec):
             if i >= paid:
@@ -140,9 +142,10 @@ class IterativeUniform(_Iterative):
     summary = ("Noisy eigenvalues plus eigenvectors drawn one at a time by the exponential mechanism, each on the "
                "complement of the previous ones; budget split evenly (pure ε-DP).")
     description = (
-        "Half of ε buys Laplace-noised eigenvalues (sorted, clipped to [0, n]); the other half is split evenly "
-        "over the k eigenvector draws. Each draw samples a unit vector with probability ∝ exp(c·uᵀCu) on the "
-        "sphere orthogonal to the previous draws (exact Kent sampler), then C is projected onto the complement. "
+        "Half of ε buys Laplace-noised eigenvalues (sorted, clipped to [0, n] when n is public); the other half "
+        "is split evenly over the k eigenvector draws. Each draw samples a unit vector with probability "
+        "∝ exp(c·uᵀCu) on the sphere orthogonal to the previous draws (exact Kent sampler), then C is projected "
+        "onto the complement. "
         "For k = d the last direction is forced (±1), so it costs nothing. Output: a PSD covariance estimate of "
         "rank k with orthonormal eigenvectors."
     )

@@ -3,8 +3,9 @@
 Kapralov & Talwar, "On differentially private low rank approximation", SODA 2013, as used as a baseline by
 Amin et al. (NeurIPS 2019, §2, Fig. 1); spec §3.7. Each round draws θ̂ ∝ exp((ε_v/2)·uᵀRu) on S^{d−1}
 (score sensitivity 1 — R − C is public), estimates λ̂ = θ̂ᵀRθ̂ + Lap(1/ε_λ) (sensitivity 1), clips it to [0, n]
-and subtracts λ̂θ̂θ̂ᵀ from R. Explicit split k·(ε_v + ε_λ) = ε; default ε_v = ε_λ = ε/(2k) (the authors' code
-uses constants inconsistent with a total ε under replace-one). The θ̂'s are not orthogonal.
+(replace-one, n public; [0, ∞) under add/remove, where n is private) and subtracts λ̂θ̂θ̂ᵀ from R. Explicit
+split k·(ε_v + ε_λ) = ε; default ε_v = ε_λ = ε/(2k) (the authors' code uses constants inconsistent with a total
+ε under replace-one). The θ̂'s are not orthogonal.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..noise import laplace
 from ..privacy import SCORE_SENSITIVITY, LedgerEntry
 from ..samplers.bingham import KentBinghamSampler
 from . import register
-from .base import Mechanism, MechanismOutput, Param
+from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling
 
 
 @register
@@ -45,7 +46,8 @@ class KapralovTalwar(Mechanism):
     )
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, vector_fraction=0.5):
-        d, n = data.d, data.n
+        d = data.d
+        ceiling = eigenvalue_ceiling(data, neighbouring)
         eps_v = vector_fraction * epsilon / k
         eps_l = epsilon / k - eps_v
         R = np.array(data.C, dtype=float)
@@ -60,7 +62,7 @@ class KapralovTalwar(Mechanism):
             # Budget of the last entry is adjusted so the ledger adds up to ε exactly in floating point.
             e_l = eps_l if i < k - 1 else epsilon - (spent + eps_v)
             lam_i = float(theta @ R @ theta) + float(laplace(SCORE_SENSITIVITY / e_l, rng))
-            lam_i = min(max(lam_i, 0.0), float(n))
+            lam_i = min(max(lam_i, 0.0), ceiling)
             R -= lam_i * np.outer(theta, theta)
             C_hat += lam_i * np.outer(theta, theta)
             lam.append(lam_i)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from .._validation import check_delta, check_epsilon, check_int
+from ..exceptions import InvalidParameterError
 from ..noise import symmetric_gaussian
 from ..privacy import LedgerEntry
 from . import register
@@ -35,7 +36,8 @@ def mod_sulq_beta(d: int, n: int, epsilon: float, delta: float, exact: bool = Fa
 class ModSulq(Mechanism):
     id = "mod_sulq"
     name = "MOD-SULQ"
-    summary = "Adds symmetric Gaussian noise of scale β ≈ d/(nε) to the normalised second-moment matrix."
+    summary = ("Adds symmetric Gaussian noise of scale β = (d+1)/(nε)·√(2 ln((d²+d)/(2δ√(2π)))) + 1/(n√ε) to the "
+               "normalised second-moment matrix.")
     description = (
         "Perturb A = XXᵀ/n with a symmetric matrix whose upper-triangle entries are i.i.d. N(0, β²), then take "
         "the top-k eigenvectors. Symmetrising fixes the complex eigenvectors of the original SULQ. The noise "
@@ -50,10 +52,21 @@ class ModSulq(Mechanism):
     uses_delta = True
     neighbourings = ("replace",)
     order = 10
+    domain = ("d ≥ 2 and (d² + d)/(2δ√(2π)) ≥ e² (Theorem 5's tail bound; true for every practical δ), any ε > 0; "
+              "replace-one only (n public)")
     params = (
         Param("exact_beta", False, "Use the exact root β* of the privacy condition instead of the relaxed eq. (5) "
               "(slightly less noise, same proof).", kind="bool"),
     )
+
+    def check_domain(self, *, d, k, epsilon, delta, neighbouring, options):
+        if d < 2:
+            raise InvalidParameterError(
+                "MOD-SULQ's proof (Theorem 5) needs d ≥ 2 features; use analyze_gauss for d = 1.")
+        if (d * d + d) / (2.0 * delta * math.sqrt(2.0 * math.pi)) < math.e**2:
+            raise InvalidParameterError(
+                f"MOD-SULQ's tail bound needs (d² + d)/(2δ√(2π)) ≥ e²; with d = {d} lower δ below "
+                f"{(d * d + d) / (2.0 * math.sqrt(2.0 * math.pi) * math.e**2):.3g}.")
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, exact_beta=False):
         beta = mod_sulq_beta(data.d, data.n, epsilon, delta, exact=exact_beta)

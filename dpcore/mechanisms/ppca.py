@@ -44,6 +44,8 @@ class PPCA(Mechanism):
     output = "subspace"
     strict_k = True
     order = 10
+    domain = ("k = 1: exact sampler, pure ε-DP for every ε > 0; k > 1: only if the Gibbs chain has reached its "
+              "stationary law (no certificate), so heuristic; both relations")
     params = (
         Param("burn_in", DEFAULT_BURN_IN, "Gibbs scans T before the sample is taken (paper: 20,000 on real data, "
               "1,000 on synthetic data). Ignored for k = 1 (exact sampler).", kind="int", low=1, high=1_000_000),

@@ -66,6 +66,7 @@ class PrivatePowerMethod(Mechanism):
     output = "subspace"
     uses_delta = True
     order = 30
+    domain = ("every ε > 0 and 0 < δ < 1 (zCDP accounting over the public number of iterations L); both relations")
     params = (
         Param("iterations", 0, "Number of power iterations L (public). 0 = automatic ⌈3·ln d⌉ (c = 3 is a public "
               "guess of the gap ratio σ_k/(σ_k − σ_{k+1})).", kind="int", low=0, high=10_000),

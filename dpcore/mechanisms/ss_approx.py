@@ -80,6 +80,7 @@ class SinghalSteinkeApprox(Mechanism):
     needs_rows = True
     neighbourings = ("replace",)
     order = 61
+    domain = "every ε > 0 and 0 < δ < 1; replace-one (block sizes n/t are public)"
     params = APPROX_PARAMS
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, t=0, q=0, ell=0.0, gamma_pub=1e-4,

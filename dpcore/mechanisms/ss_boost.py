@@ -43,6 +43,7 @@ class SinghalSteinkeBoost(Mechanism):
     needs_rows = True
     neighbourings = ("replace",)
     order = 62
+    domain = ("every ε > 0 and 0 < δ < 1; replace-one (the r runs use disjoint chunks of public size n // r)")
     params = (
         Param("r", 5, "Number of disjoint runs (the paper takes r = O(log(1/β)) for failure probability β).",
               kind="int", low=1, high=100),

@@ -6,6 +6,7 @@ q(X, S) = #{x_i ∈ S} − max_{T ⊂ S, dim T = k−1} #{x_i ∈ T} (sensitivit
 (sensitivity 2, positive for at most one S), release S₁ iff g + TLap(2/ε, A_T) > A_T,
 A_T = (2/ε)·ln(1 + (e^ε − 1)/(2δ)). Default ⊥ scored q(⊥) = ℓ + 1 [R]. Succeeds with probability 1 when
 n > 3ℓ + 2 + 2A_T on data with all but ℓ points in S* and ≤ ℓ points in any (k−1)-dim subspace.
+The released basis of S₁ is orth(Π_{S₁}G) with fresh Gaussian G: it depends on S₁ only (spec errata §3.12).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from ..privacy import LedgerEntry
 from ..subspace_learning import (
     DEFAULT_MAX_WORK,
     DEFAULT_TOLERANCE,
-    basis_of_rows,
     check_exact_work,
     exact_select,
     gap_max_step,
     gap_max_success_probability,
+    random_basis_of_span,
     truncated_laplace_half_width,
 )
 from . import register
@@ -51,6 +52,8 @@ class SinghalSteinkeExact(Mechanism):
     uses_delta = True
     needs_rows = True
     order = 60
+    domain = ("every ε > 0 and 0 < δ < 1; no norm bound (scores are counts); both relations. Utility (not privacy) "
+              "needs n > 3ℓ + 2 + 2A_T")
     params = (
         Param("ell", 0, "Public robustness ℓ: how many points may lie off the true subspace and in any (k−1)-dim "
               "subspace. Values below k−1 are raised to k−1 (points in general position). ⊥ gets the default score "
@@ -79,17 +82,23 @@ class SinghalSteinkeExact(Mechanism):
             "nonprivate_gap": sel.gap, "nonprivate_candidates_above_bottom": sel.n_heavy,
             "nonprivate_success_probability": gap_max_success_probability(sel.gap, epsilon, delta),
         }
+        # ⊥ is the private output; which test produced it (⊥ on top, or a noisy gap below A_T) is not, so both
+        # give the same public reason and the exact scores stay in the non-private diagnostics.
+        bottom_reason = (
+            f"GAP-MAX returned ⊥: no {k}-dimensional subspace's noisy score gap cleared the threshold "
+            f"A_T = {A_T:.1f}. Success is certain when all but ℓ = {ell_eff} points lie in one {k}-dimensional "
+            f"subspace and n > 3ℓ + 2 + 2A_T = {3 * ell_eff + 2 + 2 * A_T:.0f}; otherwise check k, the tolerance, "
+            "or centre the data.")
         if sel.top_mask is None:
-            return MechanismOutput(ledger=ledger, diagnostics=diagnostics, bottom_reason=(
-                f"GAP-MAX returned ⊥: no k={k} subspace beat the default ⊥ score ℓ+1={ell_eff + 1} by a gap "
-                f"clearing A_T={A_T:.1f} [non-private diagnostic: no span of {k} points scores above ⊥ (best score "
-                f"{sel.top_score}); the data has no {k}-dimensional subspace holding most points — check k, the "
-                "tolerance, or centre the data]."))
+            diagnostics["bottom_detail"] = (f"no span of {k} points scores above ⊥ (best score {sel.top_score}, "
+                                            f"q(⊥) = {ell_eff + 1})")
+            return MechanismOutput(ledger=ledger, diagnostics=diagnostics, bottom_reason=bottom_reason)
         if not released:
-            return MechanismOutput(ledger=ledger, diagnostics=diagnostics, bottom_reason=(
-                f"GAP-MAX returned ⊥: the noisy score gap did not clear A_T={A_T:.1f} [non-private diagnostic: "
-                f"top score {sel.top_score}, runner-up {sel.second_score}, gap g={sel.gap}; success is certain once "
-                f"g > 2A_T={2 * A_T:.1f}, e.g. with n > {3 * ell_eff + 2 + 2 * A_T:.0f} points]."))
-        basis = basis_of_rows(X[sel.top_mask], k)
+            diagnostics["bottom_detail"] = (f"top score {sel.top_score}, runner-up {sel.second_score}, gap "
+                                            f"g = {sel.gap}; success is certain once g > 2A_T = {2 * A_T:.1f}")
+            return MechanismOutput(ledger=ledger, diagnostics=diagnostics, bottom_reason=bottom_reason)
+        # Release S₁ through a basis that depends only on S₁ and fresh randomness (never the member rows' own
+        # singular vectors, which describe how the points spread inside S₁).
+        basis = random_basis_of_span(X[sel.top_mask], k, rng)
         diagnostics["noisy_gap"] = noisy_gap
         return MechanismOutput(ledger=ledger, subspace=basis, diagnostics=diagnostics)

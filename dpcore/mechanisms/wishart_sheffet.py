@@ -10,11 +10,24 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
+from ..exceptions import InvalidParameterError
 from ..noise import wishart_bartlett
 from ..privacy import LedgerEntry
 from . import register
 from .base import Mechanism, MechanismOutput, Param
+
+#: Largest ε for which the mechanism is offered: Sheffet's analysis is for ε ≤ 1, and at large ε the extra degrees
+#: of freedom m = df − d become so few that the support event below exceeds δ (e.g. ε = 6, δ = 1e-5, c = 28: m = 11).
+MAX_EPSILON = 1.0
+
+
+def support_event_probability(extra_df: int) -> float:
+    """P(Ĉ − C(D′) is not positive definite) under D for neighbours D, D′ = D ∪ {x}, ‖x‖ = 1, with m = df − d
+    extra degrees of freedom: uᵀW⁻¹u ~ 1/χ²_{m+1}, so the event {uᵀW⁻¹u ≥ 1} has probability P(χ²_{m+1} ≤ 1).
+    It is impossible under D′, so a proof can only hold when this is at most δ."""
+    return float(stats.chi2.cdf(1.0, extra_df + 1))
 
 
 def sheffet_degrees_of_freedom(d: int, epsilon: float, delta: float, constant: float = 28.0) -> int:
@@ -40,12 +53,28 @@ class SheffetWishart(Mechanism):
     output = "covariance"
     uses_delta = True
     order = 40
+    domain = (f"ε ≤ {MAX_EPSILON:g} (Sheffet's setting; beyond it the extra degrees of freedom m = df − d shrink "
+              "until the output's support gives the data away: P(χ²_{m+1} ≤ 1) > δ already at ε = 6, δ = 1e-5); "
+              "0 < δ < 1; both neighbouring relations")
     params = (
         Param("constant", 28.0, "c in m = d + ⌈c·ln(4/δ)/ε²⌉ (28 as implemented publicly; 14 also checked "
               "conservative numerically).", kind="float", low=14.0, high=1000.0),
         Param("debias", False, "Subtract the noise mean m·I (post-processing; the result may lose PSD).",
               kind="bool"),
     )
+
+    def check_domain(self, *, d, k, epsilon, delta, neighbouring, options):
+        if epsilon > MAX_EPSILON:
+            raise InvalidParameterError(
+                f"wishart_sheffet is only proven private for ε ≤ {MAX_EPSILON:g} (got ε = {epsilon:g}): with few "
+                "extra degrees of freedom the release can be impossible under a neighbouring dataset. Use "
+                "ε ≤ 1, or analyze_gauss (any ε).")
+        extra = sheffet_degrees_of_freedom(d, epsilon, delta, options["constant"]) - d
+        p = support_event_probability(extra)
+        if p > delta:  # cannot happen for ε ≤ 1 and constant ≥ 14; kept as a guard on the proof's premise
+            raise InvalidParameterError(
+                f"wishart_sheffet with m = {extra} extra degrees of freedom has a support event of probability "
+                f"{p:.3g} > δ = {delta:g}; raise the constant or lower ε.")
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, constant=28.0, debias=False):
         df = sheffet_degrees_of_freedom(data.d, epsilon, delta, constant)
