@@ -53,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "dp_scaling": "schema",
     "dp_norm_auto": True,
     "dp_norm_bound": 1.0,
+    "dp_norm_from_data": False,  # True when B was taken from the clipping advisor (read off the data)
     "dp_norm_mode": "clip",
     "dp_centering": "none",
     "dp_centering_eps": 0.1,
@@ -128,6 +129,7 @@ def _apply_query_params() -> list[str]:
             ss.dp_norm_auto = True
         elif (v := num("B", float, 1e-6, 1e9)) is not None:
             ss.dp_norm_auto, ss.dp_norm_bound = False, float(v)
+            ss.dp_norm_from_data = qp.get("Bsrc") == "data"
     if "delta" in qp and (v := num("delta", float, 1e-300, 0.5)) is not None:
         ss.dp_delta = _nearest(v, DELTA_CHOICES)
     if "sseps" in qp and (v := num("sseps", float, 1e-3, 1e3)) is not None:
@@ -248,6 +250,7 @@ def _state_params() -> dict[str, str]:
     out = {
         "data": str(ss.dp_dataset), "k": str(ss.dp_k), "eps": f"{lo:g}~{hi:g}", "delta": f"{ss.dp_delta:g}",
         "mech": ",".join(selected_mechanisms()), "B": "auto" if ss.dp_norm_auto else f"{ss.dp_norm_bound:g}",
+        **({"Bsrc": "data"} if not ss.dp_norm_auto and ss.get("dp_norm_from_data", False) else {}),
         "center": ss.dp_centering, "trials": str(ss.dp_trials), "seed": str(ss.dp_seed),
         "cap": f"{ss.dp_time_cap:g}", "nb": ss.dp_neighbouring, "scale": ss.dp_scaling, "sseps": f"{ss.dp_ss_eps:g}",
     }
@@ -412,9 +415,16 @@ def current_dataset():
 
 
 def preprocess_options() -> dict:
+    """Keyword arguments of ``dpcore.data.preprocess`` for the session's settings.
+
+    The session seed goes to both preprocessing and the mechanism: each derives its own child stream from it
+    (``dpcore.seeding``), so the DP mean's noise and the mechanism's noise are independent.
+    """
     ss = st.session_state
     opts = {"feature_scaling": ss.dp_scaling, "norm_bound": None if ss.dp_norm_auto else float(ss.dp_norm_bound),
             "norm_mode": ss.dp_norm_mode, "centering": ss.dp_centering, "random_state": int(ss.dp_seed)}
+    if not ss.dp_norm_auto and ss.get("dp_norm_from_data", False):
+        opts["norm_bound_from_data"] = True  # recorded as a non-private step in the ledger
     if ss.dp_centering == "dp":
         opts["centering_epsilon"] = float(ss.dp_centering_eps)
         opts["neighbouring"] = ss.dp_neighbouring

@@ -71,6 +71,11 @@ dataset = ui.current_dataset()
 if dataset is None:
     st.stop()
 
+def _bound_typed() -> None:
+    """A bound typed by the user is taken as public knowledge (unlike the advisor's data-derived suggestion)."""
+    ss.dp_norm_from_data = False
+
+
 # preprocess first (it only reads session state), so the automatic B can be shown in its widget
 prepared = ui.current_prepared()
 if prepared is not None and ss.dp_norm_auto:
@@ -88,7 +93,9 @@ with p2:
     st.toggle("Automatic norm bound B", key="dp_norm_auto",
               help="Use the public bound implied by the schema (or the dataset's documented bound).")
     st.number_input("Norm bound B", min_value=1e-6, format="%.4g", key="dp_norm_bound",
-                    disabled=ss.dp_norm_auto)
+                    disabled=ss.dp_norm_auto, on_change=_bound_typed,
+                    help="A public bound on the row norm. A value read off this data (the clipping advisor's "
+                         "suggestion) is recorded as NOT private.")
     st.radio("Rows above B", ["clip", "max_norm"], key="dp_norm_mode", horizontal=True,
              format_func={"clip": "clip to B", "max_norm": "divide all by max norm (not private)"}.get)
 with p3:
@@ -181,6 +188,7 @@ def _use_best_bound(bound: float) -> None:
     ss.dp_norm_auto = False
     ss.dp_norm_bound = float(bound)
     ss.dp_norm_mode = "clip"
+    ss.dp_norm_from_data = True  # read off the data: the ledger records the clip step as not private
 
 
 def _mark_bound(fig: go.Figure, bound: float) -> None:

@@ -261,7 +261,7 @@ def _guarantee_block(mech, release) -> None:
 
 def _metrics_row(release, data) -> None:
     values = evaluate(release, data)
-    spent_eps, spent_delta = release.budget_spent
+    spent_eps, spent_delta = release.total_budget  # the whole pipeline: DP centring included
     cols = st.columns(5)
     cols[0].metric("Captured variance", f"{values['captured_variance_ratio']:.3f}",
                    help="tr(V̂ᵀCV̂) relative to the non-private optimum λ₁ + … + λ_k (1 = as good as PCA).")
@@ -270,8 +270,9 @@ def _metrics_row(release, data) -> None:
     fro = values["frobenius_error"]
     cols[2].metric("Covariance error", "—" if not math.isfinite(fro) else f"{fro:.3g}",
                    help="‖C − Ĉ‖_F / ‖C‖_F of the post-processed covariance (covariance mechanisms only).")
-    cols[3].metric("ε spent", f"{spent_eps:g}")
-    cols[4].metric("δ spent", f"{spent_delta:g}")
+    cols[3].metric("ε spent", f"{spent_eps:g}", help="Everything this result cost: the mechanism's budget plus any "
+                   "preprocessing step that spends budget (the DP mean for centring).")
+    cols[4].metric("δ spent", f"{spent_delta:g}", help="As for ε: mechanism and preprocessing together.")
 
 
 def _charts(mech, release, data) -> None:
@@ -317,7 +318,7 @@ def _charts(mech, release, data) -> None:
 
 def _budget(mech, release, data) -> None:
     st.subheader("Privacy budget ledger")
-    entries = list(data.ledger) + list(release.ledger)
+    entries = list(release.full_ledger)
     left, right = st.columns([1, 1])
     with left:
         ui.show_ledger(entries)
@@ -347,8 +348,9 @@ def _diagnostics(mech, release) -> None:
     table = insp.scalar_diagnostics(diag)
     if traces is None and counts is None and table.empty:
         return
-    st.subheader("Sampler and noise diagnostics")
-    st.caption("Diagnostics are computed from the true data and are NOT private."
+    st.subheader("Non-private diagnostics")
+    st.caption("Exact values computed from the true data (sampler statistics, scores, the row count): they are NOT "
+               "part of the private release — for understanding the mechanism, not for publishing."
                + (f" {diag['note']}" if isinstance(diag.get("note"), str) else ""))
     left, right = st.columns([3, 2]) if (traces is not None or counts is not None) else (None, st.container())
     if left is not None:

@@ -48,6 +48,7 @@ def _card(mech) -> None:
             st.latex(mech.formula)
         nbs = ", ".join(NEIGHBOURING_LABELS.get(r, r) for r in mech.neighbourings)
         st.markdown(f"**Guarantee:** {GUARANTEE_LABELS[mech.guarantee]}  \n**Neighbouring relations:** {nbs}  \n"
+                    f"**Where the proof holds:** {mech.domain}  \n"
                     f"**Cost:** {mech.cost or 'not stated'}  \n**Source:** {mech.reference}")
         cex = mech.counterexample_delta(1.0)
         if cex is not None:
@@ -105,7 +106,8 @@ GLOSSARY = (
      "mechanisms have δ = 0."),
     ("Replace-one vs add/remove neighbours",
      "Two datasets are neighbours if they differ in one person. *Replace-one*: same n, one record swapped (n is "
-     "public). *Add/remove*: one record added or deleted. Replacing is at most an add plus a remove, so the same "
+     "public). *Add/remove*: one record added or deleted, so n itself is private: no released number may be clipped "
+     "to [0, n] or divided by the exact n. Replacing is at most an add plus a remove, so the same "
      "mechanism typically needs up to twice the noise under replace-one (e.g. sensitivity √2 vs 1 for AG)."),
     ("Norm bound and clipping",
      "Every row is scaled by a public bound B and rows longer than B are clipped, so ‖x‖ ≤ 1. That bounds how much "
