@@ -8,7 +8,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.metrics import METRIC_LABELS
-from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, ledger_total
 from dpcore.reporting import band_table, config_yaml, reference_levels, results_table
 from dpcore.sweep import SweepConfig, count_cells
 from pages import _ui as ui
@@ -61,6 +61,11 @@ st.markdown(f"**Data:** {ui.dataset_label(ss.dp_dataset)} · norm bound B = {pre
 if not prepared.is_private:
     st.warning("The preprocessing includes a non-private step (see the ledger on the Data page): "
                "no release on this data is end-to-end private.")
+pre_eps, pre_delta = ledger_total(prepared.ledger)
+if pre_eps > 0 or pre_delta > 0:
+    st.info(f"The preprocessing spends ε = {pre_eps:g}, δ = {pre_delta:g} (DP mean for centring). The charts' ε axis "
+            f"is the mechanism's budget: each point's total is ε + {pre_eps:g} (and δ + {pre_delta:g}).",
+            icon=":material/account_balance_wallet:")
 
 mechanisms = ui.selected_mechanisms()
 invalid = [m for m in mechanisms if dpcore.get_mechanism(m).invalid]

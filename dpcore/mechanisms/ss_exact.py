@@ -52,8 +52,10 @@ class SinghalSteinkeExact(Mechanism):
     uses_delta = True
     needs_rows = True
     order = 60
-    domain = ("every ε > 0 and 0 < δ < 1; no norm bound (scores are counts); both relations. Utility (not privacy) "
+    domain = ("every ε > 0 and 0 < δ < 1; no norm bound (scores are counts); replace-one only (n public: the "
+              "search-size limit refuses large n, which would reveal n under add/remove). Utility (not privacy) "
               "needs n > 3ℓ + 2 + 2A_T")
+    neighbourings = ("replace",)
     params = (
         Param("ell", 0, "Public robustness ℓ: how many points may lie off the true subspace and in any (k−1)-dim "
               "subspace. Values below k−1 are raised to k−1 (points in general position). ⊥ gets the default score "
