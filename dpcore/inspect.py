@@ -15,6 +15,7 @@ import pandas as pd
 
 from .data.prepared import PreparedData
 from .linalg import eigh_desc
+from .metrics import principal_angle_max_deg
 from .privacy import GUARANTEES, LedgerEntry
 
 #: ε values of the counterexample-δ table on the Learn page.
@@ -209,8 +210,7 @@ def projection_pair(data: PreparedData, V_hat: np.ndarray, ordered: bool = True,
     rows = subsample_rows(data.n, max_points, seed)
     X = data.X[rows]
     Vt2 = V_true[:, :2]
-    cosines = np.clip(np.linalg.svd(Vt2.T @ basis, compute_uv=False), -1.0, 1.0)
-    angle = float(np.degrees(np.arccos(cosines.min())))
+    angle = principal_angle_max_deg(Vt2, basis)
     return ProjectionPair(X @ Vt2, X @ basis, rows, Q, angle)
 
 

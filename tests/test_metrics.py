@@ -25,6 +25,20 @@ def test_optimal_subspace_has_ratio_one_and_zero_angle():
     assert metrics.sin_theta_max(V, V) == pytest.approx(0.0, abs=1e-7)
 
 
+@pytest.mark.parametrize("theta", [0.0, 1e-10, 1e-6])
+def test_identical_and_nearly_identical_subspaces_keep_all_digits(theta):
+    """arccos of a singular value loses half the digits (identical subspaces gave 2.1e-6° and sin θ = 3.7e-8);
+    the angles must be right to rounding, like scipy.linalg.subspace_angles."""
+    rng = np.random.default_rng(1)
+    Q = np.linalg.qr(rng.standard_normal((12, 12)))[0]
+    V = Q[:, :3]
+    W = V.copy()
+    W[:, 0] = math.cos(theta) * Q[:, 0] + math.sin(theta) * Q[:, 7]  # turn one axis by θ out of span(V)
+    assert metrics.principal_angles(V, W).max() == pytest.approx(theta, abs=1e-15, rel=1e-6)
+    assert metrics.sin_theta_max(V, W) == pytest.approx(math.sin(theta), abs=1e-15, rel=1e-6)
+    assert metrics.principal_angle_max_deg(V, W) == pytest.approx(math.degrees(theta), abs=1e-13, rel=1e-6)
+
+
 def test_orthogonal_subspace_is_90_degrees():
     C, I = _diag_case()
     V, W = I[:, :2], I[:, 2:]
