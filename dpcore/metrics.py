@@ -158,6 +158,17 @@ def svm_accuracy(V_hat: np.ndarray, split: SvmSplit | None) -> float:
     return float(np.mean(predicted == split.y_test))
 
 
+def svm_majority_baseline(split: SvmSplit | None) -> float:
+    """Test accuracy of always predicting the training majority class: the floor an informative SVM must beat.
+
+    On imbalanced labels (census: 94 % one class) every subspace, random included, scores near this value.
+    """
+    if split is None:
+        return float("nan")
+    classes, counts = np.unique(split.y_train, return_counts=True)
+    return float(np.mean(split.y_test == classes[np.argmax(counts)]))
+
+
 def evaluate(release, data: PreparedData, split: SvmSplit | None = None) -> dict[str, float]:
     """All metrics of one release against the data the mechanism saw (NaN for a ⊥ release)."""
     if release.subspace is None:

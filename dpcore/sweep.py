@@ -21,7 +21,7 @@ from ._validation import check_delta, check_epsilon, check_int, check_neighbouri
 from .data.prepared import PreparedData
 from .exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from .mechanisms import get_mechanism
-from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error
+from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error, svm_majority_baseline
 from .seeding import Stage, stage_rng, stage_seed
 
 STATUSES = ("ok", "bottom", "timeout", "error")
@@ -30,8 +30,10 @@ COLUMNS = (
     "dataset", "mechanism", "guarantee", "epsilon", "delta", "k", "n", "d", "trial", "seed",
     *METRIC_NAMES, "runtime_s", "status",
 )
-#: frobenius_error uses the post-processed release (PSD, eigenvalues in [0, n]); frobenius_error_raw the raw one.
-EXTRA_COLUMNS = ("frobenius_error_raw", "neighbouring", "message")
+#: frobenius_error uses the post-processed release (PSD, eigenvalues in [0, n] — [0, ∞) under add/remove);
+#: frobenius_error_raw the raw one. svm_majority_baseline is the test accuracy of always predicting the training
+#: majority class on the same held-out split (the floor for svm_accuracy; NaN without labels).
+EXTRA_COLUMNS = ("frobenius_error_raw", "svm_majority_baseline", "neighbouring", "message")
 
 #: progress(done, total, description) -> optionally False to stop the sweep early.
 ProgressCallback = Callable[[int, int, str], "bool | None"]
@@ -194,6 +196,7 @@ def _run_cell(mech, data, split, k, eps, delta, seed, cfg, opts, over_budget) ->
         "mechanism": mech.id, "guarantee": mech.guarantee, "epsilon": eps, "delta": delta, "k": k,
         "n": data.n, "d": data.d, "seed": seed, "neighbouring": cfg.neighbouring, "message": "",
         **{m: math.nan for m in METRIC_NAMES}, "frobenius_error_raw": math.nan, "runtime_s": math.nan,
+        "svm_majority_baseline": svm_majority_baseline(split),
     }
     if over_budget:
         row.update(status="timeout", message="sweep time limit reached before this cell ran")

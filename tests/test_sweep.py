@@ -30,6 +30,20 @@ def test_columns_and_cell_count(small_data):
     # post-processing (PSD projection, eigenvalues clipped to [0, n]) never moves Ĉ further from the PSD C
     assert (ag.frobenius_error <= ag.frobenius_error_raw + 1e-12).all() and ag.frobenius_error_raw.notna().all()
     assert frame.svm_accuracy.notna().all()  # the fixture has labels
+    # one majority-class baseline for the whole sweep (same held-out split): the floor for svm_accuracy
+    assert frame.svm_majority_baseline.nunique() == 1 and 0.5 <= frame.svm_majority_baseline.iloc[0] <= 1.0
+
+
+def test_majority_baseline_on_imbalanced_labels():
+    from dpcore.data import PreparedData
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (400, 3))
+    y = np.where(rng.random(400) < 0.94, "common", "rare")
+    frame = run_sweep(PreparedData(X, y=y), mechanisms=["random"], epsilons=[1.0], trials=3)
+    base = frame.svm_majority_baseline.iloc[0]
+    assert base == pytest.approx(0.94, abs=0.05)  # census-like: every subspace scores about this
+    assert (frame.svm_accuracy >= base - 0.05).all()
 
 
 def test_same_seed_same_numbers_and_cells_independent_of_grid(small_data):
