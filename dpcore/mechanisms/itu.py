@@ -55,6 +55,8 @@ class _Iterative(Mechanism):
     output = "covariance"
     guarantee = "pure"
     cost = "O(d⁴) + rejections (d eigendecompositions of shrinking size)"
+    domain = ("every ε > 0; both relations (eigenvalue L1 sensitivity 2 replace-one, 1 add/remove; score "
+              "sensitivity 1); eigenvalues clipped to [0, n] only under replace-one, where n is public")
 
     def _vector_weights(self, lam_hat: np.ndarray, draws: int, eps0: float, d: int, neighbouring: str,
                         options: dict) -> list[float]:

@@ -40,6 +40,8 @@ class KapralovTalwar(Mechanism):
     guarantee = "pure"
     output = "covariance"
     order = 45
+    domain = ("every ε > 0; both relations (score and variance sensitivity 1); variances clipped to [0, n] only "
+              "under replace-one, where n is public")
     params = (
         Param("vector_fraction", 0.5, "Fraction of each round's budget spent on the direction (the rest on its "
               "variance): ε_v = f·ε/k, ε_λ = (1 − f)·ε/k.", kind="float", low=0.01, high=0.99),

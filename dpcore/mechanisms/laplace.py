@@ -37,6 +37,8 @@ class LaplaceInputPerturbation(Mechanism):
     guarantee = "pure"
     output = "covariance"
     order = 30
+    domain = ("every ε > 0; both relations (upper-triangle L1 sensitivity 2d paper / d+1 tight under replace-one, "
+              "(d+1)/2 under add/remove)")
     params = (
         Param("sensitivity", "paper", "L1 sensitivity used for the scale: 'paper' (2d, as published) or 'tight' "
               "(d+1, the exact replace-one bound).", kind="choice", choices=("paper", "tight")),

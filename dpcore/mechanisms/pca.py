@@ -22,6 +22,7 @@ class NonPrivatePCA(Mechanism):
     guarantee = "none"
     output = "covariance"
     order = 0
+    domain = ("none: not private at any ε (the non-private reference)")
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
         ledger = [LedgerEntry("exact eigendecomposition of C", private=False, note="reference, not private")]

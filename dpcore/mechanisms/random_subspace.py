@@ -23,6 +23,7 @@ class RandomSubspace(Mechanism):
     guarantee = "pure"
     output = "subspace"
     order = 0
+    domain = ("every ε (it never reads the data and spends nothing); both relations")
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
         ledger = [LedgerEntry("random subspace (data-independent)", epsilon=0.0, note="0-DP")]
