@@ -5,30 +5,48 @@ and the utility measure ρ = |⟨v̂₁, v₁⟩|.
 
 * Theorem 7 (PPCA upper bound, explicit constants):
   n > d / (ε Δ (1 − ρ)) · (4 log(1/η) / d + 2 log(8 λ₁ / ((1 − ρ²) Δ)))  ⇒  P(|⟨v₁, v̂₁⟩| > ρ) ≥ 1 − η.
-* Theorem 8 (lower bound for every ε-DP algorithm, explicit constants): utility ρ is impossible when
+* Theorem 8 (lower bound for every ε-DP algorithm, explicit constants): for d ≥ 3, Δ ≤ 1/2 and
+  ρ ≥ 1 − (1 − φ)/16, utility ρ is impossible when
   n < d / (ε Δ) · max{1, √((1 − φ) / (80 (1 − ρ)))},  1 − φ = exp(−2 (ln 8 + ln(1 + e^d)) / (d − 2)).
+  Outside those hypotheses the theorem says nothing (ρ_min = 0.99597 at d = 13, always above 0.9375).
 * Theorem 9 (MOD-SULQ lower bound, *unknown* constants c, c′): n < c d^{3/2} √(log(d/δ)) / ε · (1 − c′(1 − ρ)).
   Only the scaling is known, so :func:`mod_sulq_scaling` returns d^{3/2} √(log(d/δ)) / ε (c = 1, c′ = 0).
 
-:func:`scaling_guide` turns a scaling into a curve of utility versus n anchored at one empirical point
-(shortfall from the optimum ∝ 1/n at fixed d, ε, Δ): a *scaling guide*, not a bound.
+:func:`scaling_guide` turns a rate into a curve of utility versus n anchored at one empirical point: a *scaling
+guide*, not a bound. The rate depends on the mechanism's family (:data:`FAMILIES`, checked by simulation in the
+tests): for the exponential mechanism the shortfall from the optimum falls like 1/n (Theorem 7: 1 − ρ ∝ 1/n); for
+noise added to C it falls like 1/n² (the noise on A = C/n shrinks like 1/n, the lost variance like its square).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ._validation import check_delta, check_epsilon, check_int, check_positive
 from .exceptions import InvalidParameterError
 
-FAMILIES = ("ppca", "mod_sulq")
-FAMILY_LABELS = {
-    "ppca": "exponential-mechanism type (PPCA): n ∝ d / (ε·Δ)",
-    "mod_sulq": "input-perturbation type (MOD-SULQ): n ∝ d^{3/2}·√log(d/δ) / ε",
+
+@dataclass(frozen=True)
+class Family:
+    """A family of mechanisms whose utility shortfall falls like n^(−power) at fixed d, ε, Δ."""
+
+    id: str
+    power: float
+    label: str
+
+
+#: Families for the scaling guides; a mechanism names its family in ``Mechanism.utility_family`` (None: no guide).
+FAMILIES: dict[str, Family] = {
+    "exponential": Family("exponential", 1.0, "exponential mechanism (PPCA, IT-U, AD, KT): shortfall ∝ 1/n, "
+                          "n ∝ d/(ε·Δ) (Thm 7)"),
+    "additive": Family("additive", 2.0, "noise added to C (MOD-SULQ, Laplace, Analyze Gauss, Wishart): shortfall "
+                       "∝ 1/n²; n ∝ d^{3/2}·√log(d/δ)/ε for MOD-SULQ (Thm 9), √d·√log(1/δ)/ε for Analyze Gauss"),
 }
+FAMILY_LABELS = {f.id: f.label for f in FAMILIES.values()}
 
 
 def _check_rho(rho: float) -> float:
@@ -52,15 +70,42 @@ def ppca_sample_complexity(d: int, epsilon: float, gap: float, rho: float = 0.9,
     return d / (epsilon * gap * (1.0 - rho)) * max(inner, 0.0)
 
 
-def dp_lower_bound(d: int, epsilon: float, gap: float, rho: float = 0.9) -> float:
-    """Theorem 8: below this n no ε-DP algorithm reaches utility ρ on all data with gap Δ (d ≥ 3)."""
+def _one_minus_phi(d: int) -> float:
+    """1 − φ = exp(−2 (ln 8 + ln(1 + e^d)) / (d − 2)) of Theorem 8 (d ≥ 3; ln(1 + e^d) computed stably)."""
+    return math.exp(-2.0 * (math.log(8.0) + np.logaddexp(0.0, d)) / (d - 2))
+
+
+def dp_lower_bound_min_rho(d: int) -> float:
+    """The smallest ρ Theorem 8 covers: 1 − (1 − φ)/16 (0.99597 at d = 13; always above 0.9375)."""
+    return 1.0 - _one_minus_phi(check_int(d, "d", 3)) / 16.0
+
+
+def dp_lower_bound_hypotheses(d: int, gap: float, rho: float) -> list[str]:
+    """The hypotheses of Theorem 8 that fail for (d, Δ, ρ) (empty when the theorem applies)."""
+    failed = []
+    if d < 3:
+        failed.append(f"d ≥ 3 (d = {d})")
+    if gap > 0.5:
+        failed.append(f"Δ ≤ 1/2 (Δ = {gap:.3g})")
+    if d >= 3 and rho < dp_lower_bound_min_rho(d):
+        failed.append(f"ρ ≥ 1 − (1 − φ)/16 = {dp_lower_bound_min_rho(d):.5f} (ρ = {rho:g})")
+    return failed
+
+
+def dp_lower_bound(d: int, epsilon: float, gap: float, rho: float) -> float:
+    """Theorem 8: below this n no ε-DP algorithm reaches expected utility ρ on all data with gap Δ.
+
+    Raises :class:`InvalidParameterError` outside the theorem's hypotheses (d ≥ 3, Δ ≤ 1/2,
+    ρ ≥ :func:`dp_lower_bound_min_rho`), where it gives no bound at all.
+    """
     d = check_int(d, "d", 3)
     epsilon = check_epsilon(epsilon)
     gap = check_positive(gap, "eigengap Δ")
     rho = _check_rho(rho)
-    # ln(1 + e^d) computed stably
-    one_minus_phi = math.exp(-2.0 * (math.log(8.0) + np.logaddexp(0.0, d)) / (d - 2))
-    return d / (epsilon * gap) * max(1.0, math.sqrt(one_minus_phi / (80.0 * (1.0 - rho))))
+    failed = dp_lower_bound_hypotheses(d, gap, rho)
+    if failed:
+        raise InvalidParameterError("Theorem 8 does not apply: it needs " + "; ".join(failed) + ".")
+    return d / (epsilon * gap) * max(1.0, math.sqrt(_one_minus_phi(d) / (80.0 * (1.0 - rho))))
 
 
 def mod_sulq_scaling(d: int, epsilon: float, delta: float) -> float:
@@ -76,17 +121,17 @@ def ppca_scaling(d: int, epsilon: float, gap: float) -> float:
     return check_int(d, "d", 1) / (check_epsilon(epsilon) * check_positive(gap, "eigengap Δ"))
 
 
-def family_for(output: str) -> str:
-    """Scaling family of a mechanism by its output kind: subspace samplers ~ PPCA, covariance noise ~ MOD-SULQ."""
-    return "ppca" if output == "subspace" else "mod_sulq"
+def family_for(mechanism) -> Family | None:
+    """The scaling-guide family of a mechanism (its ``utility_family``), or None when no rate is known."""
+    return FAMILIES.get(getattr(mechanism, "utility_family", None) or "")
 
 
 def scaling_guide(ns: Sequence[float], anchor_n: float, anchor_value: float, optimum: float = 1.0,
                   floor: float | None = None, power: float = 1.0) -> np.ndarray:
     """Utility vs n when the shortfall from ``optimum`` scales as n^(−power), through (anchor_n, anchor_value).
 
-    The d, ε, Δ (or d^{3/2}, ε, δ) factors of Theorems 7–9 are constant along one curve; they are absorbed by the
-    anchor. ``floor`` (e.g. the random-subspace level) bounds the curve from below.
+    Use the mechanism family's ``power`` (:data:`FAMILIES`). The d, ε, Δ factors are constant along one curve;
+    they are absorbed by the anchor. ``floor`` (e.g. the random-subspace level) bounds the curve from below.
     """
     ns = np.asarray(ns, dtype=float)
     anchor_n = check_positive(anchor_n, "anchor_n")
@@ -110,25 +155,45 @@ def eigengap(eigenvalues: Sequence[float], n: int, k: int = 1) -> tuple[float, f
 
 def sample_size_guides(eigenvalues: Sequence[float], n: int, d: int, epsilon: float, delta: float = 1e-5,
                        rho: float = 0.9, eta: float = 0.05) -> list[dict]:
-    """Reference sample sizes for the data's spectrum: Theorem 7 and 8 values (explicit constants) and the
-    Theorem 9 scaling (no constants). Each item: name, n, kind ("bound" | "scaling"), note."""
+    """Reference sample sizes for the data's spectrum, each with the hypotheses it needs.
+
+    Items: ``name``, ``n`` (None where the hypotheses fail: the row is then shown with a note, not a number),
+    ``kind`` ("bound" | "scaling"), ``hypotheses`` (what the result assumes), ``note``. Theorem 8 is reported at
+    the requested ρ when it applies there, and at the smallest ρ it covers otherwise.
+    """
     lam1, gap = eigengap(eigenvalues, n, 1)
     out: list[dict] = []
     if gap <= 0:
         return out
     out.append({"name": f"PPCA upper bound (Thm 7, ρ = {rho:g}, η = {eta:g})",
                 "n": ppca_sample_complexity(d, epsilon, gap, rho, eta, lam1), "kind": "bound",
-                "note": "enough samples for PPCA (k = 1)"})
+                "hypotheses": "k = 1, ‖x‖ ≤ 1; λ₁ and eigengap Δ of A = XᵀX/n",
+                "note": "enough samples for PPCA to reach correlation ρ with probability ≥ 1 − η"})
+    hyp8 = "d ≥ 3, Δ ≤ 1/2, ρ ≥ 1 − (1 − φ)/16; expected utility, worst case over data with gap Δ"
     if d >= 3:
-        out.append({"name": f"Any ε-DP lower bound (Thm 8, ρ = {rho:g})", "n": dp_lower_bound(d, epsilon, gap, rho),
-                    "kind": "bound", "note": "no ε-DP algorithm succeeds on all such data below this n"})
+        failed = dp_lower_bound_hypotheses(d, gap, rho)
+        if not failed:
+            out.append({"name": f"Any ε-DP lower bound (Thm 8, ρ = {rho:g})", "n": dp_lower_bound(d, epsilon, gap, rho),
+                        "kind": "bound", "hypotheses": hyp8,
+                        "note": "no ε-DP algorithm reaches this utility on all such data below this n"})
+        else:
+            out.append({"name": f"Any ε-DP lower bound (Thm 8, ρ = {rho:g})", "n": None, "kind": "bound",
+                        "hypotheses": hyp8,
+                        "note": "not shown: the theorem needs " + "; ".join(failed) + ", so it gives no bound here"})
+            rho_min = dp_lower_bound_min_rho(d)
+            if gap <= 0.5 and rho < rho_min:
+                out.append({"name": f"Any ε-DP lower bound (Thm 8 at its smallest ρ = {rho_min:.5f})",
+                            "n": dp_lower_bound(d, epsilon, gap, rho_min), "kind": "bound", "hypotheses": hyp8,
+                            "note": "the theorem only speaks about near-perfect utility"})
     if delta > 0:
         out.append({"name": "MOD-SULQ scaling (Thm 9, constants unknown)", "n": mod_sulq_scaling(d, epsilon, delta),
-                    "kind": "scaling", "note": "d^{3/2}·√log(d/δ)/ε with c = 1: a scaling guide, not a bound"})
+                    "kind": "scaling", "hypotheses": "MOD-SULQ only; unknown constants c, c′ (set to 1 and 0)",
+                    "note": "d^{3/2}·√log(d/δ)/ε: a scaling guide, not a bound"})
     return out
 
 
 __all__ = [
-    "FAMILIES", "FAMILY_LABELS", "dp_lower_bound", "eigengap", "family_for", "mod_sulq_scaling",
+    "FAMILIES", "FAMILY_LABELS", "Family", "dp_lower_bound", "dp_lower_bound_hypotheses", "dp_lower_bound_min_rho",
+    "eigengap", "family_for", "mod_sulq_scaling",
     "ppca_sample_complexity", "ppca_scaling", "sample_size_guides", "scaling_guide",
 ]

@@ -134,9 +134,11 @@ if metric == "captured_variance_ratio" and not sub.empty:
         anchor = g.iloc[len(g) // 2]
         if anchor["mean"] >= 0.999 or (floor is not None and anchor["mean"] < floor + GUIDE_MARGIN):
             continue  # no shortfall to scale, or still at the random-subspace floor: a guide would mislead
-        fam = family_for(dpcore.get_mechanism(mid).output)
-        guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor),
-                       "name": f"scaling guide: {ui.mechanism_label(mid)}",
+        fam = family_for(dpcore.get_mechanism(mid))
+        if fam is None:
+            continue  # no known rate (e.g. the power method, Singhal–Steinke): no guide rather than a wrong one
+        guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor, power=fam.power),
+                       "name": f"scaling guide: {ui.mechanism_label(mid)} (∝ 1/n{'²' if fam.power == 2 else ''})",
                        "color": ui.mechanism_colors().get(mid, "#888888")})
 fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs sample size (ε = {ss.dp_ss_eps:g})",
                        x_title="sample size n (log scale)", y_title=METRIC_LABELS[metric], guides=guides,
@@ -144,18 +146,21 @@ fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs s
 fig.update_layout(height=460)
 st.plotly_chart(fig, theme="streamlit", key="ss_chart", width="stretch")
 if guides:
-    st.caption("Dotted *scaling guides* assume the shortfall from non-private PCA shrinks like 1/n at fixed d, ε, Δ "
-               "(Chaudhuri et al. 2013, Theorems 7–9), anchored at each mechanism's middle point. They are shapes, "
-               "not bounds. Families: " + "; ".join(FAMILY_LABELS.values()) + ".")
+    st.caption("Dotted *scaling guides* show how the shortfall from non-private PCA shrinks with n at fixed d, ε, Δ "
+               "for each mechanism's family, anchored at its middle point: like 1/n for the exponential mechanism "
+               "(Chaudhuri et al. 2013, Theorem 7) and like 1/n² when noise is added to C (the noise on C/n shrinks "
+               "like 1/n and the variance lost, like its square). They are shapes, not bounds. Families: "
+               + "; ".join(FAMILY_LABELS.values()) + ".")
 
 st.subheader("Theory for this data (k = 1 results)")
 rows = sample_size_guides(prepared.eigenvalues, prepared.n, prepared.d, float(ss.dp_ss_eps), float(ss.dp_delta))
 if rows:
-    tab = pd.DataFrame(rows)
-    tab["n"] = tab["n"].map(lambda v: f"{v:,.0f}")
-    st.dataframe(tab.rename(columns={"name": "result", "n": "sample size n", "kind": "type"}), hide_index=True,
-                 width="stretch")
-    st.caption("Bounds use A = XᵀX/n of the full preprocessed data (its top eigenvalue and eigengap). Thm 9's "
-               "constants are unknown, so its row is the scaling d^{3/2}√log(d/δ)/ε only.")
+    tab = pd.DataFrame(rows)[["name", "n", "kind", "hypotheses", "note"]]
+    tab["n"] = tab["n"].map(lambda v: "—" if v is None or pd.isna(v) else f"{v:,.0f}")
+    st.dataframe(tab.rename(columns={"name": "result", "n": "sample size n", "kind": "type",
+                                     "hypotheses": "assumes"}), hide_index=True, width="stretch")
+    st.caption("Bounds use A = XᵀX/n of the full preprocessed data (its top eigenvalue and eigengap). A row whose "
+               "hypotheses fail shows no number: the theorem says nothing there. Thm 9's constants are unknown, so "
+               "its row is the scaling d^{3/2}√log(d/δ)/ε only.")
 else:
     st.caption("The top eigengap of this data is zero, so Theorems 7–8 give no finite sample size.")

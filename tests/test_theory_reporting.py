@@ -10,6 +10,9 @@ import pytest
 import yaml
 
 from dpcore import DPCoreError
+from dpcore.data import PreparedData
+from dpcore.mechanisms import get_mechanism
+from dpcore.metrics import captured_variance_ratio
 from dpcore.reporting import (
     band_table,
     config_yaml,
@@ -20,7 +23,9 @@ from dpcore.reporting import (
 )
 from dpcore.theory import (
     dp_lower_bound,
+    dp_lower_bound_min_rho,
     eigengap,
+    family_for,
     mod_sulq_scaling,
     ppca_sample_complexity,
     sample_size_guides,
@@ -38,9 +43,10 @@ def test_theorem7_value_and_scalings():
 
 
 def test_theorem8_and_9():
-    n8 = dp_lower_bound(50, 1.0, 0.1, 0.9)
+    rho = dp_lower_bound_min_rho(50)
+    n8 = dp_lower_bound(50, 1.0, 0.1, rho)
     assert n8 >= 50 / (1.0 * 0.1)  # max{1, ·} ≥ 1
-    assert dp_lower_bound(50, 2.0, 0.1, 0.9) == pytest.approx(n8 / 2)
+    assert dp_lower_bound(50, 2.0, 0.1, rho) == pytest.approx(n8 / 2)
     assert mod_sulq_scaling(100, 1.0, 1e-5) == pytest.approx(100**1.5 * math.sqrt(math.log(100 / 1e-5)))
     # d^{3/2} vs d: MOD-SULQ's scaling overtakes PPCA's as d grows
     assert mod_sulq_scaling(400, 1, 1e-5) / mod_sulq_scaling(100, 1, 1e-5) > 7.9
@@ -59,13 +65,49 @@ def test_scaling_guide_passes_through_anchor_and_approaches_optimum():
     assert scaling_guide(ns, 200, 0.6, 1.0, floor=0.3)[0] == pytest.approx(0.3)
 
 
+def test_theorem8_only_within_its_hypotheses():
+    """Thm 8 needs ρ ≥ 1 − (1 − φ)/16 and Δ ≤ 1/2: at ρ = 0.9 it gives no bound (the page showed n = 43.3)."""
+    assert dp_lower_bound_min_rho(13) == pytest.approx(0.99597, abs=1e-5)
+    assert all(dp_lower_bound_min_rho(d) > 0.9375 for d in (3, 10, 100, 1000))
+    with pytest.raises(DPCoreError, match="ρ ≥"):
+        dp_lower_bound(13, 1.0, 0.3, 0.9)
+    with pytest.raises(DPCoreError, match="Δ ≤ 1/2"):
+        dp_lower_bound(13, 1.0, 0.6, 0.9999)
+    assert dp_lower_bound(13, 1.0, 0.3, 0.999) == pytest.approx(43.33, abs=0.01)
+    assert dp_lower_bound(13, 1.0, 0.3, 0.9999) == pytest.approx(123.0, abs=0.01)
+
+
 def test_eigengap_and_guides():
     w = np.array([50.0, 30.0, 10.0, 5.0])
     lam1, gap = eigengap(w, n=100)
     assert (lam1, gap) == (pytest.approx(0.5), pytest.approx(0.2))
-    rows = sample_size_guides(w, 100, 4, 1.0, 1e-5)
-    assert [r["kind"] for r in rows] == ["bound", "bound", "scaling"]
-    assert all(r["n"] > 0 for r in rows)
+    rows = sample_size_guides(w, 100, 4, 1.0, 1e-5, rho=0.9)
+    assert [r["kind"] for r in rows] == ["bound", "bound", "bound", "scaling"]
+    thm8, thm8_min = rows[1], rows[2]
+    assert thm8["n"] is None and "not shown" in thm8["note"]  # ρ = 0.9 is outside the theorem
+    assert "smallest ρ" in thm8_min["name"] and thm8_min["n"] > 0
+    assert all(r["hypotheses"] for r in rows)
+
+
+def _shortfall(mid: str, n: int, epsilon: float, d: int = 8, trials: int = 100) -> float:
+    scales = np.linspace(1.0, 0.2, d)
+    X = np.random.default_rng(1).standard_normal((n, d)) * scales / (3 * math.sqrt(d))
+    data = PreparedData(X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None])
+    mech, rng = get_mechanism(mid), np.random.default_rng(2)
+    return float(np.mean([1 - captured_variance_ratio(
+        data.C, mech.release(data, 1, epsilon, 1e-5 if mech.uses_delta else 0.0, random_state=rng).subspace,
+        data.eigenvalues) for _ in range(trials)]))
+
+
+@pytest.mark.parametrize(("mid", "epsilon", "n"), [("mod_sulq", 4.0, 40_000), ("analyze_gauss", 1.0, 20_000),
+                                                   ("laplace", 4.0, 40_000), ("ppca", 1.0, 20_000),
+                                                   ("itu", 1.0, 20_000)])
+def test_scaling_guides_use_the_rate_each_family_has(mid, epsilon, n):
+    """Simulated: 4× the rows cut the shortfall ≈ 16× for noise added to C, ≈ 4× for the exponential mechanism
+    (the guides used 1/n for every mechanism; MOD-SULQ falls like 1/n²)."""
+    family = family_for(get_mechanism(mid))
+    measured = math.log(_shortfall(mid, n, epsilon) / _shortfall(mid, 4 * n, epsilon), 4)
+    assert abs(measured - family.power) < 0.25, (mid, measured, family.power)
 
 
 def _frame() -> pd.DataFrame:

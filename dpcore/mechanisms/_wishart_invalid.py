@@ -17,6 +17,7 @@ class InvalidWishart(Mechanism):
 
     guarantee = "claimed-invalid"
     output = "covariance"
+    utility_family = "additive"
     domain = ("none: the claimed guarantee fails for every δ below the counterexample δ (the output's support "
               "depends on the data); shown only as a labelled exhibit")
     neighbourings = ("replace",)

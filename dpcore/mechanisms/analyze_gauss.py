@@ -31,6 +31,7 @@ class AnalyzeGauss(Mechanism):
     guarantee = "approx"
     output = "covariance"
     uses_delta = True
+    utility_family = "additive"
     order = 20
     domain = ("every ε > 0 with the analytic calibration; ε ≤ 1 with the classical one (Dwork–Roth Thm A.1); "
               "0 < δ < 1; both relations (Δ₂ = √2 replace-one, 1 add/remove)")

@@ -225,6 +225,9 @@ class Mechanism(ABC):
     params: ClassVar[tuple[Param, ...]] = ()
     neighbourings: ClassVar[tuple[str, ...]] = ("replace", "add_remove")
     order: ClassVar[int] = 100  # display order within its guarantee group
+    #: Scaling family for the Sample size page's guides (dpcore.theory.FAMILIES): "exponential" (shortfall ∝ 1/n),
+    #: "additive" (noise added to C, ∝ 1/n²) or None (no guide).
+    utility_family: ClassVar[str | None] = None
     #: Where the privacy proof holds, in words (Learn cards, ``dpcore mechanisms``); enforced by check_domain.
     domain: ClassVar[str] = "every ε > 0 (and δ in (0, 1) where δ is used), every k ≤ d"
 

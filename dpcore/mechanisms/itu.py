@@ -54,6 +54,7 @@ class _Iterative(Mechanism):
 
     output = "covariance"
     guarantee = "pure"
+    utility_family = "exponential"  # the subspace comes from exponential-mechanism draws
     cost = "O(d⁴) + rejections (d eigendecompositions of shrinking size)"
     domain = ("every ε > 0; both relations (eigenvalue L1 sensitivity 2 replace-one, 1 add/remove; score "
               "sensitivity 1); eigenvalues clipped to [0, n] only under replace-one, where n is public")

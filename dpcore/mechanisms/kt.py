@@ -40,6 +40,7 @@ class KapralovTalwar(Mechanism):
     guarantee = "pure"
     output = "covariance"
     order = 45
+    utility_family = "exponential"
     domain = ("every ε > 0; both relations (score and variance sensitivity 1); variances clipped to [0, n] only "
               "under replace-one, where n is public")
     params = (

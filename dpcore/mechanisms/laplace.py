@@ -37,6 +37,7 @@ class LaplaceInputPerturbation(Mechanism):
     guarantee = "pure"
     output = "covariance"
     order = 30
+    utility_family = "additive"
     domain = ("every ε > 0; both relations (upper-triangle L1 sensitivity 2d paper / d+1 tight under replace-one, "
               "(d+1)/2 under add/remove)")
     params = (

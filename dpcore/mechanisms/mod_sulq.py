@@ -52,6 +52,7 @@ class ModSulq(Mechanism):
     uses_delta = True
     neighbourings = ("replace",)
     order = 10
+    utility_family = "additive"
     domain = ("d ≥ 2 and (d² + d)/(2δ√(2π)) ≥ e² (Theorem 5's tail bound; true for every practical δ), any ε > 0; "
               "replace-one only (n public)")
     params = (

@@ -44,6 +44,7 @@ class PPCA(Mechanism):
     output = "subspace"
     strict_k = True
     order = 10
+    utility_family = "exponential"
     domain = ("k = 1: exact sampler, pure ε-DP for every ε > 0; k > 1: only if the Gibbs chain has reached its "
               "stationary law (no certificate), so heuristic; both relations")
     params = (

@@ -53,6 +53,7 @@ class SheffetWishart(Mechanism):
     output = "covariance"
     uses_delta = True
     order = 40
+    utility_family = "additive"
     domain = (f"ε ≤ {MAX_EPSILON:g} (Sheffet's setting; beyond it the extra degrees of freedom m = df − d shrink "
               "until the output's support gives the data away: P(χ²_{m+1} ≤ 1) > δ already at ε = 6, δ = 1e-5); "
               "0 < δ < 1; both neighbouring relations")
