@@ -155,7 +155,7 @@ if guides:
 st.subheader("Theory for this data (k = 1 results)")
 rows = sample_size_guides(prepared.eigenvalues, prepared.n, prepared.d, float(ss.dp_ss_eps), float(ss.dp_delta))
 if rows:
-    tab = pd.DataFrame(rows)[["name", "n", "kind", "hypotheses", "note"]]
+    tab = pd.DataFrame(rows)[["name", "n", "note", "hypotheses", "kind"]]
     tab["n"] = tab["n"].map(lambda v: "—" if v is None or pd.isna(v) else f"{v:,.0f}")
     st.dataframe(tab.rename(columns={"name": "result", "n": "sample size n", "kind": "type",
                                      "hypotheses": "assumes"}), hide_index=True, width="stretch")
