@@ -1,4 +1,4 @@
-"""Privacy audit page: run a mechanism many times on two neighbouring datasets and lower-bound its ε.
+"""Privacy audit page: run a mechanism many times on two neighbouring datasets and bound its ε and δ from below.
 
 All computation goes through :mod:`dpcore.audit`; this page only collects inputs and draws results.
 """
@@ -15,8 +15,11 @@ import streamlit as st
 from dpcore.audit import (
     CONFORMANCE_DRAWS,
     DEFAULT_TRIALS,
+    FIELDS,
     NEIGHBOUR_CONSTRUCTIONS,
+    PROBE_SEEDS,
     STATISTICS,
+    determinism_probe,
     estimate_audit_seconds,
     format_p_value,
     run_audit,
@@ -26,17 +29,36 @@ from dpcore.exceptions import DPCoreError
 from dpcore.mechanisms import get_mechanism, mechanism_ids
 
 RESULT_KEY = "audit_result"
+PROBE_KEY = "audit_probe_result"
 SELFTEST_KEY = "audit_selftest_result"
 SELFTEST_DRAWS = (CONFORMANCE_DRAWS, 100_000, 1_000_000)
 TRIAL_CHOICES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 SIDE_COLOURS = ("#1f77b4", "#d62728")
+RELATION_LABELS = {"auto": "the construction's own (if supported)", "replace": "replace one record",
+                   "add_remove": "add or remove one record"}
 
+#: Presets: widget values to set, and whether the run is an audit or the determinism probe.
 PRESETS: dict[str, dict] = {
     "SN Wishart (invalid) — support attack": {"mechanism": "sn_imtiaz", "epsilon": 1.0, "trials": 5_000},
     "Jiang Wishart (invalid) — support attack": {"mechanism": "wishart_jiang", "epsilon": 1.0, "trials": 5_000},
     "Analyze Gauss (valid)": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000},
     "Laplace (valid)": {"mechanism": "laplace", "epsilon": 1.0, "trials": 5_000},
+    "add/remove n leak (copies of e₁)": {
+        "mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000,
+        "neighbours": "copies_add_remove", "neighbouring": "add_remove", "n": 21},
+    "subspace basis determinism probe (ss_exact)": {
+        "mechanism": "ss_exact", "epsilon": 1.0, "delta": 1e-5, "neighbours": "in_plane", "neighbouring": "replace",
+        "n": 70, "k": 2, "action": "probe"},
+    "Wishart (Sheffet) support witness at large ε": {
+        "mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000, "statistic": "support"},
 }
+
+DEFAULTS = {"audit_epsilon": 1.0, "audit_delta": 1e-5, "audit_trials": DEFAULT_TRIALS,
+            "audit_neighbours": "zero_vs_unit", "audit_neighbouring": "auto", "audit_statistic": "auto",
+            "audit_field": "auto", "audit_n": 30, "audit_k": 1, "audit_seed": 0, "audit_time_limit": 60.0,
+            "audit_bins": 60, "audit_log_y": False, "audit_probe_seeds": PROBE_SEEDS}
+#: Presets run with a fixed seed so that they show the same numbers every time.
+PRESET_SEED = 1
 
 
 def _label(mid: str) -> str:
@@ -49,11 +71,6 @@ def _label(mid: str) -> str:
     return label
 
 
-DEFAULTS = {"audit_epsilon": 1.0, "audit_delta": 1e-5, "audit_trials": DEFAULT_TRIALS,
-            "audit_neighbours": "zero_vs_unit", "audit_statistic": "auto", "audit_seed": 0,
-            "audit_time_limit": 60.0, "audit_bins": 60, "audit_log_y": False}
-
-
 def _init_state(default_mechanism: str) -> None:
     """Widget defaults live in session_state (so presets can overwrite them without warnings)."""
     st.session_state.setdefault("audit_mechanism", default_mechanism)
@@ -63,29 +80,50 @@ def _init_state(default_mechanism: str) -> None:
 
 def _apply_preset(name: str) -> None:
     preset = PRESETS[name]
+    for key, value in DEFAULTS.items():
+        if key not in ("audit_bins", "audit_log_y", "audit_time_limit"):
+            st.session_state[key] = value
     st.session_state["audit_mechanism"] = preset["mechanism"]
-    st.session_state["audit_epsilon"] = preset["epsilon"]
-    st.session_state["audit_delta"] = preset.get("delta", 1e-5)
-    st.session_state["audit_trials"] = preset["trials"]
-    st.session_state["audit_neighbours"] = "zero_vs_unit"
-    st.session_state["audit_statistic"] = "auto"
-    st.session_state["audit_run_requested"] = True
+    for field in ("epsilon", "delta", "trials", "neighbours", "neighbouring", "n", "k", "statistic"):
+        if field in preset:
+            st.session_state[f"audit_{field}"] = preset[field]
+    st.session_state["audit_seed"] = PRESET_SEED
+    action = preset.get("action", "audit")
+    st.session_state["audit_run_requested" if action == "audit" else "audit_probe_requested"] = True
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _estimate(mid: str, epsilon: float, delta: float | None, trials: int, neighbours: str) -> float:
-    return estimate_audit_seconds(mid, epsilon, trials, delta=delta, neighbours=neighbours)
+def _estimate(mid: str, epsilon: float, delta: float | None, trials: int, neighbours: str, neighbouring: str | None,
+              n: int, k: int) -> float:
+    return estimate_audit_seconds(mid, epsilon, trials, delta=delta, neighbours=neighbours,
+                                  neighbouring=neighbouring, n=n, k=k)
 
 
 def _verdict(result) -> None:
-    claim = (f"({result.claimed_epsilon:g}, {result.delta:g})-DP" if result.delta > 0
-             else f"{result.claimed_epsilon:g}-DP")
     conf = f"{100 * result.confidence:g}%"
-    if result.violated:
+    if result.violated and result.structural:
         st.error(
-            f"**The audit proves this mechanism is NOT {claim}.** With {conf} confidence its privacy loss is at "
-            f"least ε = {result.epsilon_lower_bound:.3g}, more than the claimed {result.claimed_epsilon:g}. "
+            f"**The audit proves this mechanism is NOT {result.claim}.** Outputs that "
+            f"{result.counts['denominator']} can never produce came from {result.counts['numerator']} with "
+            f"probability at least {result.delta_lower_bound:.3g} ({conf} confidence), so it would need "
+            f"δ ≥ {result.delta_lower_bound:.3g} at every ε. Witness: {result.event['description']}."
+        )
+        if result.event.get("assumption"):
+            st.caption(f"Why the other dataset cannot produce it: {result.event['assumption']}.")
+    elif result.violated:
+        st.error(
+            f"**The audit proves this mechanism is NOT {result.claim}.** With {conf} confidence its privacy loss is "
+            f"at least ε = {result.epsilon_lower_bound:.3g}, more than the claimed {result.claimed_epsilon:g}. "
             f"Witness: {result.event['description']}."
+        )
+    elif result.inconclusive:
+        st.warning(
+            f"**Inconclusive: this test could not have refuted the claim.** With "
+            f"{result.counts['held_out_n'][0]:,} counted releases per dataset, no frequency ratio can show more than "
+            f"ε ≈ {result.max_certifiable_epsilon:.3g}, less than the claimed {result.claimed_epsilon:g}, and no "
+            "output that one dataset can never produce was seen."
+            + ("" if result.trials_needed is None else
+               f" Testing this ε by frequencies would need about {result.trials_needed:,} releases per dataset.")
         )
     else:
         st.info(
@@ -93,9 +131,6 @@ def _verdict(result) -> None:
             f"confidence) does not exceed the claimed {result.claimed_epsilon:g}. This is consistent with the "
             "claim but does not prove it: an audit can only show that a mechanism leaks *at least* this much."
         )
-    if result.delta_lower_bound > result.delta:
-        st.caption(f"Even allowing a failure probability, the claim would need δ ≥ {result.delta_lower_bound:.3g} "
-                   f"at ε = {result.claimed_epsilon:g} ({conf} confidence).")
     if result.truncated:
         st.warning("The run hit its time limit; the bound uses the releases completed so far.")
 
@@ -106,14 +141,14 @@ def _histogram_figure(result, bins: int, log_y: bool) -> go.Figure:
     centres = 0.5 * (edges[1:] + edges[:-1])
     widths = edges[1:] - edges[:-1]
     fig = go.Figure()
-    for side, (label, counts) in enumerate(zip(("D (canary absent)", "D′ (canary present)"), h["counts"])):
-        fig.add_bar(x=centres, y=counts, width=widths, name=label, opacity=0.6,
-                    marker_color=SIDE_COLOURS[side])
+    for side, (label, counts) in enumerate(zip(("D", "D′"), h["counts"])):
+        fig.add_bar(x=centres, y=counts, width=widths, name=label, opacity=0.6, marker_color=SIDE_COLOURS[side])
     thr = result.event["threshold"]
     if thr is not None and math.isfinite(thr) and edges[0] <= thr <= edges[-1]:
-        side = "left" if result.event["direction"] == "<=" else "right"
+        where = {"<=": "left of this line", ">": "right of this line", "==": "exactly this value"}
         fig.add_vline(x=thr, line_dash="dash", line_color="black",
-                      annotation_text=f"event: {side} of this line", annotation_position="top")
+                      annotation_text=f"event: {where.get(result.event['direction'], '')}",
+                      annotation_position="top")
     fig.update_layout(barmode="overlay", xaxis_title=result.event["variable"], yaxis_title="releases",
                       yaxis_type="log" if log_y else "linear", height=380, margin={"t": 40, "b": 40},
                       legend={"orientation": "h", "y": 1.12})
@@ -130,7 +165,11 @@ def _epsilon_figure(result) -> go.Figure:
     if est is not None and math.isfinite(est) and est > 0:
         fig.add_scatter(y=["audit lower bound"], x=[est], mode="markers", name="point estimate (no confidence)",
                         marker={"symbol": "diamond", "size": 12, "color": "black"})
-    fig.update_layout(xaxis_title="ε", height=220, margin={"t": 30, "b": 40},
+    cap = result.max_certifiable_epsilon
+    if cap is not None and math.isfinite(cap):
+        fig.add_vline(x=cap, line_dash="dot", line_color="grey", annotation_text="largest ε this test can show",
+                      annotation_position="bottom right")
+    fig.update_layout(xaxis_title="ε", height=240, margin={"t": 30, "b": 40},
                       title=f"ε lower bound at {100 * result.confidence:g}% confidence vs the claim")
     return fig
 
@@ -146,9 +185,54 @@ def _counts_table(result) -> pd.DataFrame:
             "event hits (held-out half)": c["held_out_hits"][i],
             "releases (held-out half)": c["held_out_n"][i],
             "probability bound used": (f"≥ {c['p_numerator_lower']:.4g}" if i == 0
-                                       else f"≤ {c['p_denominator_upper']:.4g}"),
+                                       else ("= 0 (cannot happen)" if result.structural
+                                             else f"≤ {c['p_denominator_upper']:.4g}")),
         })
     return pd.DataFrame(rows)
+
+
+def _show_audit(result) -> None:
+    st.subheader(f"Result: {result.mechanism_name}")
+    _verdict(result)
+    m1, m2, m3, m4, m5 = st.columns(5)
+    m1.metric("Claimed ε", f"{result.claimed_epsilon:g}")
+    m2.metric(f"ε lower bound ({100 * result.confidence:g}%)", f"{result.epsilon_lower_bound:.3g}")
+    m3.metric("δ lower bound at the claimed ε", f"{result.delta_lower_bound:.3g}")
+    m4.metric("Releases", f"{result.completed[0]:,} + {result.completed[1]:,}")
+    m5.metric("Run time", f"{result.runtime_s:.1f} s")
+    st.caption(f"Neighbours: {result.neighbours['name']} ({RELATION_LABELS[result.neighbouring]}); released field "
+               f"read: {result.field} ({FIELDS.get(result.field, 'classifier features')}).")
+    st.plotly_chart(_epsilon_figure(result), width="stretch")
+
+    st.markdown(f"**The two output distributions** — {result.event['variable']}")
+    o1, o2 = st.columns(2)
+    bins = o1.slider("Bins", min_value=10, max_value=200, key="audit_bins")
+    log_y = o2.checkbox("Log scale", key="audit_log_y")
+    st.plotly_chart(_histogram_figure(result, bins, log_y), width="stretch")
+    st.caption(f"Event used for the bound: {result.event['description']} (chosen on one half of the releases, "
+               f"counted on the other half; orientation {result.event['orientation']}).")
+    st.markdown("**Raw counts**")
+    st.dataframe(_counts_table(result), hide_index=True, width="stretch")
+    if result.counterexample_delta is not None:
+        st.caption(f"Theory for this exhibit: the claim fails for every δ below "
+                   f"{result.counterexample_delta:.3f} at ε = {result.claimed_epsilon:g}.")
+
+
+def _show_probe(result) -> None:
+    st.subheader(f"Determinism probe: {result.mechanism_name}")
+    text = result.reason[:1].upper() + result.reason[1:]
+    if result.leak:
+        st.error(f"**Leak found.** {text}")
+    elif result.verdict == "passed":
+        st.success(f"**Passed.** {text}")
+    else:
+        st.info(f"**Not applicable.** {text}")
+    rows = [{"released field": name, "largest relative difference (same subspace, same seed)": f"{diff:.3g}",
+             "differs": diff > result.tolerance} for name, diff in result.differences.items()]
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(f"{result.seeds} seeds; both datasets gave an output for {result.compared}, the same subspace for "
+               f"{result.invariant_equal}; run time {result.runtime_s:.2f} s.")
 
 
 def _selftest_figure(result) -> go.Figure:
@@ -203,25 +287,33 @@ def _sampler_selftest() -> None:
                f"equal exact probability; run time {result.runtime_s:.2f} s.")
 
 
+def _valid_choice(key: str, options: tuple) -> None:
+    """Reset a stored widget value that the current options no longer offer."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0]
+
+
 def main() -> None:
     st.title("Privacy audit")
     st.write(
         "Run a mechanism thousands of times on two datasets that differ in one person's record and look for an "
-        "outcome that is much more likely with that record than without it. How much more likely gives a "
-        "guaranteed *lower* bound on the mechanism's real privacy loss ε. If that bound exceeds the claimed ε, "
-        "the claim is false."
+        "outcome that is much more likely with that record than without it — or that only one of the two can "
+        "produce at all. How much more likely gives a guaranteed *lower* bound on the mechanism's real privacy "
+        "loss ε (and on δ). If a bound exceeds the claim, the claim is false."
     )
 
     st.subheader("Presets")
-    cols = st.columns(len(PRESETS))
-    for i, (name, col) in enumerate(zip(PRESETS, cols)):
-        col.button(name, key=f"audit_preset_{i}", on_click=_apply_preset, args=(name,), width="stretch")
+    names = list(PRESETS)
+    for row in (names[:4], names[4:]):
+        cols = st.columns(len(row))
+        for name, col in zip(row, cols):
+            col.button(name, key=f"audit_preset_{names.index(name)}", on_click=_apply_preset, args=(name,),
+                       width="stretch")
 
     st.subheader("Settings")
     ids = mechanism_ids()
     _init_state("sn_imtiaz" if "sn_imtiaz" in ids else ids[0])
-    if st.session_state["audit_mechanism"] not in ids:
-        st.session_state["audit_mechanism"] = ids[0]
+    _valid_choice("audit_mechanism", tuple(ids))
     c1, c2, c3 = st.columns(3)
     mid = c1.selectbox("Mechanism", ids, format_func=_label, key="audit_mechanism")
     mech = get_mechanism(mid)
@@ -233,28 +325,47 @@ def main() -> None:
         delta = 0.0
         c3.caption("This mechanism claims pure ε-DP, so the audit uses δ = 0.")
     c4, c5, c6 = st.columns(3)
-    trials = c4.select_slider("Releases per dataset", options=TRIAL_CHOICES,
-                              key="audit_trials")
+    trials = c4.select_slider("Releases per dataset", options=TRIAL_CHOICES, key="audit_trials")
     neighbours = c5.selectbox("Neighbouring datasets", tuple(NEIGHBOUR_CONSTRUCTIONS), key="audit_neighbours",
                               help="\n\n".join(f"**{k}**: {v}" for k, v in NEIGHBOUR_CONSTRUCTIONS.items()))
-    statistic = c6.selectbox("What to look at", tuple(STATISTICS), key="audit_statistic",
+    relations = ("auto", *mech.neighbourings)
+    _valid_choice("audit_neighbouring", relations)
+    relation = c6.selectbox("Neighbouring relation", relations, key="audit_neighbouring",
+                            format_func=lambda r: RELATION_LABELS[r],
+                            help="Audit each relation the mechanism claims: under add/remove the number of rows is "
+                                 "itself private.")
+    c7, c8, c9, c10 = st.columns(4)
+    statistic = c7.selectbox("What to look at", tuple(STATISTICS), key="audit_statistic",
                              help="\n\n".join(f"**{k}**: {v}" for k, v in STATISTICS.items()))
-    c7, c8 = st.columns(2)
-    seed = c7.number_input("Seed (0 = fresh randomness)", min_value=0, max_value=2**31 - 1, step=1,
-                           key="audit_seed")
-    time_limit = c8.number_input("Time limit (s)", min_value=1.0, max_value=600.0, step=5.0,
-                                 key="audit_time_limit")
+    field = c8.selectbox("Released field", tuple(FIELDS), key="audit_field",
+                         help="\n\n".join(f"**{k}**: {v}" for k, v in FIELDS.items()))
+    n = c9.number_input("Rows (n)", min_value=4, max_value=5_000, step=1, key="audit_n")
+    k = c10.number_input("Components (k)", min_value=1, max_value=10, step=1, key="audit_k")
+    c11, c12 = st.columns(2)
+    seed = c11.number_input("Seed (0 = fresh randomness)", min_value=0, max_value=2**31 - 1, step=1,
+                            key="audit_seed")
+    time_limit = c12.number_input("Time limit (s)", min_value=1.0, max_value=600.0, step=5.0,
+                                  key="audit_time_limit")
     if mech.invalid:
         st.warning(f"{mech.name} is a labelled exhibit: its published privacy proof is wrong.")
 
+    neighbouring = None if relation == "auto" else relation
+    delta_arg = float(delta) if mech.uses_delta else None
+    settings_error = ""
     try:
-        seconds = _estimate(mid, float(epsilon), float(delta), int(trials), neighbours)
+        seconds = _estimate(mid, float(epsilon), delta_arg, int(trials), neighbours, neighbouring, int(n), int(k))
         st.caption(f"Estimated run time: about {seconds:.0f} s (from a short pilot run)."
                    if seconds >= 1 else "Estimated run time: under a second.")
     except DPCoreError as exc:
-        st.error(str(exc))
+        settings_error = str(exc)
+        st.error(settings_error)
 
-    run = st.button("Run audit", type="primary", key="audit_run")
+    b1, b2, b3 = st.columns([1, 1, 2])
+    run = b1.button("Run audit", type="primary", key="audit_run")
+    probe = b2.button("Run determinism probe", key="audit_probe_run",
+                      help="Same seeds on both datasets: where the private selection agrees, nothing else may "
+                           "differ (use the in_plane neighbours and k < d).")
+    probe_seeds = b3.number_input("Probe seeds", min_value=1, max_value=1_000, step=1, key="audit_probe_seeds")
     if run or st.session_state.pop("audit_run_requested", False):
         bar = st.progress(0.0, text="Starting…")
 
@@ -262,42 +373,36 @@ def main() -> None:
             bar.progress(min(done / total, 1.0), text=f"{done:,} of {total:,} releases")
 
         try:
-            result = run_audit(mid, float(epsilon), delta=float(delta) if mech.uses_delta else None,
-                               neighbours=neighbours, statistic=statistic, trials=int(trials),
-                               seed=int(seed) or None, progress=progress, time_limit=float(time_limit))
+            result = run_audit(mid, float(epsilon), delta=delta_arg, neighbours=neighbours, statistic=statistic,
+                               trials=int(trials), k=int(k), seed=int(seed) or None, progress=progress,
+                               time_limit=float(time_limit), n=int(n), neighbouring=neighbouring, field=field)
         except DPCoreError as exc:
-            bar.empty()
-            st.error(str(exc))
+            if str(exc) != settings_error:  # already shown above
+                st.error(str(exc))
         else:
-            bar.empty()
             st.session_state[RESULT_KEY] = result
+            st.session_state.pop(PROBE_KEY, None)
+        finally:
+            bar.empty()
+    if probe or st.session_state.pop("audit_probe_requested", False):
+        with st.spinner("Running both datasets with identical seeds…"):
+            try:
+                result = determinism_probe(mid, float(epsilon), delta_arg, neighbours=neighbours,
+                                           neighbouring=neighbouring, k=int(k), n=int(n), seeds=int(probe_seeds),
+                                           seed=int(seed) or None, time_limit=float(time_limit))
+            except DPCoreError as exc:
+                if str(exc) != settings_error:
+                    st.error(str(exc))
+            else:
+                st.session_state[PROBE_KEY] = result
+                st.session_state.pop(RESULT_KEY, None)
 
-    result = st.session_state.get(RESULT_KEY)
-    if result is None:
-        st.caption("Choose a preset or press *Run audit*.")
+    if st.session_state.get(PROBE_KEY) is not None:
+        _show_probe(st.session_state[PROBE_KEY])
+    elif st.session_state.get(RESULT_KEY) is not None:
+        _show_audit(st.session_state[RESULT_KEY])
     else:
-        st.subheader(f"Result: {result.mechanism_name}")
-        _verdict(result)
-        m1, m2, m3, m4 = st.columns(4)
-        m1.metric("Claimed ε", f"{result.claimed_epsilon:g}")
-        m2.metric(f"ε lower bound ({100 * result.confidence:g}%)", f"{result.epsilon_lower_bound:.3g}")
-        m3.metric("Releases", f"{result.completed[0]:,} + {result.completed[1]:,}")
-        m4.metric("Run time", f"{result.runtime_s:.1f} s")
-        st.plotly_chart(_epsilon_figure(result), width="stretch")
-
-        st.markdown(f"**The two output distributions** — {result.event['variable']}")
-        o1, o2 = st.columns(2)
-        bins = o1.slider("Bins", min_value=10, max_value=200, key="audit_bins")
-        log_y = o2.checkbox("Log scale", key="audit_log_y")
-        st.plotly_chart(_histogram_figure(result, bins, log_y), width="stretch")
-        st.caption(f"Event used for the bound: {result.event['description']} (chosen on one half of the "
-                   f"releases, counted on the other half; orientation {result.event['orientation']}).")
-
-        st.markdown("**Raw counts**")
-        st.dataframe(_counts_table(result), hide_index=True, width="stretch")
-        if result.counterexample_delta is not None:
-            st.caption(f"Theory for this exhibit: the claim fails for every δ below "
-                       f"{result.counterexample_delta:.3f} at ε = {result.claimed_epsilon:g}.")
+        st.caption("Choose a preset or press *Run audit*.")
 
     with st.expander("Sampler self-test (is the Bingham sampler exact?)"):
         _sampler_selftest()
@@ -305,15 +410,23 @@ def main() -> None:
     with st.expander("How to read an audit"):
         st.markdown(
             "- **Violated** means the data prove, at the stated confidence, that the mechanism leaks more than "
-            "claimed. The proof is a concrete pair of datasets and an outcome.\n"
+            "claimed. The proof is a concrete pair of datasets and an outcome. The strongest proofs are outcomes "
+            "that one dataset can never produce (a release outside its support, or an exact value it never "
+            "outputs): they show δ is too small at every ε.\n"
             "- **Consistent** only means this particular test found nothing. A smarter test, other datasets or "
             "more releases might still find a leak. Only a correct proof (and a correct implementation) "
             "establishes privacy.\n"
+            "- **Inconclusive** means the test could not have found a leak of the claimed size: with N releases, "
+            "frequencies can show at most ε ≈ ln(N/4), so a large claimed ε needs far more releases or an "
+            "outcome that one dataset cannot produce.\n"
             "- Half of the releases choose which outcome to look at, the other half count it, so the choice "
             "cannot flatter the result. Both directions (with and without the record) are tried and the "
             "confidence is split between them.\n"
-            "- Valid mechanisms usually show a bound well below the claim: the claim is a worst case over all "
-            "datasets and all outcomes, and an audit explores only a few."
+            "- Audit every relation a mechanism claims: under *add or remove one record* the number of rows is "
+            "private too, so a release that uses the exact n (e.g. clips eigenvalues to n) leaks it.\n"
+            "- The **determinism probe** runs both datasets with the same random seed. Where the mechanism's "
+            "private choice is the same (e.g. the same subspace), every other released number must be the same "
+            "too; anything else reveals the records."
         )
 
 

@@ -80,3 +80,57 @@ def test_sampler_selftest_shows_chart_and_conforms():
     assert "conforms" in text and "p-value" in text
     explained = " ".join(m.value for m in at.markdown)
     assert "#2416" in explained and "lower" in explained
+
+
+def test_add_remove_copies_preset_audits_the_add_remove_relation():
+    at = _app()
+    at.button(key="audit_preset_4").click().run()
+    assert not at.exception
+    result = at.session_state["audit_result"]
+    assert result.mechanism == "analyze_gauss" and result.neighbouring == "add_remove"
+    assert result.neighbours["name"] == "copies_add_remove" and result.neighbours["n"] == [20, 21]
+    # analyze_gauss no longer clips eigenvalues to the private n under add/remove, so nothing is found
+    assert result.verdict == "consistent"
+    assert any("No violation found" in e.value for e in at.info)
+
+
+def test_ss_exact_probe_preset_passes():
+    at = _app()
+    at.button(key="audit_preset_5").click().run()
+    assert not at.exception
+    probe = at.session_state["audit_probe_result"]
+    assert probe.mechanism == "ss_exact" and probe.verdict == "passed" and probe.k == 2
+    assert "audit_result" not in at.session_state
+    assert any("Passed" in e.value for e in at.success)
+
+
+def test_wishart_large_epsilon_preset_shows_the_refusal_as_an_error():
+    at = _app()
+    at.button(key="audit_preset_6").click().run()
+    assert not at.exception
+    assert at.session_state["audit_mechanism"] == "wishart_sheffet" and at.session_state["audit_epsilon"] == 10.0
+    # wishart_sheffet refuses ε > 1 (its proof domain): one error, no result, no traceback
+    assert len(at.error) == 1 and "ε" in at.error[0].value
+    assert "audit_result" not in at.session_state
+
+
+def test_inconclusive_verdict_is_shown_as_a_warning():
+    at = _app()
+    at.selectbox(key="audit_mechanism").set_value("random").run()
+    at.number_input(key="audit_epsilon").set_value(12.0).run()
+    at.select_slider(key="audit_trials").set_value(1_000).run()
+    at.number_input(key="audit_seed").set_value(3).run()
+    at.button(key="audit_run").click().run()
+    assert not at.exception
+    assert at.session_state["audit_result"].verdict == "inconclusive"
+    assert any("Inconclusive" in w.value for w in at.warning)
+
+
+def test_relation_choices_follow_the_mechanism():
+    at = _app()
+    at.selectbox(key="audit_mechanism").set_value("ss_approx").run()
+    assert not at.exception
+    assert len(at.selectbox(key="audit_neighbouring").options) == 2  # auto, replace one record
+    at.selectbox(key="audit_mechanism").set_value("laplace").run()
+    assert len(at.selectbox(key="audit_neighbouring").options) == 3
+    assert any("add or remove" in o for o in at.selectbox(key="audit_neighbouring").options)

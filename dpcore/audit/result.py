@@ -1,0 +1,197 @@
+"""The outcome of an audit: :class:`AuditResult` (verdict, bounds, the witness event, the raw counts)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int
+from ..exceptions import InvalidParameterError
+
+__all__ = ["VERDICTS", "AuditResult", "combined_verdict"]
+
+SIDE_NAMES = ("D", "D′")
+
+#: Possible verdicts, in plain words.
+VERDICTS: dict[str, str] = {
+    "violated": "the releases prove, at the stated confidence, that the mechanism leaks more than claimed",
+    "consistent": "no violation found by a test that could have found one of this size (not a proof of privacy)",
+    "inconclusive": "the test could not have refuted this claim: the claimed ε is beyond what this number of "
+                    "releases can certify, and no output impossible under one neighbour was seen",
+}
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [_jsonable(v) for v in x.tolist()]
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.floating, float)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def _claim(epsilon: float, delta: float) -> str:
+    return f"({epsilon:g}, {delta:g})-DP" if delta > 0 else f"{epsilon:g}-DP"
+
+
+@dataclass
+class AuditResult:
+    """The outcome of :func:`~dpcore.audit.run_audit` (``as_dict`` for JSON, ``summary`` for text).
+
+    ``verdict`` is "violated", "consistent" or "inconclusive" (:data:`VERDICTS`). ``epsilon_lower_bound`` is the
+    ratio bound ln((p⁻ − δ)/q⁺) of the reported event; ``delta_lower_bound`` is the δ the claim would need at the
+    claimed ε, and with ``structural`` (an output the other neighbour cannot produce) it holds for every ε.
+    ``max_certifiable_epsilon`` is the largest ratio bound this number of held-out releases could ever give.
+    """
+
+    mechanism: str
+    mechanism_name: str
+    guarantee: str
+    claimed_epsilon: float
+    delta: float
+    epsilon_lower_bound: float
+    epsilon_estimate: float
+    confidence: float
+    trials: int
+    completed: tuple[int, int]
+    verdict: str
+    counts: dict
+    event: dict
+    statistic: str
+    samples: tuple[np.ndarray, np.ndarray]
+    runtime_s: float
+    neighbours: dict
+    truncated: bool
+    k: int
+    seed: int | None
+    orientations: list = field(default_factory=list)
+    counterexample_delta: float | None = None
+    delta_lower_bound: float = 0.0
+    field: str = ""
+    neighbouring: str = "replace"
+    structural: bool = False
+    max_certifiable_epsilon: float = math.inf
+    trials_needed: int | None = None
+
+    @property
+    def violated(self) -> bool:
+        return self.verdict == "violated"
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.verdict == "inconclusive"
+
+    @property
+    def claim(self) -> str:
+        return _claim(self.claimed_epsilon, self.delta)
+
+    def histogram(self, bins: int = 60) -> dict:
+        """Common-bin histograms of the event's statistic for both sides (⊥ and infinite values counted apart)."""
+        bins = check_int(bins, "bins", 2, 1000)
+        a, b = (np.asarray(s, dtype=float) for s in self.samples)
+        fa, fb = a[np.isfinite(a)], b[np.isfinite(b)]
+        pooled = np.concatenate([fa, fb])
+        if pooled.size == 0:
+            edges = np.array([0.0, 1.0])
+        else:
+            lo, hi = float(pooled.min()), float(pooled.max())
+            if hi <= lo:
+                lo, hi = lo - 0.5, hi + 0.5
+            edges = np.linspace(lo, hi, bins + 1)
+        return {"edges": edges, "counts": (np.histogram(fa, edges)[0], np.histogram(fb, edges)[0]),
+                "nonfinite": (int(a.size - fa.size), int(b.size - fb.size)), "labels": SIDE_NAMES}
+
+    def verdict_text(self) -> str:
+        """The verdict in one or two plain sentences (shared by the CLI and the dashboard)."""
+        conf = f"{100 * self.confidence:g}%"
+        if self.violated and self.structural:
+            return (f"VIOLATED: outputs that {self.counts['denominator']} can never produce "
+                    f"({self.event['description']}) came from {self.counts['numerator']} with probability at least "
+                    f"{self.delta_lower_bound:.3g} ({conf} confidence). So δ ≥ {self.delta_lower_bound:.3g} for "
+                    f"every ε, more than the claimed δ = {self.delta:g}: this mechanism is NOT {self.claim}.")
+        if self.violated:
+            extra = (f" At the claimed ε it would need δ ≥ {self.delta_lower_bound:.3g}."
+                     if self.delta_lower_bound > self.delta else "")
+            return (f"VIOLATED: with {conf} confidence ε ≥ {self.epsilon_lower_bound:.3g}, larger than the claimed "
+                    f"{self.claimed_epsilon:g} — the audit proves this mechanism is NOT {self.claim}.{extra}")
+        if self.inconclusive:
+            need = "" if self.trials_needed is None else (
+                f" About {self.trials_needed:,} releases per dataset would be needed to test this ε by frequencies.")
+            return (f"INCONCLUSIVE: with {self.counts['held_out_n'][0]:,} held-out releases per dataset no frequency "
+                    f"ratio can certify more than ε ≈ {self.max_certifiable_epsilon:.3g} ({conf} confidence), less "
+                    f"than the claimed {self.claimed_epsilon:g}, and no output impossible under one of the "
+                    f"neighbours was seen. This test could not have refuted the claim.{need}")
+        return (f"CONSISTENT: the lower bound ε ≥ {self.epsilon_lower_bound:.3g} ({conf} confidence) does not exceed "
+                f"the claimed {self.claimed_epsilon:g}. Audits only give lower bounds: this is not a proof of "
+                "privacy.")
+
+    def summary(self) -> str:
+        """A few plain-language lines (CLI output, dashboard verdict)."""
+        c = self.counts
+        lines = [
+            f"Audit of {self.mechanism} ({self.mechanism_name}); claimed {self.claim}; neighbours "
+            f"{self.neighbours['name']} ({self.neighbouring.replace('_', '/')}); statistic {self.statistic}"
+            + (f" on {self.field}" if self.field else "") + ".",
+            f"Event: {self.event['description']}. Held-out counts: {c['held_out_hits'][0]}/{c['held_out_n'][0]} "
+            f"under {c['numerator']}, {c['held_out_hits'][1]}/{c['held_out_n'][1]} under {c['denominator']}.",
+            self.verdict_text(),
+        ]
+        if self.violated and self.structural and self.event.get("assumption"):
+            lines.append(f"Why the other side cannot produce it: {self.event['assumption']}.")
+        lines.append(f"{self.completed[0]} + {self.completed[1]} releases in {self.runtime_s:.2f} s"
+                     + (" (stopped early at the time limit)" if self.truncated else "") + ".")
+        return "\n".join(lines)
+
+    def as_dict(self, include_samples: bool = True) -> dict:
+        out = {
+            "mechanism": self.mechanism,
+            "mechanism_name": self.mechanism_name,
+            "guarantee": self.guarantee,
+            "claimed_epsilon": self.claimed_epsilon,
+            "delta": self.delta,
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "epsilon_estimate": self.epsilon_estimate,
+            "delta_lower_bound": self.delta_lower_bound,
+            "structural": self.structural,
+            "max_certifiable_epsilon": self.max_certifiable_epsilon,
+            "trials_needed": self.trials_needed,
+            "confidence": self.confidence,
+            "trials": self.trials,
+            "completed": list(self.completed),
+            "verdict": self.verdict,
+            "verdict_text": self.verdict_text(),
+            "counts": self.counts,
+            "event": self.event,
+            "statistic": self.statistic,
+            "field": self.field,
+            "neighbouring": self.neighbouring,
+            "runtime_s": self.runtime_s,
+            "neighbours": self.neighbours,
+            "truncated": self.truncated,
+            "k": self.k,
+            "seed": self.seed,
+            "orientations": self.orientations,
+            "counterexample_delta": self.counterexample_delta,
+        }
+        if include_samples:
+            out["samples"] = {"D": self.samples[0], "D′": self.samples[1]}
+        return _jsonable(out)
+
+
+def combined_verdict(results: list[AuditResult]) -> str:
+    """One verdict for several audits of the same claim (e.g. one per neighbouring relation)."""
+    verdicts = {r.verdict for r in results}
+    for v in ("violated", "inconclusive", "consistent"):
+        if v in verdicts:
+            return v
+    raise InvalidParameterError("combined_verdict needs at least one audit result.")

@@ -1,0 +1,384 @@
+"""Running an audit: releases on both neighbours, the event search, the verdict.
+
+The recipe follows DP-Sniper (Bichsel et al., S&P 2021) and StatDP (Ding et al., CCS 2018): run ``trials`` releases
+per side, choose an event on the first half of each side, count it on the second half, and turn the counts into
+Clopper–Pearson bounds (:mod:`dpcore.audit.bounds`). Both orientations (S likelier under D, or under D′) are tried
+and the confidence is split over them and over the two one-sided intervals, so every reported bound holds with the
+stated confidence. Every release draws from its own part of one random stream (a Generator shared sequentially).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_choice, check_delta, check_epsilon, check_fraction, check_int, check_time_limit
+from ..exceptions import InvalidParameterError, MechanismTimeout
+from ..mechanisms import get_mechanism
+from ..mechanisms.base import Mechanism
+from ..noise import RandomState, make_rng
+from ..timing import Deadline
+from .bounds import max_certifiable_epsilon, trials_to_certify
+from .events import (
+    AUTO_FAMILIES,
+    EVENT_FAMILIES,
+    FIELDS,
+    OUTPUT_FIELDS,
+    STATISTICS,
+    Column,
+    ReleaseBatch,
+    extract_columns,
+)
+from .neighbours import CONSTRUCTIONS, NeighbourPair, make_neighbours
+from .result import AuditResult
+from .search import ColumnStore, Finding, best_event, evaluate
+
+__all__ = [
+    "DEFAULT_DELTA",
+    "DEFAULT_TRIALS",
+    "MIN_TRIALS",
+    "audit_all_relations",
+    "estimate_audit_seconds",
+    "run_audit",
+]
+
+#: Releases per side run by default (≈ 2–4 s for the fast covariance mechanisms at d = 3).
+DEFAULT_TRIALS = 10_000
+#: Fewest completed releases per side for which a bound is reported after a time-out.
+MIN_TRIALS = 20
+DEFAULT_DELTA = 1e-5
+
+ProgressCallback = Callable[[int, int], None]
+
+
+# ------------------------------------------------------------------------------------------------
+# Settings
+# ------------------------------------------------------------------------------------------------
+
+def resolve_mechanism(mechanism_id: str | Mechanism) -> Mechanism:
+    """A registered id or a :class:`Mechanism` instance (e.g. a test-only mechanism)."""
+    return mechanism_id if isinstance(mechanism_id, Mechanism) else get_mechanism(mechanism_id)
+
+
+def resolve_delta(delta: float | None, mech: Mechanism) -> float:
+    """The claimed δ: 1e-5 by default for mechanisms that use δ, otherwise 0."""
+    if delta is None:
+        return DEFAULT_DELTA if mech.uses_delta else 0.0
+    return check_delta(delta, required=mech.uses_delta)
+
+
+def resolve_pair(mech: Mechanism, neighbours: Any, neighbouring: str | None, d: int, n: int) -> NeighbourPair:
+    """Build the neighbours under the requested relation (None: the pair's or construction's own, if supported)."""
+    if neighbouring is not None:
+        neighbouring = check_choice(neighbouring, "neighbouring", ("replace", "add_remove"))
+        if neighbouring not in mech.neighbourings:
+            raise InvalidParameterError(
+                f"{mech.id} supports neighbouring {', '.join(mech.neighbourings)}; got {neighbouring!r}.")
+    if isinstance(neighbours, str) and neighbouring is None and neighbours in CONSTRUCTIONS:
+        own = CONSTRUCTIONS[neighbours].default_relation
+        neighbouring = own if own in mech.neighbourings else (
+            "replace" if "replace" in mech.neighbourings else mech.neighbourings[0])
+    pair = make_neighbours(neighbours, d=d, n=n, neighbouring=neighbouring)
+    if pair.neighbouring not in mech.neighbourings:
+        raise InvalidParameterError(
+            f"{mech.id} supports neighbouring {', '.join(mech.neighbourings)}; the supplied pair is "
+            f"{pair.neighbouring!r}.")
+    return pair
+
+
+def _resolve_events(statistic: str, field: str, mech: Mechanism) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(event families, released fields) to collect and search."""
+    statistic = check_choice(statistic, "statistic", STATISTICS)
+    field = check_choice(field, "field", FIELDS)
+    released = OUTPUT_FIELDS.get(mech.output, ("subspace", "status"))
+    families = AUTO_FAMILIES if statistic == "auto" else (statistic,)
+    if field != "auto":
+        if field not in released:
+            raise InvalidParameterError(
+                f"{mech.id} releases {'a covariance' if mech.output == 'covariance' else 'a subspace'}, not the field "
+                f"{field!r}; choose one of {', '.join(map(repr, released))} or 'auto'.")
+        fields: tuple[str, ...] = (field,)
+    else:
+        fields = released
+    families = tuple(f for f in families if set(EVENT_FAMILIES[f].fields) & set(fields))
+    if not families:
+        if statistic in ("support", "quadratic") and mech.output != "covariance":
+            raise InvalidParameterError(
+                f"statistic {statistic!r} needs a covariance output but {mech.id} releases a subspace; "
+                "use 'alignment', 'atom' or 'classifier'.")
+        readable = ", ".join(EVENT_FAMILIES[statistic].fields) if statistic != "auto" else "any field"
+        raise InvalidParameterError(
+            f"statistic {statistic!r} reads {readable}, which the chosen field {field!r} of {mech.id} is not; "
+            "choose another statistic or field='auto'.")
+    if "classifier" in families:  # the classifier's features are every other family's columns
+        return families, fields
+    used = tuple(f for f in fields if any(f in EVENT_FAMILIES[fam].fields for fam in families))
+    return families, used
+
+
+def _check_progress(progress: Any) -> None:
+    if progress is not None and not callable(progress):
+        raise InvalidParameterError("progress must be a callable progress(done, total) or None.")
+
+
+# ------------------------------------------------------------------------------------------------
+# Run time
+# ------------------------------------------------------------------------------------------------
+
+def estimate_audit_seconds(mechanism_id: str | Mechanism, epsilon: float, trials: int = DEFAULT_TRIALS, *,
+                           delta: float | None = None, neighbours: Any = "zero_vs_unit", k: int = 1,
+                           pilot: int = 30, max_seconds: float = 0.5, d: int = 3, n: int = 30,
+                           neighbouring: str | None = None, **options: Any) -> float:
+    """Rough wall time of an audit with ``trials`` releases per side, from a pilot of at most ``pilot`` releases
+    (stopping after ``max_seconds`` once two are done)."""
+    mech = resolve_mechanism(mechanism_id)
+    epsilon = check_epsilon(epsilon)
+    delta = resolve_delta(delta, mech)
+    pair = resolve_pair(mech, neighbours, neighbouring, d, n)
+    opts = mech.validate_options(options)
+    trials = check_int(trials, "trials", 1)
+    pilot = check_int(pilot, "pilot", 1, 10_000)
+    check_int(k, "k (number of components)", 1, pair.D0.d)
+    rng = make_rng(None)
+    t0 = time.perf_counter()
+    done = 0
+    while done < pilot and not (done >= 2 and time.perf_counter() - t0 > max_seconds):
+        mech.release(pair.D1 if done % 2 else pair.D0, k, epsilon, delta, neighbouring=pair.neighbouring,
+                     random_state=rng, allow_invalid=True, **opts)
+        done += 1
+    per = (time.perf_counter() - t0) / done
+    return per * 2 * trials * 1.1 + 0.2
+
+
+# ------------------------------------------------------------------------------------------------
+# The audit
+# ------------------------------------------------------------------------------------------------
+
+def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float, opts: dict, trials: int,
+             families: tuple[str, ...], fields: tuple[str, ...], rng: np.random.Generator, deadline: Deadline,
+             progress: ProgressCallback | None) -> tuple[ColumnStore, int, bool]:
+    """Run up to ``trials`` releases per side; returns the column store, releases per side and a truncated flag."""
+    store = ColumnStore()
+    datasets = (pair.D0, pair.D1)
+    d = pair.D0.d
+    chunk = max(1, min(500, trials // 100))
+    buffers: tuple[list, list] = ([], [])
+    counts = [0, 0]
+    total = 2 * trials
+    truncated = False
+
+    def flush() -> None:
+        for side in (0, 1):
+            if buffers[side]:
+                batch = ReleaseBatch.from_releases(buffers[side], d, k, fields)
+                store.add(side, extract_columns(batch, pair, families, fields))
+                buffers[side].clear()
+
+    try:
+        while counts[1] < trials and not truncated:
+            for _ in range(min(chunk, trials - counts[1])):
+                for side in (0, 1):
+                    limit = None if deadline.seconds is None else max(deadline.remaining, 1e-3)
+                    rel = mech.release(datasets[side], k, epsilon, delta, neighbouring=pair.neighbouring,
+                                       random_state=rng, time_limit=limit, allow_invalid=True, **opts)
+                    buffers[side].append(rel)
+                    counts[side] += 1
+                if deadline.expired and counts[1] < trials:
+                    truncated = True
+                    break
+            flush()
+            if progress is not None:
+                progress(counts[0] + counts[1], total)
+    except MechanismTimeout:
+        truncated = True
+    if buffers[0] and len(buffers[0]) > len(buffers[1]):  # a time-out between the two releases of a trial
+        buffers[0].pop()
+        counts[0] -= 1
+    flush()
+    return store, min(counts), truncated
+
+
+def _add_classifier_score(store: ColumnStore, half: int, m: int) -> str:
+    """Fit a logistic regression on the selection half (all columns as features); store its score as a column."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    keys = sorted(store.columns)
+    feats = [np.nan_to_num(np.stack([store.values(s, key, m) for key in keys], axis=1), nan=0.0, posinf=1e6,
+                           neginf=-1e6) for s in (0, 1)]
+    Xtr = np.vstack([feats[0][:half], feats[1][:half]])
+    ytr = np.r_[np.zeros(half), np.ones(half)]
+    if Xtr.size == 0 or np.ptp(Xtr, axis=0).max() == 0:
+        scores = (np.zeros(m), np.zeros(m))
+    else:
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+        clf.fit(Xtr, ytr)
+        scores = (clf.decision_function(feats[0]), clf.decision_function(feats[1]))
+    col = Column("classifier:score", "classifier", "auto",
+                 "classifier score (log-odds that the output came from D′)")
+    for side in (0, 1):
+        store.add(side, [(col, scores[side])])
+    return col.key
+
+
+def run_audit(
+    mechanism_id: str | Mechanism,
+    epsilon: float,
+    delta: float | None = None,
+    neighbours: str | tuple = "zero_vs_unit",
+    statistic: str = "auto",
+    trials: int = DEFAULT_TRIALS,
+    k: int = 1,
+    confidence: float = 0.95,
+    seed: RandomState = None,
+    progress: ProgressCallback | None = None,
+    time_limit: float | None = None,
+    *,
+    d: int = 3,
+    n: int = 30,
+    neighbouring: str | None = None,
+    field: str = "auto",
+    **options: Any,
+) -> AuditResult:
+    """Audit a mechanism's claim "(ε, δ)-DP" on one pair of neighbouring datasets.
+
+    ``mechanism_id`` is a registered id or a :class:`Mechanism` instance (e.g. a test-only mechanism).
+    ``trials`` releases are run on each of the two neighbours: a built-in construction from
+    :data:`~dpcore.audit.NEIGHBOUR_CONSTRUCTIONS` (D′ with ``n`` rows and ``d`` features) or a pair of PreparedData.
+    ``neighbouring`` ("replace" or "add_remove") picks the relation; None takes the construction's own (or the
+    pair's) when the mechanism supports it. ``statistic`` picks an event family (:data:`STATISTICS`; "auto" searches
+    all but the classifier) and ``field`` the released field it reads (:data:`FIELDS`). Half of each side's releases
+    choose the event, the other half count it. ``delta`` defaults to 1e-5 for mechanisms that use δ and 0 otherwise.
+    ``time_limit`` (seconds) stops the run gracefully and reports the bound from the releases so far
+    (``truncated=True``). Extra keyword arguments are mechanism options.
+
+    The verdict is "violated" when a bound refutes the claim (a ratio bound above ε, or a δ bound above δ; a
+    structural witness gives δ ≥ P[M(D) ∈ S] for every ε), "inconclusive" when the claimed ε is beyond what the
+    held-out releases could certify and no structural witness was seen, and "consistent" otherwise.
+    """
+    started = time.perf_counter()
+    mech = resolve_mechanism(mechanism_id)
+    epsilon = check_epsilon(epsilon)
+    delta = resolve_delta(delta, mech)
+    pair = resolve_pair(mech, neighbours, neighbouring, d, n)
+    families, fields = _resolve_events(statistic, field, mech)
+    opts = mech.validate_options(options)
+    check_int(k, "k (number of components)", 1, pair.D0.d)
+    trials = check_int(trials, "trials", MIN_TRIALS, 10_000_000)
+    confidence = check_fraction(confidence, "confidence")
+    deadline = Deadline(check_time_limit(time_limit))
+    _check_progress(progress)
+    rng = make_rng(seed)
+
+    store, m, truncated = _collect(mech, pair, k, epsilon, delta, opts, trials, families, fields, rng, deadline,
+                                   progress)
+    if m < MIN_TRIALS:
+        cap = "the time limit" if time_limit is None else f"the time limit of {float(time_limit):g} s"
+        raise MechanismTimeout(
+            f"the audit stopped at {cap} after only {m} releases per side (need at least {MIN_TRIALS}); "
+            "raise the time limit or audit a faster setting (smaller ε, fewer features).")
+
+    half = m // 2
+    level = (1.0 - confidence) / 4  # two orientations × two one-sided intervals
+    if families == ("classifier",):
+        keys = [_add_classifier_score(store, half, m)]
+    else:
+        keys = [key for key, col in store.columns.items() if col.family in families]
+    findings: list[Finding] = []
+    for o in (0, 1):
+        cand = best_event(store, keys, o, half, epsilon, delta, level)
+        if cand is None:
+            raise InvalidParameterError(
+                f"the releases of {mech.id} gave no usable values for statistic {statistic!r} (field {field!r}); "
+                "choose another statistic or field.")
+        findings.append(evaluate(store, cand, half, m, epsilon, delta, level))
+    best = max(findings, key=lambda f: (f.violated, f.structural and f.violated, f.epsilon_lb, f.delta_lb,
+                                        f.candidate.key()))
+    return _result(mech, k, opts, epsilon, delta, confidence, trials, m, half, level, store, findings, best,
+                   pair, seed, truncated, time.perf_counter() - started)
+
+
+def _result(mech: Mechanism, k: int, opts: dict, epsilon: float, delta: float, confidence: float, trials: int,
+            m: int, half: int, level: float, store: ColumnStore, findings: list[Finding], best: Finding,
+            pair: NeighbourPair, seed: RandomState, truncated: bool,
+            runtime: float) -> AuditResult:
+    ev = best.event
+    col = ev.column
+    o = ev.orientation
+    held_out = m - half
+    eps_max = max_certifiable_epsilon(held_out, delta, level)
+    if any(f.violated for f in findings):
+        verdict = "violated"
+    elif epsilon >= eps_max:
+        verdict = "inconclusive"
+    else:
+        verdict = "consistent"
+    desc = ev.describe()
+    if col.family == "support":
+        other = "C(D′)" if o == 0 else "C(D)"
+        desc = f"Ĉ − {other} is not positive definite (its smallest eigenvalue is ≤ 0)"
+    elif ev.kind == "==":
+        desc = f"{col.label} is exactly {ev.threshold:.10g}"
+    if not best.violated and best.epsilon_lb <= 0:
+        desc = f"no event separated the two sides (best candidate: {desc})"
+    rec = best.as_dict()
+    counts = {
+        "numerator": rec["numerator"], "denominator": rec["denominator"],
+        "held_out_hits": rec["held_out_hits"], "held_out_n": rec["held_out_n"],
+        "selection_hits": rec["selection_hits"], "selection_n": rec["selection_n"],
+        "p_numerator_lower": rec["p_numerator_lower"], "p_denominator_upper": rec["p_denominator_upper"],
+        "bottom": [int(np.count_nonzero(store.values(s, "status", m) > 0)) for s in (0, 1)],
+    }
+    assumption = EVENT_FAMILIES[col.family].structural if best.structural else None
+    event = {"statistic": col.family, "family": col.family, "field": col.field, "orientation": rec["orientation"],
+             "direction": ev.kind, "threshold": ev.threshold, "variable": col.label, "description": desc,
+             "structural": best.structural, "assumption": assumption}
+    statistic = col.family
+    samples = (np.asarray(store.values(0, col.key, m)), np.asarray(store.values(1, col.key, m)))
+    return AuditResult(
+        mechanism=mech.id, mechanism_name=mech.name, guarantee=mech.guarantee_for(k, opts),
+        claimed_epsilon=epsilon, delta=delta, epsilon_lower_bound=best.epsilon_lb,
+        epsilon_estimate=best.epsilon_estimate, confidence=confidence, trials=trials, completed=(m, m),
+        verdict=verdict, counts=counts, event=event, statistic=statistic, samples=samples, runtime_s=runtime,
+        neighbours=pair.as_dict(), truncated=truncated, k=k, seed=seed if isinstance(seed, int) else None,
+        orientations=[f.as_dict() for f in findings], counterexample_delta=mech.counterexample_delta(epsilon, opts),
+        delta_lower_bound=max(f.delta_lb for f in findings), field=col.field, neighbouring=pair.neighbouring,
+        structural=best.structural and best.violated, max_certifiable_epsilon=eps_max,
+        trials_needed=_trials_needed(epsilon, delta, level) if verdict == "inconclusive" else None,
+    )
+
+
+def _trials_needed(epsilon: float, delta: float, level: float) -> int | None:
+    """Releases per side (both halves) a frequency ratio would need to certify ε; None beyond 10¹² (hopeless)."""
+    held_out = trials_to_certify(epsilon, delta, level)
+    return 2 * held_out if held_out <= 5 * 10**11 else None
+
+
+def audit_all_relations(mechanism_id: str | Mechanism, epsilon: float, *, confidence: float = 0.95,
+                        **kwargs: Any) -> list[AuditResult]:
+    """:func:`run_audit` once per neighbouring relation the mechanism declares (``mech.neighbourings``).
+
+    The confidence is split over the relations (each audit runs at 1 − (1 − confidence)/R), so a "violated" among
+    the results holds at the stated confidence. ``neighbours`` must be a built-in construction (every construction
+    exists for both relations). Combine the verdicts with :func:`~dpcore.audit.combined_verdict`.
+    """
+    mech = resolve_mechanism(mechanism_id)
+    confidence = check_fraction(confidence, "confidence")
+    if kwargs.get("neighbouring") is not None:
+        raise InvalidParameterError("audit_all_relations runs every relation; do not pass neighbouring.")
+    if not isinstance(kwargs.get("neighbours", "zero_vs_unit"), str):
+        raise InvalidParameterError("audit_all_relations needs a built-in neighbour construction, not a pair.")
+    relations = tuple(mech.neighbourings)
+    each = 1.0 - (1.0 - confidence) / len(relations)
+    seed = kwargs.pop("seed", None)
+    out = []
+    for i, relation in enumerate(relations):
+        child = seed if seed is None or isinstance(seed, np.random.Generator) else np.random.SeedSequence(
+            seed.entropy if isinstance(seed, np.random.SeedSequence) else int(seed), spawn_key=(i,))
+        out.append(run_audit(mech, epsilon, confidence=each, neighbouring=relation, seed=child, **kwargs))
+    return out
+
