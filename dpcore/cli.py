@@ -1,4 +1,4 @@
-"""Command-line interface: ``dpcore mechanisms | datasets | sweep | release | audit`` (also ``python -m dpcore``).
+"""Command line: ``dpcore mechanisms | datasets | sweep | release | schema | audit`` (or ``python -m dpcore``).
 
 Bad arguments exit with code 2 and a one-line message on stderr, never a traceback.
 """
@@ -14,7 +14,9 @@ from pathlib import Path
 from . import __version__
 from ._cli_args import coerce as _coerce
 from ._cli_args import key_values as _key_values
+from .cli_schema import add_schema_parser, add_table_arguments
 from .exceptions import DPCoreError, InvalidParameterError
+from .vocabulary import Centering, FeatureScaling, MissingPolicy, values
 
 EXIT_USAGE = 2
 
@@ -97,18 +99,16 @@ def _dataset_dict(info) -> dict:
 
 def _prepare_from_args(args):
     """Load (--dataset | --csv) and preprocess as the flags say."""
-    from .data import load_csv, load_dataset, preprocess
+    from .data import load_dataset, preprocess
 
     if bool(args.dataset) == bool(args.csv):
         raise InvalidParameterError("give exactly one of --dataset ID or --csv PATH.")
     if args.csv:
-        path = Path(args.csv)
-        if not path.is_file():
-            raise InvalidParameterError(f"CSV file not found: {args.csv}.")
-        dataset = load_csv(path.read_bytes(), label=args.label, name=path.stem)
+        dataset = _load_csv_from_args(args)
     else:
-        if args.label:
-            raise InvalidParameterError("--label only applies to --csv; built-in datasets carry their labels.")
+        for flag in ("label", "schema", "missing", "delimiter", "decimal", "encoding"):
+            if getattr(args, flag, None):
+                raise InvalidParameterError(f"--{flag} only applies to --csv; built-in datasets carry their own.")
         options = {k: _coerce(v) for k, v in _key_values(args.dataset_option, "--dataset-option").items()}
         dataset = load_dataset(args.dataset, **options)
     # One seed for the run: preprocessing and the mechanism derive independent child streams from it
@@ -128,6 +128,27 @@ def _prepare_from_args(args):
         if not entry.private and not args.quiet:
             print(f"dpcore: note: non-private preprocessing step: {entry.step} {entry.note}".rstrip(), file=sys.stderr)
     return dataset, data
+
+
+def _load_csv_from_args(args):
+    """--csv [--schema] [--label] [--missing] and the format overrides → a Dataset; notes go to stderr."""
+    import warnings
+
+    from .cli_schema import table_options
+    from .data import WideDataWarning, load_csv, load_schema
+
+    path = Path(args.csv)
+    if not path.is_file():
+        raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+    schema = load_schema(Path(args.schema)) if args.schema else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WideDataWarning)  # also in the notes, printed below
+        dataset = load_csv(path.read_bytes(), label=args.label, name=path.stem, schema=schema, missing=args.missing,
+                           **table_options(args))
+    if not args.quiet:
+        for note in dataset.diagnostics.get("notes", []):
+            print(f"dpcore: note: {note}", file=sys.stderr)
+    return dataset
 
 
 def _cmd_sweep(args) -> int:
@@ -197,12 +218,18 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--dataset", help="built-in dataset id (see `dpcore datasets`)")
     src.add_argument("--csv", help="path of a CSV file (read into memory, never copied)")
     src.add_argument("--label", help="label column of the CSV (optional)")
+    src.add_argument("--schema", help="public schema of the CSV (YAML/JSON; draft one with `dpcore schema infer`): "
+                                      "its bounds and category lists make the preprocessing private")
+    src.add_argument("--missing", choices=values(MissingPolicy),
+                     help="missing values in the CSV: zero (per record; default with --schema), drop (default "
+                          "without; NOT private), mean (NOT private)")
+    add_table_arguments(src)
     src.add_argument("--dataset-option", action="append", metavar="KEY=VALUE",
                      help="generator option of a built-in dataset, e.g. d=1000 (repeatable)")
     src.add_argument("--norm-bound", type=float, help="public row-norm bound B (rows are clipped to it)")
-    src.add_argument("--center", default="none", choices=("none", "dp", "empirical"),
+    src.add_argument("--center", default="none", choices=(Centering.NONE, Centering.DP, Centering.EMPIRICAL),
                      help="centring: none (default), dp (DP mean, own budget), empirical (NOT private)")
-    src.add_argument("--feature-scaling", default="schema", choices=("schema", "none", "minmax"),
+    src.add_argument("--feature-scaling", default="schema", choices=values(FeatureScaling),
                      help="per-feature scaling: public schema ranges (default), none, or minmax (NOT private)")
 
 
@@ -250,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-invalid", action="store_true")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd_release)
+
+    add_schema_parser(sub)
 
     try:
         from .cli_audit import add_audit_parser, run_audit_command

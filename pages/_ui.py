@@ -23,6 +23,7 @@ import streamlit as st
 import dpcore
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.privacy import GUARANTEE_LABELS, GUARANTEES, NEIGHBOURING_LABELS, LedgerEntry
+from dpcore.vocabulary import Centering, FeatureScaling, MissingPolicy, values
 
 UPLOAD_ID = "__upload__"
 BANNER = "These charts use the true data and are an evaluation sandbox, not a private release."
@@ -55,6 +56,9 @@ DEFAULTS: dict[str, Any] = {
     "dp_norm_bound": 1.0,
     "dp_norm_from_data": False,  # True when B was taken from the clipping advisor (read off the data)
     "dp_norm_mode": "clip",
+    "dp_csv_delimiter": "auto",
+    "dp_csv_decimal": "auto",
+    "dp_csv_encoding": "auto",
     "dp_centering": "none",
     "dp_centering_eps": 0.1,
     "dp_k": 2,
@@ -141,9 +145,9 @@ def _apply_query_params() -> list[str]:
             ss.dp_eps_range = (lo, hi)
         except (ValueError, TypeError):
             bad.append("eps")
-    for name, key, choices in (("center", "dp_centering", ("none", "public", "dp", "empirical")),
+    for name, key, choices in (("center", "dp_centering", values(Centering)),
                                ("nb", "dp_neighbouring", tuple(NEIGHBOURING_LABELS)),
-                               ("scale", "dp_scaling", ("schema", "none", "minmax"))):
+                               ("scale", "dp_scaling", values(FeatureScaling))):
         if name in qp:
             if qp[name] in choices:
                 ss[key] = qp[name]
@@ -347,29 +351,101 @@ def dataset_options() -> list[str]:
     return ids
 
 
-def dataset_label(dataset_id: str) -> str:
+def dataset_label(dataset_id: str, upload_name: str | None = None) -> str:
+    """Display name of a dataset id; ``upload_name`` names the uploaded file (default: the session's)."""
     if dataset_id == UPLOAD_ID:
-        return f"Uploaded: {st.session_state.get('dp_upload_name') or 'CSV'}"
+        return f"Uploaded: {upload_name or st.session_state.get('dp_upload_name') or 'CSV'}"
     for d in _datasets():
         if d.id == dataset_id:
             return f"{d.name} (n = {d.n:,}, d = {d.d})"
     return dataset_id
 
 
+# --- uploads: bytes → RawTable (read once) → roles + schema (editable) → Dataset -----------------------------
+#: File-format overrides offered on the Data page ("auto" = detect).
+DELIMITER_CHOICES: dict[str, str | None] = {"auto": None, ",": ",", ";": ";", "tab": "\t", "|": "|"}
+DECIMAL_CHOICES: dict[str, str | None] = {"auto": None, ".": ".", ",": ","}
+ENCODING_CHOICES: tuple[str, ...] = ("auto", "utf-8", "utf-16", "cp1252", "latin-1")
+
+
+def _read_options() -> dict:
+    ss = st.session_state
+    enc = ss.get("dp_csv_encoding", "auto")
+    return {"delimiter": DELIMITER_CHOICES.get(ss.get("dp_csv_delimiter", "auto")),
+            "decimal": DECIMAL_CHOICES.get(ss.get("dp_csv_decimal", "auto")),
+            "encoding": None if enc == "auto" else enc}
+
+
 def parse_upload(data: bytes, name: str = "upload.csv", label: str | None = None,
-                 categorical: str = "onehot", missing: str = "drop"):
-    """Parse uploaded CSV bytes with :func:`dpcore.data.load_csv` (raises DataError with a readable message)."""
+                 categorical: str = "onehot", missing: str = "drop", schema=None):
+    """Parse uploaded bytes with :func:`dpcore.data.load_csv` (raises DataError with a readable message)."""
     label = None if label in (None, "", "(none)") else label
-    return dpcore.data.load_csv(data, label=label, categorical=categorical, missing=missing, name=name)
+    return dpcore.data.load_csv(data, label=label, categorical=categorical, missing=missing, name=name,
+                                schema=schema)
+
+
+def upload_table():
+    """The session's upload as a :class:`dpcore.data.RawTable` (read once per file and format options); raises
+    DataError for an unreadable file. Kept in session state only."""
+    ss = st.session_state
+    raw = ss.get("dp_upload")
+    if raw is None:
+        return None
+    opts = _read_options()
+    key = (hashlib.blake2b(raw, digest_size=16).hexdigest(), tuple(sorted(opts.items())))
+    cached = ss.get("_dp_upload_table")
+    if cached is None or cached[0] != key:
+        name = ss.get("dp_upload_name") or "upload.csv"
+        stem = name.rsplit(".", 1)[0] if "." in name else name
+        cached = (key, dpcore.data.read_table(raw, name=stem, **opts))
+        ss["_dp_upload_table"] = cached
+        ss.pop("_dp_schema", None)  # a new table starts from a new draft
+    return cached[1]
+
+
+def label_value() -> str | None:
+    """The label picked for the upload, or None."""
+    label = st.session_state.get("dp_label", "(none)")
+    return None if label in (None, "", "(none)") else label
+
+
+def upload_schema(table):
+    """The session's schema for ``table``: the data-derived draft until the user edits it (NOT public until every
+    included column is confirmed). Follows the label picker."""
+    ss = st.session_state
+    stored = ss.get("_dp_schema")
+    label = label_value()
+    if label is not None and label not in table.columns:
+        label = None
+    if stored is None or stored[0] != ss["_dp_upload_table"][0]:
+        report = dpcore.data.infer_roles(table, label=label)
+        schema = dpcore.data.draft_schema(table, report)
+        set_upload_schema(schema, report)
+        return schema
+    schema = stored[1]
+    if schema.label != label:
+        schema = schema.with_label(label, table)
+        set_upload_schema(schema)
+    return schema
+
+
+def set_upload_schema(schema, report=None) -> None:
+    """Store the session's schema (and the inference report shown next to it); the editor starts afresh."""
+    ss = st.session_state
+    if report is None:
+        report = ss.get("_dp_roles")
+    ss["_dp_schema"] = (ss["_dp_upload_table"][0], schema)
+    ss["_dp_roles"] = report
+    ss["_dp_schema_version"] = ss.get("_dp_schema_version", 0) + 1
 
 
 def csv_columns(data: bytes) -> list[str]:
-    """Column names of an uploaded CSV header (for the label picker); [] when unreadable."""
+    """Column names of an uploaded table (for the label picker); [] when unreadable."""
     try:
-        first = data.split(b"\n", 1)[0].decode("utf-8-sig").strip()
-    except UnicodeDecodeError:
+        table = upload_table() if data is st.session_state.get("dp_upload") else dpcore.data.read_table(data)
+    except DPCoreError:
         return []
-    return [c.strip().strip('"') for c in first.split(",") if c.strip()]
+    return [] if table is None else table.columns
 
 
 def store_upload(data: bytes, name: str) -> None:
@@ -378,10 +454,12 @@ def store_upload(data: bytes, name: str) -> None:
     if ss.get("dp_upload") != data:
         ss.dp_upload, ss.dp_upload_name = data, name
         ss.dp_label = "(none)"
-        # an uploaded file has no public schema: start from min-max scaling (flagged NOT private in the ledger)
-        if ss.get("dp_scaling") == "schema":
-            ss.dp_scaling = "minmax"
-            ss["_dp_upload_note"] = True
+        ss.pop("_dp_schema", None)
+        # Start from the schema pipeline: a draft schema whose data-derived values are flagged NOT public until
+        # the user confirms or replaces them, with a per-record fill for missing values.
+        ss.dp_scaling = FeatureScaling.SCHEMA.value
+        ss.dp_missing = MissingPolicy.ZERO.value
+        ss["_dp_upload_note"] = True
     ss.dp_dataset = UPLOAD_ID
 
 
@@ -392,22 +470,38 @@ def on_upload() -> None:
         store_upload(upload.getvalue(), upload.name)
 
 
+def _load_upload():
+    """The upload as a Dataset under the session's settings: the schema pipeline (declared bounds and category
+    lists) with feature scaling 'schema', otherwise the inferred roles with data-derived vocabularies."""
+    ss = st.session_state
+    table = upload_table()
+    schema = upload_schema(table)
+    use_schema = ss.dp_scaling == FeatureScaling.SCHEMA
+    key = (ss["_dp_upload_table"][0], use_schema, schema, ss.dp_categorical, ss.dp_missing)
+    cached = ss.get("_dp_upload_parsed")
+    if cached is None or cached[0] != key:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpcore.data.WideDataWarning)  # shown as a note on the Data page
+            if use_schema:
+                ds = dpcore.data.load_table(table, schema=schema, categorical=ss.dp_categorical,
+                                            missing=ss.dp_missing)
+            else:
+                ds = dpcore.data.load_table(table, label=schema.label, roles=schema.roles,
+                                            categorical=ss.dp_categorical, missing=ss.dp_missing)
+        cached = (key, ds)
+        ss["_dp_upload_parsed"] = cached
+    return cached[1]
+
+
 def current_dataset():
     """The chosen :class:`dpcore.data.Dataset`, or None after showing ``st.error``."""
     ss = st.session_state
     try:
         if ss.dp_dataset == UPLOAD_ID:
-            raw = ss.get("dp_upload")
-            if raw is None:
+            if ss.get("dp_upload") is None:
                 ss.dp_dataset = DEFAULTS["dp_dataset"]
                 return _load_builtin(ss.dp_dataset)
-            key = (hashlib.blake2b(raw, digest_size=16).hexdigest(), ss.dp_label, ss.dp_categorical, ss.dp_missing)
-            cached = ss.get("_dp_upload_parsed")
-            if cached is None or cached[0] != key:
-                cached = (key, parse_upload(raw, ss.get("dp_upload_name") or "upload.csv", ss.dp_label,
-                                            ss.dp_categorical, ss.dp_missing))
-                ss["_dp_upload_parsed"] = cached
-            return cached[1]
+            return _load_upload()
         return _load_builtin(ss.dp_dataset)
     except DPCoreError as exc:
         st.error(str(exc))

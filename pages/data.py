@@ -1,7 +1,9 @@
-"""Data: choose a built-in dataset or upload a CSV, set the preprocessing, and see a (non-private) summary."""
+"""Data: choose a built-in dataset or upload a table (with its column roles and public schema), set the
+preprocessing, and see a (non-private) summary."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from pathlib import Path
@@ -19,6 +21,8 @@ from dpcore.advisor import (
 )
 from dpcore.privacy import NEIGHBOURING_LABELS
 from dpcore.reporting import explained_variance, k_for_fraction, label_balance
+from dpcore.vocabulary import CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
+from pages import _schema_editor as schema_editor
 from pages import _ui as ui
 
 ui.init_state()
@@ -36,13 +40,16 @@ with left:
     options = ui.dataset_options()
     if ss.dp_dataset not in options:
         ss.dp_dataset = ui.DEFAULTS["dp_dataset"]
-    st.selectbox("Dataset", options, key="dp_dataset", format_func=ui.dataset_label)
+    # the file name is bound now: AppTest calls format_func outside the script run
+    st.selectbox("Dataset", options, key="dp_dataset",
+                 format_func=functools.partial(ui.dataset_label, upload_name=ss.get("dp_upload_name")))
     info = next((d for d in ui._datasets() if d.id == ss.dp_dataset), None)
     if info is not None:
         st.caption(f"{info.description}. Source: {info.source}.")
 with right:
-    st.subheader("Upload a CSV")
-    st.file_uploader("CSV with a header row", type=["csv", "txt"], key="upload_widget", on_change=ui.on_upload,
+    st.subheader("Upload a table")
+    st.file_uploader("CSV/TSV (any delimiter, decimal commas, UTF-8/UTF-16), Parquet or Excel", key="upload_widget",
+                     type=["csv", "txt", "tsv", "tab", "parquet", "pq", "xlsx"], on_change=ui.on_upload,
                      help="Kept in memory for this session only; never written to disk.")
     example = EXAMPLE.read_bytes() if EXAMPLE.exists() else None
     if example is None and hasattr(dpcore.data, "example_csv_bytes"):
@@ -51,25 +58,58 @@ with right:
         st.download_button("Download the classroom example CSV", example, file_name="classroom_example.csv",
                            mime="text/csv", on_click="ignore", key="dl_example")
 
-if ss.dp_dataset == ui.UPLOAD_ID and ss.get("dp_upload") is not None:
+
+def _upload_section() -> None:
+    """File format, label, missing values and the schema editor of an uploaded table."""
     if ss.pop("_dp_upload_note", False):
-        st.info("An uploaded file has no public schema, so feature scaling was set to min–max from the data, which is "
-                "NOT private (see the ledger). For a private pipeline choose 'none' and a public norm bound B.")
+        st.info("An uploaded file comes without a public schema. The draft below takes each column's bounds or "
+                "categories from the data — marked red and NOT private. Replace them with public values (or tick "
+                "*public* where a value is public knowledge) to make the pipeline private.")
     with st.container(border=True):
-        st.markdown(f"**Uploaded file:** {ss.get('dp_upload_name')}")
-        cols = ["(none)", *ui.csv_columns(ss.dp_upload)]
+        try:
+            table = ui.upload_table()
+        except dpcore.DPCoreError:  # the message is shown once, below, where the dataset is loaded
+            table = None
+        read = table.info.describe() if table is not None else "— could not be read (see the message below)"
+        st.markdown(f"**Uploaded file:** {ss.get('dp_upload_name')} — read as {read}")
+        with st.expander("File format (detected; override if the columns look wrong)", icon=":material/tune:"):
+            f1, f2, f3 = st.columns(3)
+            f1.selectbox("Delimiter", list(ui.DELIMITER_CHOICES), key="dp_csv_delimiter")
+            f2.selectbox("Decimal mark", list(ui.DECIMAL_CHOICES), key="dp_csv_decimal")
+            f3.selectbox("Encoding", list(ui.ENCODING_CHOICES), key="dp_csv_encoding")
+        if table is None:
+            return
+        cols = ["(none)", *table.columns]
         if ss.dp_label not in cols:
             ss.dp_label = "(none)"
         c1, c2, c3 = st.columns(3)
         c1.selectbox("Label column (used only for the SVM metric)", cols, key="dp_label")
-        c2.radio("Categorical columns", ["onehot", "drop"], key="dp_categorical", horizontal=True,
-                 format_func={"onehot": "one-hot (not private)", "drop": "drop"}.get)
-        c3.radio("Missing values", ["drop", "zero", "mean"], key="dp_missing", horizontal=True,
-                 format_func={"drop": "drop rows", "zero": "fill 0", "mean": "mean (not private)"}.get)
+        c2.radio("Categorical columns", values(CategoricalPolicy), key="dp_categorical", horizontal=True,
+                 format_func={"onehot": "one-hot", "drop": "drop"}.get)
+        c3.radio("Missing values", values(MissingPolicy), key="dp_missing", horizontal=True,
+                 format_func={"drop": "drop rows (not private)", "zero": "fill 0",
+                              "mean": "mean (not private)"}.get)
+        st.markdown("**Columns and public schema** — roles are inferred with a reason; change a role, type public "
+                    "bounds or categories, or tick *public*.")
+        try:
+            schema = ui.upload_schema(table)
+        except dpcore.DPCoreError as exc:
+            st.error(str(exc))
+            return
+        schema_editor.render(table, schema)
+        if ss.dp_scaling != FeatureScaling.SCHEMA:
+            st.caption("The schema's bounds and category lists are used with feature scaling 'public schema "
+                       "ranges'; with the current scaling only its roles are.")
+
+
+if ss.dp_dataset == ui.UPLOAD_ID and ss.get("dp_upload") is not None:
+    _upload_section()
 
 dataset = ui.current_dataset()
 if dataset is None:
     st.stop()
+for note in dataset.diagnostics.get("notes", []) if ss.dp_dataset == ui.UPLOAD_ID else []:
+    (st.warning if "feature columns" in note else st.caption)(note)
 
 def _bound_typed() -> None:
     """A bound typed by the user is taken as public knowledge (unlike the advisor's data-derived suggestion)."""
@@ -85,7 +125,7 @@ if prepared is not None and ss.dp_norm_auto:
 st.subheader("Preprocessing")
 p1, p2, p3 = st.columns(3)
 with p1:
-    st.radio("Feature scaling", ["schema", "minmax", "none"], key="dp_scaling",
+    st.radio("Feature scaling", values(FeatureScaling), key="dp_scaling",
              format_func={"schema": "public schema ranges", "minmax": "min–max from data (not private)",
                           "none": "none"}.get,
              help="Schema ranges come from public metadata; min–max reads the data and is recorded as NOT private.")
@@ -96,10 +136,10 @@ with p2:
                     disabled=ss.dp_norm_auto, on_change=_bound_typed,
                     help="A public bound on the row norm. A value read off this data (the clipping advisor's "
                          "suggestion) is recorded as NOT private.")
-    st.radio("Rows above B", ["clip", "max_norm"], key="dp_norm_mode", horizontal=True,
+    st.radio("Rows above B", values(NormMode), key="dp_norm_mode", horizontal=True,
              format_func={"clip": "clip to B", "max_norm": "divide all by max norm (not private)"}.get)
 with p3:
-    st.selectbox("Centring", ["none", "public", "dp", "empirical"], key="dp_centering",
+    st.selectbox("Centring", values(Centering), key="dp_centering",
                  format_func={"none": "none (uncentred second moment)", "public": "public mean (schema midpoint)",
                               "dp": "DP mean (spends ε)", "empirical": "empirical mean (NOT private)"}.get)
     if ss.dp_centering == "dp":
@@ -141,6 +181,9 @@ with c_scree:
 with c_side:
     st.markdown("**Privacy ledger of this preprocessing**")
     ui.show_ledger(prepared.ledger)
+    if prepared.is_private:
+        st.success("Every preprocessing step is private: releases on this data are end-to-end private (the charts "
+                   "themselves still use the true data).", icon=":material/verified_user:")
     if len(bal):
         st.markdown("**Label balance**")
         st.dataframe(bal, hide_index=True, width="stretch",

@@ -118,6 +118,14 @@ GLOSSARY = (
      "*before* the noise is added, and none of it is paid for in ε. One outlier can change them, and that change "
      "shows in the output. Use public bounds, or spend part of the budget on a DP estimate; the ledger marks "
      "unpaid steps in red."),
+    ("Public bounds and the schema of an upload",
+     "Scaling a column by its observed minimum and maximum, or one-hot encoding the categories that happen to occur, "
+     "reads the data before any noise is added: the largest income in the file moves every scaled value, and a "
+     "category seen once reveals that someone has it. A *public schema* fixes each column's range and category list "
+     "from public knowledge (a codebook, the instrument's scale). Then every step is per record — values outside the "
+     "range are clamped, unseen categories become all-zero indicators — and costs no budget. The Data page drafts "
+     "a schema from the data, marks those values red, and turns the ledger green once you replace or confirm them; "
+     "the what-if numbers then show the utility of the pipeline you would really run."),
     ("Why utility metrics use the true data",
      "Captured variance, principal angles, Frobenius error and SVM accuracy compare the private output with the "
      "truth, so they must read the true data. That is fine in this sandbox, where you evaluate mechanisms, but "

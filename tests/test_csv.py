@@ -62,17 +62,29 @@ def test_no_numeric_columns_after_encoding():
     assert "no numeric columns" in msg and "onehot" in msg
 
 
-def test_constant_columns_named():
-    msg = _err(b"a,b,c\n1,5,0\n2,5,1\n3,5,0\n")
-    assert "'b'" in msg and "constant" in msg and "drop" in msg
+def test_constant_columns_are_dropped_with_a_note():
+    ds = load_csv(b"a,b,c\n1,5,0\n2,5,1\n3,5,0\n")
+    assert ds.feature_names == ("a", "c")
+    assert any("'b'" in note and "constant" in note for note in ds.diagnostics["notes"])
+    # which columns are features was read off the data: recorded as not private, without counts
+    step = next(e for e in ds.load_ledger if "left out" in e.step)
+    assert not step.private and "b (constant)" in step.note
+    msg = _err(b"a,b\n1,5\n1,5\n")  # nothing left: a clear error naming the columns
+    assert "'a'" in msg and "constant" in msg and "role" in msg
 
 
 def test_too_many_columns_after_one_hot():
-    rows = "\n".join(f"{i},cat{i}" for i in range(40))
+    rows = "\n".join(f"{(i * 7) % 11 / 3:.3f},cat{i % 40}" for i in range(80))  # 40 categories, each twice
     msg = _err(("x,kind\n" + rows + "\n").encode(), max_columns=10)
     assert "41 columns" in msg and "max_columns = 10" in msg and "'kind' (40 distinct values)" in msg
     # categorical='drop' is the suggested fix and works
     assert load_csv(("x,kind\n" + rows + "\n").encode(), max_columns=10, categorical="drop").d == 1
+
+
+def test_too_many_numeric_columns_names_the_real_cause():
+    data = ("a,b,c\n" + "\n".join(f"{i % 9 + 0.5},{i * i % 7},{i % 5}" for i in range(30)) + "\n").encode()
+    msg = _err(data, max_columns=2)
+    assert "numeric feature columns" in msg and "max_columns = 2" in msg and "one-hot" not in msg
 
 
 def test_infinities():
@@ -102,8 +114,9 @@ def test_all_rows_missing_after_drop():
     assert "missing='zero'" in _err(b"a,b\n1,\n,2\n3,\n")
 
 
-def test_semicolon_separated_hint():
-    assert "commas" in _err(b"a;b\n1;2\n3;4\n")
+def test_semicolon_separated_is_read():
+    ds = load_csv(b"a;b\n1;2\n3;4\n")
+    assert ds.feature_names == ("a", "b") and ds.n == 2
 
 
 def test_invalid_parameters():

@@ -146,7 +146,8 @@ def test_upload_csv_updates_summary_and_bad_csv_errors(page: Page, app_url, tmp_
     bad = b"a,b\n1,2,3\n4,5\n"  # ragged row
     page.goto(f"{app_url}/data", wait_until="domcontentloaded")
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("178")
-    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    # the table's uploader comes first (the schema editor adds one for schema files below it)
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
     uploader.set_input_files({"name": "good.csv", "mimeType": "text/csv", "buffer": good.encode()})
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("40")
     expect(page.locator('[data-testid="stMetricValue"]').nth(1)).to_have_text("5")  # a, b, c + one-hot label (x, y)

@@ -1,316 +1,360 @@
-"""Load a user-uploaded CSV into a :class:`~dpcore.data.datasets.Dataset` — in memory only, never written to disk.
+"""Load a user-uploaded table into a :class:`~dpcore.data.datasets.Dataset` — in memory only, never written to disk.
 
-Every problem raises a :class:`~dpcore.exceptions.DataError` whose message names the problem and the fix.
-Data-dependent encoding choices (a one-hot vocabulary read off the data, mean imputation) are recorded in the
-dataset's ``load_ledger`` with ``private=False``; :func:`dpcore.data.preprocess` copies them into the ledger of the
-prepared data, so the dashboard shows them as non-private steps.
+Two ways:
+
+* **with a public schema** (``schema=``, see :mod:`dpcore.data.schema`): the schema's columns, bounds and category
+  lists are used as declared. Every step is per record (numbers outside the bounds are clamped later by
+  ``preprocess(feature_scaling="schema")``, unseen categories become all-zero indicators, missing values are filled),
+  so the pipeline is private once the schema is public. The ledger then depends only on the schema and the options.
+* **without a schema**: column roles are inferred (:mod:`dpcore.data.roles`), category lists are read off the data,
+  and every data-dependent choice is recorded in the dataset's ``load_ledger`` with ``private=False``.
+
+Every problem raises a :class:`~dpcore.exceptions.DataError` whose message names the problem and the fix. Exact
+counts (dropped rows, clamped values, unseen categories) go only to ``Dataset.diagnostics`` — never to the ledger.
 """
 
 from __future__ import annotations
 
-import csv as _csv
-import io
-import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
 
 import numpy as np
-import pandas as pd
 
 from .._validation import check_choice, check_int
 from ..exceptions import DataError, InvalidParameterError
 from ..privacy import Diagnostics, LedgerEntry
+from ..vocabulary import CategoricalPolicy, ColumnRole, MissingPolicy, values
 from .datasets import SAMPLE_DATA_DIR, Dataset
+from .encode import EncodedTable, check_columns, encode_table
+from .reading import MISSING_TOKENS, CsvSource, RawTable, read_table
+from .roles import MAX_CATEGORIES, ColumnDecision, RoleReport, infer_roles
+from .schema import ColumnSchema, Schema, SchemaError, draft_schema, load_schema
 
-CATEGORICAL_MODES = ("onehot", "drop")
+__all__ = ["CATEGORICAL_MODES", "DEFAULT_MAX_COLUMNS", "MISSING_MODES", "MISSING_TOKENS", "WIDE_COLUMNS",
+           "WideDataWarning", "example_csv_bytes", "load_csv", "load_table"]
+
+CATEGORICAL_MODES = values(CategoricalPolicy)
+MISSING_MODES = values(MissingPolicy)
+#: Default limit on the number of feature columns (a d × d covariance of 5,000 columns takes 200 MB).
+DEFAULT_MAX_COLUMNS = 5000
+#: From this many feature columns on, loading warns (slow mechanisms, noise growing with d).
+WIDE_COLUMNS = 1000
 #: Why dropping rows is recorded as non-private: replace-one treats n as public, and dropping makes it depend on
 #: the data (how many rows had gaps). The exact counts are in ``Dataset.diagnostics``.
 ROW_DROP_NOTE = ("the number of rows kept depends on the data, and replace-one DP treats n as public (not "
                  "private); use missing='zero' (a per-record fill) for a private pipeline")
-MISSING_MODES = ("drop", "zero", "mean")
-#: Cell values treated as missing (compared after stripping whitespace, case-insensitive).
-MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "?"})
-_NA_VARIANTS = sorted({v for t in MISSING_TOKENS for v in (t, t.upper(), t.capitalize(), t.title())})
-
-CsvSource = bytes | bytearray | memoryview | str | os.PathLike | IO[bytes] | IO[str]
+_FILL_NOTE = ("per record: a missing number becomes 0 (then clamped to its declared bounds), a missing category "
+              "all-zero indicators")
 
 
-def _read_source(source: Any) -> bytes:
-    """Bytes of ``source``: raw bytes, CSV text (a str containing a newline), a path, or a file-like object."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source)
-    if isinstance(source, str) and ("\n" in source or "\r" in source):
-        return source.encode("utf-8")
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise DataError(f"no file at {str(path)!r}; check the path, or pass the CSV contents as bytes.")
-        return path.read_bytes()
-    if hasattr(source, "read"):
-        data = source.read()
-        if isinstance(data, str):
-            return data.encode("utf-8")
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            return bytes(data)
-        raise DataError(f"the file object returned {type(data).__name__} from read(); expected bytes or text.")
-    raise InvalidParameterError(
-        f"source must be bytes, CSV text, a path or a file-like object; got {type(source).__name__}."
-    )
+class WideDataWarning(UserWarning):
+    """Many feature columns: mechanisms work with d × d matrices and their noise grows with d."""
 
 
-def _decode(raw: bytes) -> str:
-    if not raw.strip():
-        raise DataError("the file is empty; upload a CSV with a header row and at least two data rows.")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            f"the file is not UTF-8 text (invalid byte 0x{raw[exc.start]:02x} at byte offset {exc.start}); "
-            "re-save it as 'CSV UTF-8' (e.g. in Excel: Save As → CSV UTF-8) and upload again."
-        ) from None
-    if "\x00" in text:
-        raise DataError("the file contains NUL bytes, so it is not a CSV text file (is it a spreadsheet such as "
-                        ".xlsx?); export it as CSV (UTF-8) and upload again.")
-    return text
-
-
-def _scan(text: str, max_rows: int) -> tuple[list[str], int]:
-    """Header and data-row count via the csv module, checking the field count of every line."""
-    reader = _csv.reader(io.StringIO(text, newline=""))
-    header: list[str] | None = None
-    n_rows = 0
-    try:
-        for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip() and (header is None or len(header) > 1)):
-                continue  # blank line
-            if header is None:
-                header = [h.strip() for h in row]
-                continue
-            if len(row) != len(header):
-                raise DataError(
-                    f"line {reader.line_num} has {len(row)} fields but the header has {len(header)}; fix that line "
-                    "(quote values that contain commas, e.g. \"Smith, J\") and upload again."
-                )
-            n_rows += 1
-            if n_rows > max_rows:
-                raise DataError(f"the file has more than max_rows = {max_rows:,} data rows; upload a random sample "
-                                "or raise max_rows.")
-    except _csv.Error as exc:
-        raise DataError(f"the CSV could not be parsed near line {reader.line_num} ({exc}); check quoting on that "
-                        "line and upload again.") from None
-    if header is None:
-        raise DataError("the file is empty; upload a CSV with a header row and at least two data rows.")
-    if len(header) == 1 and any(sep in header[0] for sep in (";", "\t", "|")):
-        raise DataError("the header has a single column but contains ';', tab or '|'; dpcore reads comma-separated "
-                        "files — re-export the file with commas as separators.")
-    seen: set[str] = set()
-    for i, h in enumerate(header):
-        if not h:
-            header[i] = h = f"column{i + 1}"
-        if h in seen:
-            raise DataError(f"the column name {h!r} appears twice in the header; rename one of them.")
-        seen.add(h)
-    if n_rows == 0:
-        raise DataError("the file has a header but no data rows; add at least two data rows.")
-    if n_rows == 1:
-        raise DataError("the file has a single data row; PCA needs at least two rows (ideally hundreds).")
-    return header, n_rows
-
-
-def _slow_rows(text: str, width: int) -> list[list[str]]:
-    """Data rows via the csv module (fallback when pandas' row count disagrees with the scan)."""
-    rows = [r for r in _csv.reader(io.StringIO(text, newline="")) if r and not (len(r) == 1 and not r[0].strip()
-                                                                             and width > 1)]
-    return rows[1:]
-
-
-def _parse_frame(text: str, header: list[str], n_rows: int) -> pd.DataFrame:
-    """All cells, typed: numeric columns as float64, others as stripped str with NaN for missing tokens."""
-    frame = pd.read_csv(io.StringIO(text), header=0, names=header, na_values=_NA_VARIANTS, keep_default_na=False,
-                        skipinitialspace=True, skip_blank_lines=True, engine="c", low_memory=False)
-    if len(frame) != n_rows:  # unusual blank/whitespace lines: use the csv module's reading
-        frame = pd.DataFrame(_slow_rows(text, len(header)), columns=header, dtype=object)
-    out = {}
-    for col in header:
-        s = frame[col]
-        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            out[col] = s.astype(np.float64)
-            continue
-        s = s.astype(object).where(s.notna(), None)
-        s = pd.Series([None if v is None else str(v).strip() for v in s], dtype=object)
-        s = s.where(~s.str.lower().isin(MISSING_TOKENS), None)
-        parsed = pd.to_numeric(s, errors="coerce")
-        out[col] = parsed.astype(np.float64) if parsed[s.notna()].notna().all() else s
-    return pd.DataFrame(out)
-
-
-def _label_vector(values: pd.Series) -> np.ndarray:
-    if pd.api.types.is_float_dtype(values):
-        arr = values.to_numpy(dtype=np.float64)
-        return arr.astype(np.int64) if np.all(arr == np.round(arr)) else arr
-    return values.to_numpy(dtype=str)
-
-
-def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = "onehot", missing: str = "drop",
-             max_columns: int = 500, max_rows: int = 1_000_000, k: int | None = None,
-             name: str = "uploaded") -> Dataset:
-    """Parse a CSV (with a header row) into a raw :class:`Dataset`, entirely in memory.
-
-    Parameters
-    ----------
-    source : bytes, CSV text (a str containing a newline), path, or file-like object
-    label : name of a label column (kept out of the features; used only by evaluation metrics)
-    categorical : ``"onehot"`` (indicator columns, vocabulary read off the data — recorded as NOT private) or
-        ``"drop"`` (drop non-numeric columns)
-    missing : ``"drop"`` rows with missing values, ``"zero"``-fill (free, per record), or ``"mean"``-impute
-        (data-dependent — recorded as NOT private). Missing tokens: empty, NA, N/A, NaN, null, ? (case-insensitive).
-    max_columns : limit on the number of feature columns after encoding
-    max_rows : limit on the number of data rows
-    k : number of components planned; an error is raised when there are fewer rows or columns than k
-    name : display name
-    """
+def _validate(categorical: str, missing: str | None, max_columns: int, k: int | None, label: object
+              ) -> tuple[str, str | None, int, int | None]:
     categorical = check_choice(categorical, "categorical", CATEGORICAL_MODES)
-    missing = check_choice(missing, "missing", MISSING_MODES)
+    if missing is not None:
+        missing = check_choice(missing, "missing", MISSING_MODES)
     max_columns = check_int(max_columns, "max_columns", 1)
-    max_rows = check_int(max_rows, "max_rows", 2)
     if k is not None:
         k = check_int(k, "k", 1)
     if label is not None and not isinstance(label, str):
         raise InvalidParameterError(f"label must be a column name (str) or None, got {label!r}.")
+    return categorical, missing, max_columns, k
 
-    text = _decode(_read_source(source))
-    header, n_rows = _scan(text, max_rows)
-    frame = _parse_frame(text, header, n_rows)
-    del text
-    ledger: list[LedgerEntry] = []
-    dropped: dict[str, int] = {}  # exact counts: non-private diagnostics, never in the ledger
 
-    # --- label ---------------------------------------------------------------------------------------
-    y_raw: pd.Series | None = None
-    if label is not None:
-        if label not in frame.columns:
-            cols = ", ".join(map(repr, header[:30])) + (" …" if len(header) > 30 else "")
-            raise DataError(f"label column {label!r} not found; the columns are: {cols}. Pick one of them "
-                            "(names are case-sensitive) or leave the label empty.")
-        y_raw = frame.pop(label)
-        label_missing = y_raw.isna().to_numpy()
-        if label_missing.any():
-            keep = ~label_missing
-            frame, y_raw = frame[keep].reset_index(drop=True), y_raw[keep].reset_index(drop=True)
-            dropped["rows_without_label"] = int((~keep).sum())
-            ledger.append(LedgerEntry("drop rows without a label", private=False,
-                                      note="the number of rows kept depends on the data, and replace-one DP treats "
-                                           "n as public (not private); fill the labels or pick another label column"))
-    if frame.shape[1] == 0:
-        raise DataError("no feature columns: the only column is the label; upload at least one numeric column.")
+def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = "onehot", missing: str | None = None,
+             max_columns: int = DEFAULT_MAX_COLUMNS, max_rows: int = 1_000_000, k: int | None = None,
+             name: str = "uploaded", schema: Schema | Mapping | str | Path | bytes | None = None,
+             roles: Mapping[str, object] | None = None, delimiter: str | None = None, decimal: str | None = None,
+             encoding: str | None = None, max_categories: int = MAX_CATEGORIES) -> Dataset:
+    """Parse a table (CSV/TSV text, Parquet, or ``.xlsx`` with openpyxl) into a raw :class:`Dataset`, in memory.
 
-    # --- column types ----------------------------------------------------------------------------------
-    miss = frame.isna()
-    empty_cols = [c for c in frame.columns if miss[c].all()]
-    if empty_cols:
-        raise DataError(f"column(s) {', '.join(map(repr, empty_cols))} have no values at all; delete them and "
-                        "upload again.")
-    numeric = {c: frame[c] for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
-    categorical_cols = [c for c in frame.columns if c not in numeric]
-    inf_cols = [c for c, s in numeric.items() if np.isinf(s.to_numpy()).any()]
-    if inf_cols:
-        first = int(np.argmax(np.isinf(numeric[inf_cols[0]].to_numpy()))) + 2
-        raise DataError(f"column(s) {', '.join(map(repr, inf_cols))} contain infinite values (first at data row "
-                        f"{first - 1}, line {first} if there are no blank lines); replace them with finite numbers "
-                        "or leave the cells empty (missing).")
+    Parameters
+    ----------
+    source : bytes, CSV text (a str containing a newline), path, or file-like object
+    label : name of a label column (kept out of the features; used only by evaluation metrics); default: the
+        schema's label
+    categorical : ``"onehot"`` (indicator columns) or ``"drop"`` (leave text columns out)
+    missing : ``"drop"`` rows with missing values (NOT private: n depends on the data), ``"zero"``-fill (per record,
+        free), or ``"mean"``-impute (NOT private). Default: ``"zero"`` with a schema, ``"drop"`` without. Missing
+        tokens: empty, NA, N/A, NaN, null, ? (case-insensitive).
+    max_columns : limit on the number of feature columns after encoding (from ``WIDE_COLUMNS`` on: a warning)
+    max_rows : limit on the number of data rows
+    k : number of components planned; an error is raised when there are fewer rows or columns than k
+    name : display name
+    schema : a public :class:`~dpcore.data.schema.Schema` (or a path/YAML text/mapping of one); without it the
+        roles are inferred and the category lists read off the data (recorded as NOT private)
+    roles : ``{column: role}`` overrides of the inferred roles (without a schema)
+    delimiter, decimal, encoding : override the detected field separator, decimal mark and text encoding
+    max_categories : text columns with more distinct values are left out by the inference
+    """
+    categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label)
+    table = read_table(source, delimiter=delimiter, decimal=decimal, encoding=encoding, max_rows=max_rows, name=name)
+    return load_table(table, label=label, categorical=categorical, missing=missing, max_columns=max_columns, k=k,
+                      schema=schema, roles=roles, max_categories=max_categories)
 
-    # --- missing values ------------------------------------------------------------------------------
-    used = list(numeric) + (categorical_cols if categorical == "onehot" else [])
-    any_missing = miss[used].to_numpy().any(axis=1)
-    if missing == "drop" and any_missing.any():
-        keep = ~any_missing
-        n_drop = int(any_missing.sum())
-        if keep.sum() < 2:
-            raise DataError(f"{n_drop} of {len(keep)} rows have missing values, leaving fewer than two complete "
-                            "rows; use missing='zero' or missing='mean', or fill the gaps.")
-        frame, miss = frame[keep].reset_index(drop=True), miss[keep].reset_index(drop=True)
-        numeric = {c: s[keep].reset_index(drop=True) for c, s in numeric.items()}
-        if y_raw is not None:
-            y_raw = y_raw[keep].reset_index(drop=True)
-        dropped["rows_with_missing_values"] = n_drop
-        ledger.append(LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE))
-    elif missing == "zero" and any_missing.any():
-        numeric = {c: s.fillna(0.0) for c, s in numeric.items()}
-        ledger.append(LedgerEntry("fill missing values with 0", note="per-record rule; missing categories → "
-                                  "all-zero indicators"))
-    elif missing == "mean" and any_missing.any():
-        imputed = [c for c, s in numeric.items() if s.isna().any()]
-        numeric = {c: s.fillna(s.mean()) for c, s in numeric.items()}
-        if imputed:
-            ledger.append(LedgerEntry("mean imputation of missing values", private=False,
-                                      note=f"column means computed from the data ({', '.join(imputed[:10])}); "
-                                           "use missing='zero' or 'drop' for a private pipeline"))
 
-    # --- encoding ------------------------------------------------------------------------------------
-    vocab: dict[str, list[str]] = {}
-    if categorical == "onehot":
-        for col in categorical_cols:
-            vocab[col] = sorted(frame.loc[~miss[col], col].unique().tolist())
-    n_cols = len(numeric) + sum(len(v) for v in vocab.values())
-    if n_cols > max_columns:
-        worst = sorted(vocab.items(), key=lambda kv: -len(kv[1]))[:3]
-        detail = ", ".join(f"{c!r} ({len(v)} distinct values)" for c, v in worst)
-        raise DataError(f"one-hot encoding gives {n_cols} columns, more than max_columns = {max_columns} "
-                        f"(largest categorical columns: {detail}); drop those columns, use categorical='drop', "
-                        "or raise max_columns.")
-    blocks: list[np.ndarray] = []
-    names: list[str] = []
-    for col in frame.columns:
-        if col in numeric:
-            blocks.append(numeric[col].to_numpy(dtype=np.float64)[:, None])
-            names.append(col)
-        elif col in vocab:
-            codes = pd.Categorical(frame[col].where(~miss[col]), categories=vocab[col]).codes
-            M = np.zeros((len(codes), len(vocab[col])))
-            ok = codes >= 0
-            M[np.nonzero(ok)[0], codes[ok]] = 1.0
-            blocks.append(M)
-            names += [f"{col}={v}" for v in vocab[col]]
-    if categorical_cols:
-        if categorical == "onehot":
-            ledger.append(LedgerEntry("one-hot encoding, vocabulary from the data", private=False,
-                                      note=f"categories of {', '.join(categorical_cols[:10])} were read off the "
-                                           "data; a public category list is needed for a private pipeline"))
-        else:
-            ledger.append(LedgerEntry("drop non-numeric columns", note=", ".join(categorical_cols[:20])))
-    if not blocks:
-        raise DataError(f"no numeric columns after encoding (non-numeric columns: {', '.join(categorical_cols)}); "
-                        "use categorical='onehot' or upload numeric columns.")
-    X = np.hstack(blocks)
+def load_table(table: RawTable, *, label: str | None = None, categorical: str = "onehot", missing: str | None = None,
+               max_columns: int = DEFAULT_MAX_COLUMNS, k: int | None = None, name: str | None = None,
+               schema: Schema | Mapping | str | Path | bytes | None = None,
+               roles: Mapping[str, object] | None = None, max_categories: int = MAX_CATEGORIES) -> Dataset:
+    """A :class:`Dataset` from an already read :class:`RawTable` (see :func:`load_csv` for the parameters)."""
+    categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label)
+    name = table.name if name is None else str(name)
+    if schema is not None:
+        if roles:
+            raise InvalidParameterError("roles and schema were both given; with a schema, set the roles in it.")
+        return _load_with_schema(table, load_schema(schema), label=label, categorical=categorical,
+                                 missing=missing or MissingPolicy.ZERO.value, max_columns=max_columns, k=k, name=name)
+    return _load_inferred(table, label=label, categorical=categorical, missing=missing or MissingPolicy.DROP.value,
+                          max_columns=max_columns, k=k, name=name, roles=roles, max_categories=max_categories)
+
+
+# ==================================================================================================
+# shared steps
+# ==================================================================================================
+
+def _check_width(features: list[ColumnSchema], max_columns: int) -> int:
+    """The number of feature columns; an error naming the real cause when it exceeds ``max_columns``."""
+    d = sum(c.width for c in features)
+    if d <= max_columns:
+        return d
+    cats = sorted((c for c in features if c.is_categorical), key=lambda c: -c.width)
+    n_num = sum(1 for c in features if not c.is_categorical)
+    if cats and n_num <= max_columns:
+        detail = ", ".join(f"{c.name!r} ({c.width} distinct values)" for c in cats[:3])
+        raise DataError(f"one-hot encoding gives {d} columns, more than max_columns = {max_columns} (largest "
+                        f"categorical columns: {detail}); exclude those columns (role 'excluded'), use "
+                        "categorical='drop', or raise max_columns.")
+    extra = f" plus {d - n_num} one-hot columns" if cats else ""
+    raise DataError(f"the table has {n_num} numeric feature columns{extra}, more than max_columns = {max_columns}; "
+                    "exclude columns (role 'excluded') or raise max_columns.")
+
+
+def _check_infinite(enc: EncodedTable) -> None:
+    inf = np.isinf(enc.X)
+    if not inf.any():
+        return
+    cols = [enc.feature_names[j] for j in np.flatnonzero(inf.any(axis=0))]
+    first = int(np.argmax(inf[:, enc.feature_names.index(cols[0])])) + 1
+    raise DataError(f"column(s) {', '.join(map(repr, cols))} contain infinite values (first at data row {first}, "
+                    f"line {first + 1} if there are no blank lines); replace them with finite numbers or leave the "
+                    "cells empty (missing).")
+
+
+def _label_vector(table: RawTable, label: str, rows: np.ndarray | None = None) -> np.ndarray:
+    """Labels: whole numbers → int, other numbers → float, else text; missing labels → "(missing)" (as text)."""
+    s = table.frame[label] if rows is None else table.frame[label][rows]
+    values, bad = table.numbers(label)
+    if rows is not None:
+        values, bad = values[rows], bad[rows]
+    present = s.notna().to_numpy()
+    if present.all() and not bad.any() and np.all(np.isfinite(values)):
+        return values.astype(np.int64) if np.all(values == np.round(values)) else values
+    from .reading import cell_text
+
+    return np.array([cell_text(v) or "(missing)" for v in s.to_numpy()], dtype=str)
+
+
+def _wide_notes(n: int, d: int, notes: list[str]) -> None:
+    if d >= WIDE_COLUMNS:
+        msg = (f"{d:,} feature columns: mechanisms work with d × d matrices ({8 * d * d / 2**20:,.0f} MB each) and "
+               "their noise grows with d, so runs are slow and utility is low unless n is large; consider leaving "
+               "columns out.")
+        warnings.warn(msg, WideDataWarning, stacklevel=4)
+        notes.append(msg)
+    if d > n:
+        notes.append(f"more feature columns (d = {d:,}) than rows (n = {n:,}): at most n − 1 directions carry "
+                     "variance.")
+
+
+def _finish(table: RawTable, name: str, X: np.ndarray, names: tuple[str, ...], y: np.ndarray | None,
+            label: str | None, k: int | None, ledger: list[LedgerEntry], diag: dict, notes: list[str],
+            ranges: np.ndarray | None, options: dict) -> Dataset:
     n, d = X.shape
-
-    const = [names[j] for j in np.nonzero(np.ptp(X, axis=0) == 0)[0]]
-    if const:
-        shown = ", ".join(map(repr, const[:10])) + (" …" if len(const) > 10 else "")
-        raise DataError(f"constant column(s) {shown} carry no information for PCA; drop them and upload again.")
-
-    # --- label and k checks ----------------------------------------------------------------------------
-    y = None
-    if y_raw is not None:
-        y = _label_vector(y_raw)
-        if len(np.unique(y)) < 2:
-            raise DataError(f"label column {label!r} has a single class ({y[0]!r}); a label needs at least two "
-                            "classes — pick another column or leave the label empty.")
+    if y is not None and len(np.unique(y)) < 2:
+        raise DataError(f"label column {label!r} has a single class ({y[0]!r}); a label needs at least two "
+                        "classes — pick another column or leave the label empty.")
     if k is not None:
         if n < k:
             raise DataError(f"the data has {n} rows, fewer than k = {k} components; use a smaller k or more rows.")
         if d < k:
             raise DataError(f"the data has {d} columns, fewer than k = {k} components; use a smaller k.")
-
+    _wide_notes(n, d, notes)
+    if notes:
+        diag["notes"] = list(notes)
     return Dataset(
-        id="uploaded", name=str(name), X=X, y=y, feature_names=tuple(names),
+        id="uploaded", name=name, X=X, y=y, feature_names=names,
         source="user upload (kept in memory only, never stored)",
-        description=f"{n:,} rows × {d} columns from an uploaded CSV" + (f"; label {label!r}" if label else ""),
-        feature_ranges=None, suggested_k=k if k is not None else min(2, d),
-        options={"label": label, "categorical": categorical, "missing": missing, "max_columns": max_columns,
-                 "max_rows": max_rows, "k": k, "categorical_columns": tuple(categorical_cols)},
-        load_ledger=tuple(ledger), diagnostics=Diagnostics(dropped),
+        description=f"{n:,} rows × {d} columns from an uploaded {table.info.describe()} file"
+                    + (f"; label {label!r}" if label else ""),
+        feature_ranges=ranges, suggested_k=k if k is not None else min(2, d),
+        options={**options, "label": label, "k": k, "read": table.info.describe()},
+        load_ledger=tuple(ledger), diagnostics=Diagnostics(diag),
     )
+
+
+# ==================================================================================================
+# without a schema: inferred roles, data-derived vocabularies (recorded as NOT private)
+# ==================================================================================================
+
+def _onehot(d: ColumnDecision) -> bool:
+    return d.role == ColumnRole.CATEGORICAL or (d.role == ColumnRole.BINARY and not d.numeric)
+
+
+def _load_inferred(table: RawTable, *, label: str | None, categorical: str, missing: str, max_columns: int,
+                   k: int | None, name: str, roles: Mapping[str, object] | None, max_categories: int) -> Dataset:
+    report = infer_roles(table, label=label, roles=roles, max_categories=max_categories)
+    ledger: list[LedgerEntry] = []
+    diag: dict = {}  # exact counts: non-private diagnostics, never in the ledger
+    notes = report.notes()
+    text_cols = [d.name for d in report.features if _onehot(d)]
+    if categorical == CategoricalPolicy.DROP and text_cols:
+        report = RoleReport(tuple(replace(d, role=ColumnRole.EXCLUDED, reason="categorical='drop'") if _onehot(d)
+                                  else d for d in report.columns), report.label)
+        ledger.append(LedgerEntry("drop non-numeric columns", note=", ".join(text_cols[:20])))
+    auto = [d for d in report.excluded if not d.overridden and d.reason != "categorical='drop'"]
+    if not report.features:
+        if categorical == CategoricalPolicy.DROP and text_cols:
+            raise DataError(f"no numeric columns after encoding (non-numeric columns: {', '.join(text_cols)}); use "
+                            "categorical='onehot' or upload numeric columns.")
+        left = "; ".join(f"{d.name!r}: {d.role.value} ({d.reason})" for d in report.excluded[:6])
+        raise DataError(f"no usable feature columns — {left}. Set a column's role to numeric, binary or "
+                        "categorical to include it.")
+    draft = draft_schema(table, report)
+    _check_width(draft.features, max_columns)
+
+    rows = None
+    if label is not None:
+        label_missing = table.missing(label)
+        if label_missing.any():
+            rows = ~label_missing
+            diag["rows_without_label"] = int(label_missing.sum())
+            ledger.append(LedgerEntry("drop rows without a label", private=False,
+                                      note="the number of rows kept depends on the data, and replace-one DP treats "
+                                           "n as public (not private); fill the labels or pick another label column"))
+    enc = encode_table(table, draft, rows)
+    _check_infinite(enc)
+    X, miss = enc.X, enc.missing
+    y = None if label is None else _label_vector(table, label, rows)
+    diag.update(enc.counts)
+
+    if missing == MissingPolicy.DROP and miss.any():
+        keep = ~miss
+        if keep.sum() < 2:
+            raise DataError(f"{int(miss.sum())} of {len(keep)} rows have missing values, leaving fewer than two "
+                            "complete rows; use missing='zero' or missing='mean', or fill the gaps.")
+        X, y = X[keep], None if y is None else y[keep]
+        diag["rows_with_missing_values"] = int(miss.sum())
+        ledger.append(LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE))
+    elif missing == MissingPolicy.ZERO and miss.any():
+        X = np.where(np.isnan(X), 0.0, X)
+        ledger.append(LedgerEntry("fill missing values with 0", note="per-record rule; missing categories → "
+                                  "all-zero indicators"))
+    elif missing == MissingPolicy.MEAN and miss.any():
+        gaps = np.isnan(X)
+        imputed = [enc.feature_names[j] for j in np.flatnonzero(gaps.any(axis=0))]
+        X = np.where(gaps, np.nanmean(np.where(gaps.all(axis=0), 0.0, X), axis=0), X)
+        if imputed:
+            ledger.append(LedgerEntry("mean imputation of missing values", private=False,
+                                      note=f"column means computed from the data ({', '.join(imputed[:10])}); "
+                                           "use missing='zero' or 'drop' for a private pipeline"))
+    names = enc.feature_names
+    const = np.ptp(X, axis=0) == 0
+    if const.any():  # e.g. after rows were dropped
+        dropped = [names[j] for j in np.flatnonzero(const)]
+        if const.all():
+            raise DataError(f"every feature column is constant ({', '.join(map(repr, dropped[:10]))}); PCA needs "
+                            "columns that vary — upload more rows or other columns.")
+        X, names = X[:, ~const], tuple(n for n, c in zip(names, const) if not c)
+        shown = ", ".join(map(repr, dropped[:10])) + (" …" if len(dropped) > 10 else "")
+        notes.append(f"constant feature column(s) {shown} dropped: they carry no information for PCA.")
+        auto_const = True
+    else:
+        auto_const = False
+    onehot_cols = [c.name for c in draft.features if c.is_categorical]
+    if onehot_cols:
+        ledger.append(LedgerEntry("one-hot encoding, vocabulary from the data", private=False,
+                                  note=f"categories of {', '.join(onehot_cols[:10])} were read off the data; a "
+                                       "public category list is needed for a private pipeline"))
+    if auto or auto_const:
+        left = ", ".join(f"{d.name} ({d.role.value})" for d in auto[:10])
+        ledger.append(LedgerEntry("columns left out by their contents", private=False,
+                                  note="which columns are features was decided by reading the data"
+                                       + (f" ({left})" if left else "") + "; declare the columns in a public schema "
+                                       "for a private pipeline"))
+    return _finish(table, name, X, names, y, label, k, ledger, diag, notes, None,
+                   {"categorical": categorical, "missing": missing, "max_columns": max_columns,
+                    "categorical_columns": tuple(onehot_cols), "roles": {d.name: d.role.value for d in report.columns}})
+
+
+# ==================================================================================================
+# with a public schema: per-record steps only
+# ==================================================================================================
+
+def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, categorical: str, missing: str,
+                      max_columns: int, k: int | None, name: str) -> Dataset:
+    if label is not None and label != schema.label:
+        if schema.label is not None:
+            raise SchemaError(f"schema, field 'label': the schema names {schema.label!r} but label={label!r} was "
+                              "given; change one of them.")
+        schema = Schema(schema.columns, label) if label in schema else Schema(
+            (*schema.columns, ColumnSchema(label, ColumnRole.LABEL)), label)
+    label = schema.label
+    check_columns(table, schema)
+    ledger: list[LedgerEntry] = []
+    notes = [f"{c!r} is not in the schema: left out." for c in table.columns if c not in schema][:50]
+    onehot_cols = [c.name for c in schema.features if c.is_categorical]
+    if categorical == CategoricalPolicy.DROP and onehot_cols:
+        schema = Schema(tuple(replace(c, role=ColumnRole.EXCLUDED, categories=None, from_data=frozenset())
+                              if c.is_categorical else c for c in schema.columns), schema.label)
+        ledger.append(LedgerEntry("drop non-numeric columns", note=", ".join(onehot_cols[:20])))
+        onehot_cols = []
+    if not schema.features:
+        raise SchemaError("schema: no feature columns (every column is excluded or the label); set a column's role "
+                          "to numeric, binary or categorical.")
+    _check_width(schema.features, max_columns)
+    enc = encode_table(table, schema)
+    _check_infinite(enc)
+    diag: dict = dict(enc.counts)
+    X, y = enc.X, None if label is None else _label_vector(table, label)
+
+    if schema.is_public:
+        ledger.insert(0, LedgerEntry("public schema: declared bounds and category lists",
+                                     note="per record: numbers are clamped to their declared bounds, unseen "
+                                          "categories become all-zero indicators (free)"))
+    else:
+        cols = schema.not_public
+        ledger.insert(0, LedgerEntry("schema values read off the data", private=False,
+                                     note=f"bounds/categories of {', '.join(cols[:10])}{' …' if len(cols) > 10 else ''}"
+                                          " came from the data and are not confirmed as public; replace or confirm "
+                                          "them"))
+    # The ledger depends only on the schema and the options (never on whether this data had gaps).
+    if missing == MissingPolicy.ZERO:
+        X = np.where(np.isnan(X), 0.0, X)
+        ledger.append(LedgerEntry("fill missing values with 0", note=_FILL_NOTE))
+    elif missing == MissingPolicy.DROP:
+        keep = ~enc.missing
+        if keep.sum() < 2:
+            raise DataError(f"{int(enc.missing.sum())} of {len(keep)} rows have missing values, leaving fewer than "
+                            "two complete rows; use missing='zero', or fill the gaps.")
+        X, y = X[keep], None if y is None else y[keep]
+        diag["rows_with_missing_values"] = int(enc.missing.sum())
+        ledger.append(LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE))
+    else:
+        gaps = np.isnan(X)
+        X = np.where(gaps, np.nanmean(np.where(gaps.all(axis=0), 0.0, X), axis=0), X)
+        ledger.append(LedgerEntry("mean imputation of missing values", private=False,
+                                  note="column means computed from the data; use missing='zero' for a private "
+                                       "pipeline"))
+    return _finish(table, name, X, enc.feature_names, y, label, k, ledger, diag, notes, enc.ranges,
+                   {"categorical": categorical, "missing": missing, "max_columns": max_columns,
+                    "categorical_columns": tuple(onehot_cols), "schema_public": schema.is_public,
+                    "roles": {c.name: c.role.value for c in schema.columns}})
 
 
 def example_csv_bytes() -> bytes:
@@ -319,3 +363,4 @@ def example_csv_bytes() -> bytes:
     if not path.is_file():
         raise DataError("sample_data/classroom_example.csv is missing; run sample_data/make_classroom_example.py.")
     return path.read_bytes()
+

@@ -32,12 +32,13 @@ from .._validation import check_choice, check_delta, check_epsilon, check_neighb
 from ..exceptions import DataError, InvalidParameterError, PrivacyLeakWarning
 from ..privacy import Diagnostics, LedgerEntry, gaussian_sigma
 from ..seeding import RandomState, Stage, stage_rng
+from ..vocabulary import Centering, FeatureScaling, NormMode, values
 from .datasets import Dataset
 from .prepared import PreparedData
 
-FEATURE_SCALINGS = ("schema", "none", "minmax")
-NORM_MODES = ("clip", "max_norm")
-CENTERINGS = ("none", "public", "dp", "empirical")
+FEATURE_SCALINGS = values(FeatureScaling)
+NORM_MODES = values(NormMode)
+CENTERINGS = values(Centering)
 
 
 def as_dataset(dataset: Dataset | np.ndarray) -> Dataset:
@@ -163,7 +164,8 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
         else:
             raise InvalidParameterError(
                 f"dataset {ds.name!r} has no public feature ranges, so there is no public default norm bound; "
-                "pass norm_bound=B (a public bound on ‖x‖ in raw units), or feature_scaling='minmax' / "
+                "load it with a public schema (load_csv(..., schema=S); CLI: --schema S, drafted by `dpcore schema "
+                "infer`), pass norm_bound=B (a public bound on ‖x‖ in raw units), or use feature_scaling='minmax' / "
                 "norm_mode='max_norm' (both not private)."
             )
 

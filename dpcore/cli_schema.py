@@ -1,0 +1,118 @@
+"""``dpcore schema infer | check``: draft a public schema from a table, and check one.
+
+``infer`` reads the table and writes a draft in which every bound and category list read off the data is listed
+under the column's ``from_data`` — NOT public until the user replaces or confirms it (and deletes ``from_data``).
+The column roles and their reasons go to stderr. ``check`` validates a schema (optionally against a table) and says
+whether it is public.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ._cli_args import key_values
+from .exceptions import InvalidParameterError
+
+FORMATS = ("yaml", "json")
+
+
+def add_table_arguments(p: argparse.ArgumentParser) -> None:
+    """Overrides of the format detection (shared with sweep/release)."""
+    p.add_argument("--delimiter", help="field separator (default: detected among , ; tab |); 'tab' for a tab")
+    p.add_argument("--decimal", choices=(".", ","), metavar="MARK", help="decimal mark, . or , (default: detected)")
+    p.add_argument("--encoding", help="text encoding, e.g. cp1252 (default: UTF-8/UTF-16, detected)")
+
+
+def table_options(args: argparse.Namespace) -> dict:
+    delimiter = getattr(args, "delimiter", None)
+    if delimiter is not None and delimiter.lower() in ("tab", "\\t"):
+        delimiter = "\t"
+    return {"delimiter": delimiter, "decimal": getattr(args, "decimal", None),
+            "encoding": getattr(args, "encoding", None)}
+
+
+def _read(args: argparse.Namespace):
+    from .data import read_table
+
+    path = Path(args.csv)
+    if not path.is_file():
+        raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+    return read_table(path.read_bytes(), name=path.stem, **table_options(args))
+
+
+def _cmd_infer(args: argparse.Namespace) -> int:
+    from .data import draft_schema, infer_roles
+
+    table = _read(args)
+    roles = key_values(args.role, "--role")
+    report = infer_roles(table, label=args.label, roles=roles)
+    schema = draft_schema(table, report)
+    text = schema.to_json() + "\n" if args.format == "json" else schema.to_yaml()
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        out = Path(args.out)
+        if not out.parent.exists():
+            raise InvalidParameterError(f"output folder does not exist: {out.parent}.")
+        out.write_text(text, encoding="utf-8")
+    if not args.quiet:
+        err = sys.stderr
+        print(f"dpcore: read {table.info.describe()}; {len(report.features)} of {len(report.columns)} columns are "
+              "features:", file=err)
+        width = max(len(c.name) for c in report.columns)
+        for c in report.columns:
+            mark = "+" if c.included else "-"
+            print(f"  {mark} {c.name:<{width}}  {c.role.value:<11}  {c.reason}", file=err)
+        n = len(schema.not_public)
+        if n:
+            print(f"dpcore: the bounds/categories of {n} column(s) were read off the data and are marked from_data "
+                  "(NOT public): replace them with public values, delete from_data, then use --schema.", file=err)
+        if args.out != "-":
+            print(f"dpcore: wrote {args.out}", file=err)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .data import load_schema
+    from .data.encode import check_columns
+
+    schema = load_schema(Path(args.schema))
+    if args.csv:
+        check_columns(_read(args), schema)
+    summary = {"valid": True, "public": schema.is_public, "features": [c.name for c in schema.features],
+               "width": schema.width, "label": schema.label, "not_public": schema.not_public}
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        status = "public" if schema.is_public else f"NOT public (values from the data: {', '.join(schema.not_public)})"
+        print(f"schema OK: {len(summary['features'])} feature columns → d = {schema.width}; {status}")
+    return 1 if args.require_public and not schema.is_public else 0
+
+
+def add_schema_parser(sub) -> argparse.ArgumentParser:
+    """Register ``schema infer`` and ``schema check`` on the top-level sub-parsers."""
+    p = sub.add_parser("schema", help="draft or check a public schema (column roles, bounds, category lists)")
+    cmds = p.add_subparsers(dest="schema_command", parser_class=type(p), required=True)
+
+    q = cmds.add_parser("infer", help="write a draft schema; values read off the data are marked from_data")
+    q.add_argument("--csv", required=True, help="table to read (CSV/TSV, Parquet, .xlsx)")
+    q.add_argument("--label", help="label column (metrics only, never a feature)")
+    q.add_argument("--role", action="append", metavar="COLUMN=ROLE",
+                   help="override an inferred role, e.g. 'Individual ID=identifier' (repeatable)")
+    q.add_argument("--format", default="yaml", choices=FORMATS)
+    q.add_argument("--out", default="-", help="output path ('-' for stdout, the default)")
+    q.add_argument("--quiet", action="store_true", help="no role table on stderr")
+    add_table_arguments(q)
+    q.set_defaults(func=_cmd_infer)
+
+    q = cmds.add_parser("check", help="validate a schema (and its columns against a table)")
+    q.add_argument("--schema", required=True, help="schema file (YAML or JSON)")
+    q.add_argument("--csv", help="table whose columns the schema must name")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+    q.add_argument("--require-public", action="store_true", help="exit 1 when some value is not yet public")
+    add_table_arguments(q)
+    q.set_defaults(func=_cmd_check)
+    return p

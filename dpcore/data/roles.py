@@ -1,0 +1,249 @@
+"""Infer the role of every column of an uploaded table, with a reason a person can check and override.
+
+Roles (:class:`dpcore.vocabulary.ColumnRole`): numeric, binary and categorical columns become features; dates,
+identifiers, free text, constant and empty columns are excluded by default, and so are mostly-empty columns and
+text columns with too many categories. A name such as ``label`` or ``target`` marks a *label candidate*.
+
+The inference reads the data, so its result is NOT private: it is a draft for the user to confirm (the public
+schema of :mod:`dpcore.data.schema` is what a private pipeline uses). Reasons may quote counts; they are shown on
+the (non-private) Data page and never enter a ledger.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, InvalidParameterError
+from ..vocabulary import FEATURE_ROLES, ColumnRole
+from .reading import RawTable
+
+#: Text columns with more distinct values than this are excluded by default (one-hot would add too many columns).
+MAX_CATEGORIES = 50
+#: Heuristics that need a sample (identifiers, mostly-empty columns) apply only from this many rows on.
+MIN_ROWS_FOR_HEURISTICS = 20
+#: Columns with more than this share of missing cells are excluded by default.
+MOSTLY_MISSING = 0.5
+#: Share of non-numeric cells a numeric column may have (they are then treated as missing).
+MAX_NON_NUMERIC = 0.1
+DATE_FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y/%m/%d", "%d/%m/%Y",
+                "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y", "%d/%m/%Y %H:%M", "%m/%d/%Y %H:%M", "%d.%m.%Y %H:%M",
+                "%Y-%m", "%Y/%m", "%m/%Y", "%b %Y", "%B %Y", "%b-%y", "%b-%Y", "%d %b %Y", "%d %B %Y", "%d-%b-%Y",
+                "%b %d, %Y", "%B %d, %Y", "%H:%M:%S", "%H:%M")
+_ID_NAME = re.compile(r"(^|[^a-z])(id|ids|key|uuid|guid|index|idx|no|nr|number|record|row)($|[^a-z])", re.I)
+_DATE_NAME = re.compile(r"date|time|timestamp|day|datetime", re.I)
+_LABEL_NAME = re.compile(r"^(label|labels|target|class|classe|y|outcome|diagnosis|survived|churn|default|result|"
+                         r"passed|species|response|category|grade|is_\w+|has_\w+)$", re.I)
+
+
+@dataclass(frozen=True)
+class ColumnDecision:
+    """The role of one column, why, and whether the user changed it."""
+
+    name: str
+    role: ColumnRole
+    reason: str
+    inferred: ColumnRole
+    label_candidate: bool = False
+    numeric: bool = False  #: every present cell is a number (so bounds, not categories, describe it)
+
+    @property
+    def included(self) -> bool:
+        return self.role in FEATURE_ROLES
+
+    @property
+    def overridden(self) -> bool:
+        return self.role != self.inferred
+
+
+@dataclass(frozen=True)
+class RoleReport:
+    """Decisions for every column of a table, in column order."""
+
+    columns: tuple[ColumnDecision, ...]
+    label: str | None = None
+
+    def __getitem__(self, name: str) -> ColumnDecision:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def features(self) -> list[ColumnDecision]:
+        return [c for c in self.columns if c.included]
+
+    @property
+    def excluded(self) -> list[ColumnDecision]:
+        return [c for c in self.columns if not c.included and c.role != ColumnRole.LABEL]
+
+    def notes(self) -> list[str]:
+        """One readable line per column left out."""
+        return [f"{c.name!r} left out — {c.role.description}: {c.reason}" for c in self.excluded]
+
+    def as_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"column": [c.name for c in self.columns],
+                             "role": [c.role.value for c in self.columns],
+                             "included": [c.included for c in self.columns],
+                             "reason": [c.reason for c in self.columns],
+                             "label candidate": [c.label_candidate for c in self.columns]})
+
+
+# ==================================================================================================
+# per-column rules
+# ==================================================================================================
+
+def _date_format(strings: pd.Series) -> str | None:
+    """A date format that parses at least 95 % of a sample of the values (ISO 8601 included), or None."""
+    sample = strings.drop_duplicates().head(200)
+    if sample.empty or sample.str.contains(r"\d").mean() < 0.9 or sample.str.len().max() > 40:
+        return None
+    need = 0.95 * len(sample)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fmt in DATE_FORMATS:
+            if pd.to_datetime(sample, format=fmt, errors="coerce").notna().sum() >= need:
+                return fmt
+        if (sample.str.match(r"^\d{4}-\d{2}-\d{2}").mean() >= 0.95
+                and pd.to_datetime(sample, format="ISO8601", errors="coerce").notna().sum() >= need):
+            return "ISO 8601"
+    return None
+
+
+def _numeric_date(name: str, v: np.ndarray) -> str | None:
+    if not _DATE_NAME.search(name) or not np.all(v == np.round(v)):
+        return None
+    if np.all((v >= 19000101) & (v <= 21001231)):
+        month, day = (v // 100) % 100, v % 100
+        if np.all((month >= 1) & (month <= 12) & (day >= 1) & (day <= 31)):
+            return "whole numbers of the form yyyymmdd in a date-named column"
+    if np.all((v >= 1e8) & (v <= 5e9)) or np.all((v >= 1e11) & (v <= 5e12)):
+        return "Unix timestamps in a date-named column"
+    return None
+
+
+def _numeric_role(name: str, v: np.ndarray, n_bad: int, n_present: int, heuristics: bool
+                  ) -> tuple[ColumnRole, str]:
+    distinct = np.unique(v)
+    nd = len(distinct)
+    extra = f"; {n_bad} non-numeric value(s) are treated as missing" if n_bad else ""
+    reason_date = _numeric_date(name, distinct)
+    if reason_date:
+        return ColumnRole.DATE, reason_date
+    integer = bool(np.all(distinct == np.round(distinct)))
+    if heuristics and integer and nd == n_present:
+        if len(distinct) > 1 and np.all(np.diff(distinct) == 1):
+            return ColumnRole.IDENTIFIER, "consecutive whole numbers, one per row (a row number)"
+        if _ID_NAME.search(name):
+            return ColumnRole.IDENTIFIER, "a different whole number in every row, and the name says ID"
+    if nd == 2:
+        return ColumnRole.BINARY, f"numbers with two distinct values{extra}"
+    return ColumnRole.NUMERIC, f"numbers ({nd} distinct value{'s' if nd != 1 else ''}){extra}"
+
+
+def _text_role(strings: pd.Series, n_present: int, heuristics: bool, max_categories: int
+               ) -> tuple[ColumnRole, str]:
+    nd = int(strings.nunique())
+    fmt = _date_format(strings)
+    if fmt:
+        return ColumnRole.DATE, f"dates/times ({fmt}); one indicator per date would swamp the features"
+    if nd == 2:
+        return ColumnRole.BINARY, "text with two distinct values"
+    words = strings.str.count(r"\s+") + 1
+    if nd > 2 and (words.mean() >= 4 or strings.str.len().mean() >= 40):
+        return ColumnRole.FREE_TEXT, f"free text (on average {words.mean():.0f} words per cell)"
+    if heuristics and nd >= 0.9 * n_present:
+        return ColumnRole.IDENTIFIER, ("every value is distinct" if nd == n_present else
+                                       f"{100 * nd / n_present:.0f} % of the values are distinct") + " (IDs, names)"
+    if nd > max_categories:
+        return ColumnRole.EXCLUDED, (f"{nd} distinct text values, more than max_categories = {max_categories}: "
+                                     f"one-hot would add {nd} columns; set the role to categorical to include it")
+    return ColumnRole.CATEGORICAL, f"text with {nd} distinct value{'s' if nd != 1 else ''}"
+
+
+def infer_column(table: RawTable, name: str, *, max_categories: int = MAX_CATEGORIES) -> ColumnDecision:
+    """The inferred role of one column, with its reason."""
+    s = table.frame[name]
+    n = len(s)
+    present = table.present(name)
+    n_present = int(present.sum())
+    heuristics = n >= MIN_ROWS_FOR_HEURISTICS
+    label_like = bool(_LABEL_NAME.match(name.strip()))
+    if n_present == 0:
+        return ColumnDecision(name, ColumnRole.EMPTY, "no values at all", ColumnRole.EMPTY)
+    if pd.api.types.is_datetime64_any_dtype(s):
+        return ColumnDecision(name, ColumnRole.DATE, "date/time values", ColumnRole.DATE)
+    values, bad = table.numbers(name)
+    n_bad = int(bad.sum())
+    n_num = n_present - n_bad
+    numeric = n_bad == 0 or (n_num >= 2 and n_bad <= MAX_NON_NUMERIC * n_present and heuristics)
+    if numeric:
+        v = values[present & ~bad]
+        if np.isinf(v).any():
+            v = v[np.isfinite(v)]  # reported by the loader with the row number
+        distinct = len(np.unique(v))
+        if distinct <= 1 and n_present == n and n_bad == 0:
+            return ColumnDecision(name, ColumnRole.CONSTANT, "a single value in every row", ColumnRole.CONSTANT,
+                                  numeric=True)
+        role, reason = _numeric_role(name, v, n_bad, n_num, heuristics)
+    else:
+        strings = s[present].astype(str)
+        if strings.nunique() <= 1 and n_present == n:
+            return ColumnDecision(name, ColumnRole.CONSTANT, "a single value in every row", ColumnRole.CONSTANT)
+        role, reason = _text_role(strings, n_present, heuristics, max_categories)
+    missing_share = 1.0 - n_present / n
+    if heuristics and role in FEATURE_ROLES and missing_share > MOSTLY_MISSING:
+        role, reason = ColumnRole.EXCLUDED, (f"{100 * missing_share:.0f} % of the cells are missing ({reason}); "
+                                             "including it would drop or fill most rows")
+    n_distinct = len(np.unique(values[present & ~bad])) if numeric else int(s[present].nunique())
+    candidate = label_like and 2 <= n_distinct <= 20
+    if candidate:
+        reason += "; the name suggests a label"
+    return ColumnDecision(name, role, reason, role, label_candidate=candidate, numeric=numeric)
+
+
+# ==================================================================================================
+# whole table
+# ==================================================================================================
+
+def coerce_role(value: object, column: str) -> ColumnRole:
+    """A :class:`ColumnRole` from a role or its name; the error names the column."""
+    try:
+        return ColumnRole(str(value).strip().lower().replace(" ", "_").replace("-", "_"))
+    except ValueError:
+        choices = ", ".join(r.value for r in ColumnRole)
+        raise InvalidParameterError(f"column {column!r}: unknown role {value!r}; choose one of {choices}.") from None
+
+
+def infer_roles(table: RawTable, *, label: str | None = None, roles: Mapping[str, object] | None = None,
+                max_categories: int = MAX_CATEGORIES) -> RoleReport:
+    """Infer every column's role; ``roles`` overrides some ({column: role}), ``label`` names the label column."""
+    columns = table.columns
+    if label is not None and label not in columns:
+        shown = ", ".join(map(repr, columns[:30])) + (" …" if len(columns) > 30 else "")
+        raise DataError(f"label column {label!r} not found; the columns are: {shown}. Pick one of them "
+                        "(names are case-sensitive) or leave the label empty.")
+    overrides = {}
+    for col, role in (roles or {}).items():
+        if col not in columns:
+            shown = ", ".join(map(repr, columns[:30])) + (" …" if len(columns) > 30 else "")
+            raise DataError(f"a role is given for column {col!r}, which is not in the file; the columns are: "
+                            f"{shown}.")
+        overrides[col] = coerce_role(role, col)
+    decisions = []
+    for col in columns:
+        d = infer_column(table, col, max_categories=max_categories)
+        if col == label:
+            d = replace(d, role=ColumnRole.LABEL, reason="chosen as the label (metrics only, never a feature)")
+        elif col in overrides and overrides[col] != d.role:
+            new = overrides[col]
+            if new == ColumnRole.LABEL:
+                raise InvalidParameterError(f"column {col!r}: choose the label column with label=, not as a role.")
+            d = replace(d, role=new, reason=f"set by you (inferred: {d.inferred.value} — {d.reason})")
+        decisions.append(d)
+    return RoleReport(tuple(decisions), label)
