@@ -12,6 +12,7 @@ from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, ledger_total
 from dpcore.reporting import band_table, config_yaml, reference_levels, results_table
 from dpcore.sweep import SweepConfig, count_cells
 from pages import _ui as ui
+from pages import _whatif as whatif
 
 ui.init_state()
 ss = st.session_state
@@ -206,3 +207,6 @@ with st.expander("Downloads", icon=":material/download:"):
                               file_name=f"{metric}_{name}.png", mime="image/png", on_click="ignore",
                               key=f"dl_png_{metric}", disabled=not png_ok,
                               help=None if png_ok else "PNG export needs kaleido and Chromium.")
+
+# ------------------------------------------------------------------ uploads: what do public bounds cost?
+whatif.render(shown_config)
