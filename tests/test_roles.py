@@ -87,6 +87,13 @@ def parquet() -> bytes:
     return buf.getvalue()
 
 
+def xlsx() -> bytes:
+    buf = io.BytesIO()
+    pd.DataFrame({"when": pd.date_range("2020-01-01", periods=30), "x": rng.normal(size=30),
+                  "c": rng.choice(["a", "b", "c"], 30)}).to_excel(buf, index=False, engine="openpyxl")
+    return buf.getvalue()
+
+
 def fake_xlsx() -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -118,12 +125,13 @@ CORPUS = {
                                                                "empty": R.EMPTY}, 4),
     "wide numeric": (wide, {}, None, 3000),
     "parquet": (parquet, {}, {"when": R.DATE, "x": R.NUMERIC, "c": R.CATEGORICAL}, 4),
+    "excel workbook": (xlsx, {}, {"when": R.DATE, "x": R.NUMERIC, "c": R.CATEGORICAL}, 4),
     "cp1252 with an explicit encoding": (lambda: "name,val\nJosé,1\nAnaïs,2\nBjörn,3\n".encode("cp1252"),
                                          {"encoding": "cp1252"}, {"name": R.CATEGORICAL, "val": R.NUMERIC}, 4),
 }
 
 ERRORS = {
-    "Excel without openpyxl": (fake_xlsx, "openpyxl"),
+    "damaged Excel workbook": (fake_xlsx, "Excel workbook could not be read"),
     "legacy .xls": (lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 200, ".xls"),
     "cp1252 without an encoding": (lambda: "name,val\nJosé,1\nAnaïs,2\n".encode("cp1252"), "encoding='cp1252'"),
     "random bytes": (lambda: bytes(np.random.default_rng(1).integers(0, 256, 500, dtype=np.uint8)), "UTF-8"),
@@ -266,3 +274,12 @@ def test_binary_formats_write_nothing_to_disk(monkeypatch, tmp_path):
     monkeypatch.undo()
     assert ds.d == 4 and ds2.d == 1
     assert not {f for f in set(os.listdir(tempfile.gettempdir())) - before if f.endswith((".csv", ".parquet"))}
+
+
+def test_excel_without_openpyxl_names_the_fix(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "openpyxl" else real(name, *a))
+    with pytest.raises(DataError, match="openpyxl"):
+        read_table(xlsx())
