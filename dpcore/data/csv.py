@@ -160,10 +160,23 @@ def _label_vector(table: RawTable, label: str, rows: np.ndarray | None = None) -
     return np.array([cell_text(v) or "(missing)" for v in s.to_numpy()], dtype=str)
 
 
+def eigh_seconds_estimate(d: int, probe: int = 600) -> float:
+    """Seconds for one d × d symmetric eigendecomposition on this machine: a small one is timed and scaled by d³."""
+    import time
+
+    A = np.random.default_rng(0).standard_normal((probe, probe))
+    A = A + A.T
+    t0 = time.perf_counter()
+    np.linalg.eigh(A)
+    return (time.perf_counter() - t0) * (d / probe) ** 3
+
+
 def _wide_notes(n: int, d: int, notes: list[str]) -> None:
     if d >= WIDE_COLUMNS:
-        msg = (f"{d:,} feature columns: mechanisms work with d × d matrices ({8 * d * d / 2**20:,.0f} MB each) and "
-               "their noise grows with d, so runs are slow and utility is low unless n is large; consider leaving "
+        secs = eigh_seconds_estimate(d)
+        msg = (f"{d:,} feature columns: mechanisms work with d × d matrices ({8 * d * d / 2**20:,.0f} MB each; one "
+               f"eigendecomposition takes about {secs:.2g} s here, and every release needs at least one) and their "
+               "noise grows with d, so runs are slow and utility is low unless n is large; consider leaving "
                "columns out.")
         warnings.warn(msg, WideDataWarning, stacklevel=4)
         notes.append(msg)
