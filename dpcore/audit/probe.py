@@ -24,8 +24,8 @@ from .._validation import check_epsilon, check_int, check_positive, check_time_l
 from ..exceptions import InvalidParameterError, MechanismTimeout
 from ..mechanisms.base import Mechanism
 from ..noise import RandomState
+from ..privacy import jsonable
 from ..timing import Deadline
-from .result import _jsonable
 from .runner import resolve_delta, resolve_mechanism, resolve_pair
 
 __all__ = ["PROBE_FIELDS", "PROBE_SEEDS", "PROBE_TOLERANCE", "ProbeResult", "determinism_probe"]
@@ -96,7 +96,7 @@ class ProbeResult:
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
-        return _jsonable({
+        return jsonable({
             "kind": "determinism_probe", "mechanism": self.mechanism, "mechanism_name": self.mechanism_name,
             "claimed_epsilon": self.claimed_epsilon, "delta": self.delta, "neighbours": self.neighbours,
             "neighbouring": self.neighbouring, "k": self.k, "seeds": self.seeds, "invariant": self.invariant,

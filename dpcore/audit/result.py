@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from .._validation import check_int
 from ..exceptions import InvalidParameterError
+from ..privacy import jsonable
 
 __all__ = ["VERDICTS", "AuditResult", "combined_verdict"]
 
@@ -22,22 +22,6 @@ VERDICTS: dict[str, str] = {
     "inconclusive": "the test could not have refuted this claim: the claimed ε is beyond what this number of "
                     "releases can certify, and no output impossible under one neighbour was seen",
 }
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [_jsonable(v) for v in x.tolist()]
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.floating, float)):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
 
 
 def _claim(epsilon: float, delta: float) -> str:
@@ -185,7 +169,7 @@ class AuditResult:
         }
         if include_samples:
             out["samples"] = {"D": self.samples[0], "D′": self.samples[1]}
-        return _jsonable(out)
+        return jsonable(out)
 
 
 def combined_verdict(results: list[AuditResult]) -> str:

@@ -20,6 +20,7 @@ from scipy import stats
 from .._validation import check_fraction, check_int, check_positive
 from ..exceptions import InvalidParameterError, SamplerError
 from ..noise import RandomState, make_rng
+from ..privacy import jsonable
 from .bingham import KentBinghamSampler
 
 __all__ = [
@@ -36,22 +37,6 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[int, int], None]
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [_jsonable(v) for v in x.tolist()]
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.floating, float)):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
 
 
 #: Default public target of the sampler self-test: C = R·diag(8, 2, 0, …)·Rᵀ with exponent c = 0.5.
@@ -203,7 +188,7 @@ class ConformanceResult:
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
-        return _jsonable({
+        return jsonable({
             "sampler": self.sampler, "statistic": self.statistic, "test": "Pearson chi-square goodness of fit",
             "q": self.q, "eigenvalues": list(self.eigenvalues), "concentration": self.concentration,
             "draws": self.draws, "alpha": self.alpha, "chi2": self.chi2, "dof": self.dof, "p_value": self.p_value,
