@@ -101,7 +101,9 @@ class DPPCA(TransformerMixin, BaseEstimator):
     # --- fitting --------------------------------------------------------------------------------
     def fit(self, X, y=None):
         """Fit the private principal axes on X (n_samples, n_features)."""
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        # Finiteness is checked by the preprocessing pass itself (a row norm that is not finite raises
+        # "data contains NaN or infinite values"), so the input is read once less.
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False)
         d = X.shape[1]
         mech = get_mechanism(self.mechanism)
         epsilon = check_epsilon(self.epsilon)
@@ -124,7 +126,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
             eps_cov, delta_cov = epsilon - prep["centering_epsilon"], delta - prep["centering_delta"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # re-raised below with the estimator's wording
-            data = preprocess(Dataset(id="fit", name="fit", X=X), feature_scaling="none", norm_bound=bound,
+            data = preprocess(Dataset(id="fit", name="fit", X=_read_only(X)), feature_scaling="none", norm_bound=bound,
                               centering=centering, neighbouring=self.neighbouring,
                               random_state=self.random_state, **prep)
         if not data.is_private:
@@ -156,7 +158,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
         if release.covariance_post is None:
             return np.full(release.k, np.nan)
         V = release.subspace
-        return np.einsum("ij,ik,kj->j", V, release.covariance_post, V) * release.norm_bound**2
+        return np.sum(V * (release.covariance_post @ V), axis=0) * release.norm_bound**2
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
@@ -175,3 +177,10 @@ class DPPCA(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         return np.asarray(Z, dtype=float) @ self.components_ + self.mean_
 
+
+def _read_only(X: np.ndarray) -> np.ndarray:
+    """A read-only view of the validated input: the fit's :class:`Dataset` then wraps it without a copy (one pass
+    of preprocessing reads it; nothing keeps it after ``fit``)."""
+    view = X.view()
+    view.setflags(write=False)
+    return view

@@ -12,6 +12,11 @@ Pipeline, each step recorded in the ledger (``private=False`` steps also emit a 
 3. **norm bound** — ``"clip"``: x ← x·min(1, B/‖x‖) with a public B (per record: free; the clip fraction is a
    non-private diagnostic); ``"max_norm"``: B = maxᵢ‖xᵢ‖ — NOT private. Rows are finally divided by B.
 
+Implementation: every step is one per-record :class:`RowTransform` (the only clipping code is :func:`clip_rows`),
+applied by :func:`run_preprocessing` to any :class:`ChunkSource` — an in-memory array here, a streamed file or a
+Dask DataFrame in :mod:`dpcore.stats`. One pass accumulates C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows; a
+data-derived choice (min–max ranges, an empirical or DP mean, the largest norm) costs one more pass before it.
+
 Default B (``norm_bound=None`` with ``"clip"``): when the features were mapped to [0, 1] (schema/minmax), the
 largest possible norm — √d, or maxₓ‖x − c‖ = ‖max(|c|, |1 − c|)‖ after a public centre c (√d/2 for the midpoint) —
 so nothing is clipped except after DP/empirical centring; otherwise the dataset's public ``suggested_norm_bound``
@@ -23,7 +28,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,10 +39,10 @@ import pandas as pd
 from .._validation import check_choice, check_delta, check_epsilon, check_neighbouring, check_positive
 from ..exceptions import DataError, InvalidParameterError, PrivacyLeakWarning
 from ..privacy import Diagnostics, LedgerEntry, gaussian_sigma
-from ..seeding import RandomState, Stage, stage_rng
+from ..seeding import RandomState, Stage, check_random_state, stage_rng
 from ..vocabulary import Centering, FeatureScaling, NormMode, values
 from .datasets import Dataset
-from .prepared import PreparedData
+from .prepared import Moments, PreparedData, RowSource
 
 FEATURE_SCALINGS = values(FeatureScaling)
 NORM_MODES = values(NormMode)
@@ -48,42 +56,6 @@ def as_dataset(dataset: Dataset | np.ndarray) -> Dataset:
     if isinstance(dataset, np.ndarray):
         return Dataset(id="array", name="array", X=dataset)
     raise InvalidParameterError(f"dataset must be a dpcore Dataset or a 2-D numpy array, got {type(dataset).__name__}.")
-
-
-def _scale(ds: Dataset, feature_scaling: str) -> tuple[np.ndarray, LedgerEntry | None, bool, dict]:
-    """Step 1. Returns (X, ledger entry, features-in-[0,1] flag, info)."""
-    X = np.array(ds.X, dtype=np.float64)
-    if feature_scaling == "schema" and ds.feature_ranges is not None:
-        lo, hi = ds.feature_ranges[:, 0], ds.feature_ranges[:, 1]
-        width = hi - lo
-        Xc = np.clip(X, lo, hi)
-        clamped = float(np.mean(Xc != X))
-        X = (Xc - lo) / np.where(width > 0, width, 1.0)
-        entry = LedgerEntry("schema scaling", note="clamp each feature to its public range and map to [0, 1] "
-                            "(per record, free)")
-        return X, entry, True, {"clamped_fraction": clamped, "scale_lo": lo.copy(), "scale_width": width.copy()}
-    if feature_scaling == "schema":
-        return X, LedgerEntry("no public schema", note="the dataset has no public feature ranges; features are "
-                              "used in their raw units"), False, {}
-    if feature_scaling == "minmax":
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        width = hi - lo
-        X = (X - lo) / np.where(width > 0, width, 1.0)
-        entry = LedgerEntry("min–max scaling from the data", private=False,
-                            note="per-feature min and max computed from the data (not private); use "
-                                 "feature_scaling='schema' with public ranges for a private pipeline")
-        return X, entry, True, {"scale_lo": lo, "scale_width": width}
-    return X, LedgerEntry("no feature scaling", note="raw units"), False, {}
-
-
-def _clip_rows(X: np.ndarray, bound: float) -> tuple[np.ndarray, np.ndarray]:
-    """x ← x·min(1, B/‖x‖); returns (X, mask of clipped rows)."""
-    norms = np.linalg.norm(X, axis=1)
-    clipped = norms > bound
-    if clipped.any():
-        X = X.copy()
-        X[clipped] *= (bound / norms[clipped])[:, None]
-    return X, clipped
 
 
 def _resolve_center(center: object, d: int, unit_box: bool) -> np.ndarray:
@@ -101,23 +73,235 @@ def _resolve_center(center: object, d: int, unit_box: bool) -> np.ndarray:
     return c
 
 
-def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema", norm_bound: float | None = None,
-               norm_mode: str = "clip", centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
-               centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
-               norm_bound_from_data: bool = False, random_state: RandomState = None) -> PreparedData:
-    """Turn a raw dataset into :class:`PreparedData` (rows divided by B so ‖x‖ ≤ 1; ``norm_bound`` = B).
+# ==================================================================================================
+# The per-record transform: the one code path for scaling, centring and clipping
+# ==================================================================================================
 
-    See the module docstring for the steps and the default B. ``center`` is in the units after feature scaling;
-    with ``centering='public'`` and no ``center``, the midpoint of the public ranges (0.5 after schema scaling).
-    The DP mean (``centering='dp'``) needs ``norm_mode='clip'`` and ``neighbouring='replace'`` (n public); its
-    (ε, δ) are recorded in the ledger and must be added to the mechanism's budget (basic composition).
-    ``norm_bound_from_data=True`` says that ``norm_bound`` was read off this data (e.g. from the clipping advisor):
-    the clip step is then recorded as NOT private. ``random_state`` seeds the DP mean's own child stream
-    (:mod:`dpcore.seeding`), so the same integer may also be given to the mechanism.
-    Exact counts (clipped rows, clamped entries, dropped rows) go to ``PreparedData.diagnostics`` (not private),
-    never into the ledger.
+def clip_rows(X: np.ndarray, bound: float, *, divide: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """x ← x·min(1, B/‖x‖) — and x ← x/B as well with ``divide=True``; returns (rows, mask of clipped rows).
+
+    The only clipping step in dpcore (preprocessing, streamed statistics, Dask partitions). Each row's norm is
+    computed once; ``X`` is never modified (a new array is returned where anything changes).
     """
-    ds = as_dataset(dataset)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if not np.isfinite(norms.sum()):
+        norms = _finite_norms(X, norms)
+    clipped = norms > bound
+    if divide:
+        factor = 1.0 / np.maximum(norms, bound)  # 1/B, or (B/‖x‖)/B for a clipped row
+        return X * factor[:, None], clipped
+    if clipped.any():
+        X = X.copy()
+        X[clipped] *= (bound / norms[clipped])[:, None]
+    return X, clipped
+
+
+def _finite_norms(X: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """Norms of rows whose squared norm overflowed, computed after scaling; NaN/inf entries raise."""
+    bad = ~np.isfinite(norms)
+    rows = X[bad]
+    if not np.all(np.isfinite(rows)):
+        raise DataError("data contains NaN or infinite values; impute or drop them first.")
+    scale = np.abs(rows).max(axis=1)
+    norms = norms.copy()
+    norms[bad] = scale * np.linalg.norm(rows / scale[:, None], axis=1)
+    return norms
+
+
+@dataclass(frozen=True, eq=False)
+class RowTransform:
+    """Raw row → unit row, record by record, with public (or declared) parameters only.
+
+    1. scaling: ``(clamp(x, lo, hi) − lo)/width`` (``clamp`` for a public schema; min–max ranges need no clamp);
+    2. DP centring only: clip to ``pre_clip`` = B before the centre is subtracted (the rows the DP mean saw);
+    3. subtract ``center``;
+    4. clip to ``bound`` = B (``clip=False``: the bound is the largest norm, nothing to clip) and divide by B.
+    """
+
+    bound: float
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    width: np.ndarray | None = None
+    clamp: bool = False
+    pre_clip: float | None = None
+    center: np.ndarray | None = None
+    clip: bool = True
+
+    def scaled(self, raw: np.ndarray) -> tuple[np.ndarray, int, np.ndarray | None]:
+        """Steps 1–3: (rows, number of clamped entries, mask of rows clipped before centring or None)."""
+        Y, clamped, pre = raw, 0, None
+        if self.lo is not None:
+            if self.clamp:
+                Y = np.clip(raw, self.lo, self.hi)
+                clamped = int(np.count_nonzero(raw != Y))
+                Y -= self.lo
+            else:
+                Y = raw - self.lo
+            Y /= self.width
+        if self.pre_clip is not None:
+            Y, pre = clip_rows(Y, self.pre_clip)
+        if self.center is not None:
+            Y = Y - self.center
+        return Y, clamped, pre
+
+    def unit(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """All steps: (unit rows, mask of clipped rows, number of clamped entries)."""
+        Y, clamped, pre = self.scaled(raw)
+        if self.clip:
+            U, clipped = clip_rows(Y, self.bound, divide=True)
+        else:
+            U, clipped = Y * (1.0 / self.bound), np.zeros(Y.shape[0], dtype=bool)
+        if pre is not None:
+            clipped |= pre
+        return U, clipped, clamped
+
+
+class TransformedRows(RowSource):
+    """Rows on demand: ``transform`` applied to rows of a read-only raw array (what :func:`preprocess` returns)."""
+
+    def __init__(self, raw: np.ndarray, transform: RowTransform) -> None:
+        self.raw, self.transform = raw, transform
+        self.n_rows, self.d = raw.shape
+
+    def take(self, idx: np.ndarray) -> np.ndarray:
+        return self.transform.unit(self.raw[np.asarray(idx, dtype=np.intp)])[0]
+
+    def all(self) -> np.ndarray:
+        out = np.empty(self.raw.shape)
+        for a, b in _chunk_bounds(self.n_rows, self.d):
+            out[a:b] = self.transform.unit(self.raw[a:b])[0]
+        return out
+
+
+# ==================================================================================================
+# Passes over the data: arrays here, streamed files and Dask partitions in dpcore.stats
+# ==================================================================================================
+
+#: Rows per chunk of an in-memory pass: about 32 MB of float64 per chunk (BLAS stays efficient, memory O(chunk)).
+CHUNK_BYTES = 32 * 2**20
+
+
+def _chunk_bounds(n: int, d: int, chunk_bytes: int = CHUNK_BYTES):
+    step = max(256, chunk_bytes // (8 * max(d, 1)))
+    for a in range(0, n, step):
+        yield a, min(n, a + step)
+
+
+@dataclass
+class Chunk:
+    """A block of records: encoded raw features, labels, the position of its first record in the whole data (or
+    each record's position, when some were dropped), and exact encoding counts (non-private diagnostics)."""
+
+    raw: np.ndarray
+    labels: np.ndarray | None = None
+    start: int = 0
+    counts: dict = field(default_factory=dict)
+    positions: np.ndarray | None = None
+
+
+class ChunkSource(ABC):
+    """Raw rows in a fixed order, visited in chunks. Each :meth:`map_reduce` is one pass over the data."""
+
+    d: int
+
+    @abstractmethod
+    def map_reduce(self, fn: Callable[[Chunk], Any], merge: Callable[[Any, Any], Any], *,
+                   positions: bool = False) -> Any:
+        """``merge`` of ``fn(chunk)`` over every chunk (None when there is none). With ``positions``, each chunk's
+        ``start`` is its position in the whole data (a Dask source then counts the rows of its partitions first)."""
+
+
+class ArrayChunks(ChunkSource):
+    """An in-memory array, in chunks of about :data:`CHUNK_BYTES` (views: nothing is copied)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray | None = None, chunk_bytes: int = CHUNK_BYTES) -> None:
+        self.X, self.y, self.chunk_bytes = X, y, chunk_bytes
+        self.d = X.shape[1]
+
+    def map_reduce(self, fn, merge, *, positions=False):
+        acc = None
+        for a, b in _chunk_bounds(self.X.shape[0], self.d, self.chunk_bytes):
+            part = fn(Chunk(self.X[a:b], None if self.y is None else self.y[a:b], a))
+            acc = part if acc is None else merge(acc, part)
+        return acc
+
+
+def merge_counts(a: dict, b: dict) -> dict:
+    """Sum nested count dictionaries ({kind: {column: count}} or {kind: count})."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in a.items()}
+    for k, v in b.items():
+        if isinstance(v, dict):
+            inner = out.setdefault(k, {})
+            for col, c in v.items():
+                inner[col] = inner.get(col, 0) + c
+        else:
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+@dataclass
+class FinalPass:
+    """What the last pass returns: the statistics of the unit rows, exact counts, and whatever a collector kept
+    (e.g. :mod:`dpcore.stats`' reservoir sample)."""
+
+    moments: Moments
+    clipped: int = 0
+    clamped: int = 0
+    counts: dict = field(default_factory=dict)
+    collected: Any = None
+
+
+class Collector(ABC):
+    """Keeps something per chunk of the last pass (given the unit rows), mergeable across chunks."""
+
+    @abstractmethod
+    def part(self, chunk: Chunk, units: np.ndarray) -> Any: ...
+
+    @abstractmethod
+    def merge(self, a: Any, b: Any) -> Any: ...
+
+
+@dataclass
+class Preprocessed:
+    """The outcome of :func:`run_preprocessing`: the transform, the statistics of the unit rows, ledger, info."""
+
+    transform: RowTransform
+    moments: Moments
+    norm_bound: float
+    ledger: tuple[LedgerEntry, ...]
+    info: dict
+    diagnostics: Diagnostics
+    clip_fraction: float
+    collected: Any = None
+
+
+def _min_max(source: ChunkSource) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = source.map_reduce(lambda c: (c.raw.min(axis=0), c.raw.max(axis=0)),
+                               lambda a, b: (np.minimum(a[0], b[0]), np.maximum(a[1], b[1])))
+    return lo, hi
+
+
+def _sum_rows(source: ChunkSource, rows: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, int]:
+    total, n = source.map_reduce(lambda c: (rows(c.raw).sum(axis=0), c.raw.shape[0]),
+                                 lambda a, b: (a[0] + b[0], a[1] + b[1]))
+    return total, n
+
+
+def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None = None,
+                      suggested_norm_bound: float | None = None, name: str = "data",
+                      load_ledger: Sequence[LedgerEntry] = (), load_diagnostics: dict | None = None,
+                      feature_scaling: str = "schema", norm_bound: float | None = None, norm_mode: str = "clip",
+                      centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
+                      centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
+                      norm_bound_from_data: bool = False, random_state: RandomState = None,
+                      collector: Collector | None = None) -> Preprocessed:
+    """The preprocessing of :func:`preprocess` over any :class:`ChunkSource` (array, streamed file, Dask).
+
+    One pass computes C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows uᵢ; a data-derived choice (min–max ranges, an
+    empirical or DP mean, the largest norm) costs one more pass each, before it. Arguments as for
+    :func:`preprocess`; ``collector`` keeps extra per-chunk results of the last pass (a row sample).
+    """
+    d = source.d
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
     norm_mode = check_choice(norm_mode, "norm_mode", NORM_MODES)
     centering = check_choice(centering, "centering", CENTERINGS)
@@ -139,17 +323,40 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
         if neighbouring != "replace":
             raise InvalidParameterError("centering='dp' uses the replace-one sensitivity 2B/n (n public); under "
                                         "add/remove n is private — use a public centre or neighbouring='replace'.")
-    rng = stage_rng(random_state, Stage.CENTERING)
+    check_random_state(random_state)
 
-    ledger: list[LedgerEntry] = list(ds.load_ledger)
-    X, entry, unit_box, info = _scale(ds, feature_scaling)
-    ledger.append(entry)
-    n, d = X.shape
+    ledger: list[LedgerEntry] = list(load_ledger)
+    info: dict = {}
+    # --- step 1: feature scaling ---------------------------------------------------------------------
+    lo = hi = width = None
+    clamp = False
+    if feature_scaling == "schema" and feature_ranges is not None:
+        lo, hi = np.array(feature_ranges[:, 0], dtype=np.float64), np.array(feature_ranges[:, 1], dtype=np.float64)
+        clamp = True
+        ledger.append(LedgerEntry("schema scaling", note="clamp each feature to its public range and map to [0, 1] "
+                                  "(per record, free)"))
+    elif feature_scaling == "schema":
+        ledger.append(LedgerEntry("no public schema", note="the dataset has no public feature ranges; features are "
+                                  "used in their raw units"))
+    elif feature_scaling == "minmax":
+        lo, hi = _min_max(source)
+        ledger.append(LedgerEntry("min–max scaling from the data", private=False,
+                                  note="per-feature min and max computed from the data (not private); use "
+                                       "feature_scaling='schema' with public ranges for a private pipeline"))
+    else:
+        ledger.append(LedgerEntry("no feature scaling", note="raw units"))
+    unit_box = lo is not None
+    if unit_box:
+        raw_width = hi - lo
+        width = np.where(raw_width > 0, raw_width, 1.0)
+        info.update(scale_lo=lo.copy(), scale_width=raw_width.copy())
+    scaling = RowTransform(bound=1.0, lo=lo, hi=hi, width=width, clamp=clamp)
 
     # --- public norm bound ---------------------------------------------------------------------------
     public_c = _resolve_center(center, d, unit_box) if centering == "public" else None
     bound_note = ""
     bound_public = not (norm_bound_from_data and norm_bound is not None)
+    bound = 1.0
     if norm_mode == "clip":
         if norm_bound is not None:
             bound, bound_note = norm_bound, ("read off this data (NOT private: choose B from public knowledge)"
@@ -159,71 +366,132 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
             bound_note = "default: largest ‖x − c‖ over [0, 1]^d (no clipping)"
         elif unit_box:
             bound, bound_note = math.sqrt(d), "default √d: features lie in [0, 1] (no clipping)"
-        elif ds.suggested_norm_bound is not None:
-            bound, bound_note = float(ds.suggested_norm_bound), "the dataset's public suggested bound"
+        elif suggested_norm_bound is not None:
+            bound, bound_note = float(suggested_norm_bound), "the dataset's public suggested bound"
         else:
             raise InvalidParameterError(
-                f"dataset {ds.name!r} has no public feature ranges, so there is no public default norm bound; "
+                f"dataset {name!r} has no public feature ranges, so there is no public default norm bound; "
                 "load it with a public schema (load_csv(..., schema=S); CLI: --schema S, drafted by `dpcore schema "
                 "infer`), pass norm_bound=B (a public bound on ‖x‖ in raw units), or use feature_scaling='minmax' / "
                 "norm_mode='max_norm' (both not private)."
             )
 
-    # --- centring --------------------------------------------------------------------------------------
-    clipped_any = np.zeros(n, dtype=bool)
+    # --- step 2: centring ------------------------------------------------------------------------------
+    pre_clip = c = None
     if centering == "public":
         c = public_c
-        X = X - c
         what = "the midpoint of the public ranges" if center is None else "a public centre"
         ledger.append(LedgerEntry("public centring", note=f"subtract {what} (free)"))
-        info["center"] = c
     elif centering == "empirical":
-        c = X.mean(axis=0)
-        X = X - c
+        total, n = _sum_rows(source, lambda raw: scaling.scaled(raw)[0])
+        c = total / max(n, 1)
         ledger.append(LedgerEntry("empirical centring", private=False,
                                   note="the data mean was subtracted (not private); use centering='dp' or a "
                                        "public centre"))
-        info["center"] = c
     elif centering == "dp":
-        X, clipped_any = _clip_rows(X, bound)
+        total, n = _sum_rows(source, lambda raw: clip_rows(scaling.scaled(raw)[0], bound)[0])
+        if n < 1:
+            raise DataError("the data has no rows.")
         l2 = 2.0 * bound / n
         sigma = gaussian_sigma(centering_epsilon, centering_delta, l2, "analytic")
-        mu = X.mean(axis=0) + rng.normal(0.0, sigma, size=d)
-        X = X - mu
+        c = total / n + stage_rng(random_state, Stage.CENTERING).normal(0.0, sigma, size=d)
+        pre_clip = bound
         ledger.append(LedgerEntry("DP mean for centring", centering_epsilon, centering_delta,
                                   note=f"Gaussian mechanism on the mean of B-clipped rows: Δ₂ = 2B/n = {l2:.4g}, "
                                        f"σ = {sigma:.4g} (analytic); rows re-clipped to B afterwards"))
-        info.update(center=mu, centering_sigma=sigma)
+        info["centering_sigma"] = sigma
+    if c is not None:
+        info["center"] = np.array(c, dtype=np.float64)
 
-    # --- norm bound ------------------------------------------------------------------------------------
-    if norm_mode == "clip":
-        X, clipped = _clip_rows(X, bound)
-        clipped_any |= clipped
-        clip_fraction = float(clipped_any.mean())
-        ledger.append(LedgerEntry("clip rows to ‖x‖ ≤ B", private=bound_public,
-                                  note=f"B = {bound:.6g} ({bound_note}); per record, free"))
-    else:
-        bound = float(np.linalg.norm(X, axis=1).max(initial=0.0))
-        if bound <= 0:
+    # --- step 3: norm bound ------------------------------------------------------------------------------
+    if norm_mode == "max_norm":
+        shifted = RowTransform(bound=1.0, lo=lo, hi=hi, width=width, clamp=clamp, center=c)
+
+        def largest_norm(chunk: Chunk) -> float:
+            Y = shifted.scaled(chunk.raw)[0]
+            return float(np.sqrt(np.einsum("ij,ij->i", Y, Y).max(initial=0.0)))
+
+        bound = float(source.map_reduce(largest_norm, max) or 0.0)
+        if not bound > 0:
             raise DataError("every row is zero after preprocessing; there is nothing to analyse.")
-        clip_fraction = 0.0
         ledger.append(LedgerEntry("divide by the maximum row norm", private=False,
                                   note=f"B = max‖x‖ = {bound:.6g} computed from the data (not private); use "
                                        "norm_mode='clip' with a public bound"))
+    transform = RowTransform(bound=bound, lo=lo, hi=hi, width=width, clamp=clamp, pre_clip=pre_clip, center=c,
+                             clip=norm_mode == "clip")
 
+    # --- the pass: unit rows → C, Σu, n (and what the collector keeps) --------------------------------------
+    def part(chunk: Chunk) -> FinalPass:
+        U, clipped, clamped = transform.unit(chunk.raw)
+        return FinalPass(Moments.of_rows(U), int(clipped.sum()), clamped, chunk.counts,
+                         None if collector is None else collector.part(chunk, U))
+
+    def merge(a: FinalPass, b: FinalPass) -> FinalPass:
+        return FinalPass(a.moments + b.moments, a.clipped + b.clipped, a.clamped + b.clamped,
+                         merge_counts(a.counts, b.counts),
+                         None if collector is None else collector.merge(a.collected, b.collected))
+
+    final = source.map_reduce(part, merge, positions=collector is not None)
+    if final is None or final.moments.n < 1:
+        raise DataError("the data has no rows.")
+    n = final.moments.n
+    clip_fraction = final.clipped / n if norm_mode == "clip" else 0.0
+    if norm_mode == "clip":
+        ledger.append(LedgerEntry("clip rows to ‖x‖ ≤ B", private=bound_public,
+                                  note=f"B = {bound:.6g} ({bound_note}); per record, free"))
+    info.update(feature_scaling=feature_scaling, norm_mode=norm_mode, centering=centering,
+                neighbouring=neighbouring, norm_bound_source=bound_note or "max row norm (data)")
+    diagnostics = Diagnostics(load_diagnostics or {})
+    if final.counts:
+        diagnostics.update(final.counts)
+    diagnostics.update(n_rows=n, clip_fraction=clip_fraction)
+    if clamp:
+        info["clamped_fraction"] = diagnostics["clamped_fraction"] = final.clamped / (n * d)
+    return Preprocessed(transform, final.moments, bound, tuple(ledger), info, diagnostics, clip_fraction,
+                        final.collected)
+
+
+def warn_non_private(name: str, ledger: Sequence[LedgerEntry], stacklevel: int = 3) -> None:
+    """A :class:`PrivacyLeakWarning` for each ``private=False`` step of ``ledger``."""
     for e in ledger:
         if not e.private:
-            warnings.warn(f"{ds.name}: '{e.step}' is not differentially private — {e.note}",
-                          PrivacyLeakWarning, stacklevel=2)
+            warnings.warn(f"{name}: '{e.step}' is not differentially private — {e.note}", PrivacyLeakWarning,
+                          stacklevel=stacklevel)
 
-    info.update(dataset_id=ds.id, feature_scaling=feature_scaling, norm_mode=norm_mode, centering=centering,
-                neighbouring=neighbouring, norm_bound_source=bound_note or "max row norm (data)")
-    diagnostics = Diagnostics(ds.diagnostics)
-    diagnostics.update(n_rows=n, clip_fraction=clip_fraction)
-    if "clamped_fraction" in info:
-        diagnostics["clamped_fraction"] = info["clamped_fraction"]
-    return PreparedData(X=X / bound, norm_bound=bound, y=ds.y, name=ds.name, feature_names=ds.feature_names,
-                        ledger=tuple(ledger), clip_fraction=clip_fraction, info=info, diagnostics=diagnostics)
+
+def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema", norm_bound: float | None = None,
+               norm_mode: str = "clip", centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
+               centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
+               norm_bound_from_data: bool = False, random_state: RandomState = None) -> PreparedData:
+    """Turn a raw dataset into :class:`PreparedData` (rows divided by B so ‖x‖ ≤ 1; ``norm_bound`` = B).
+
+    See the module docstring for the steps and the default B. ``center`` is in the units after feature scaling;
+    with ``centering='public'`` and no ``center``, the midpoint of the public ranges (0.5 after schema scaling).
+    The DP mean (``centering='dp'``) needs ``norm_mode='clip'`` and ``neighbouring='replace'`` (n public); its
+    (ε, δ) are recorded in the ledger and must be added to the mechanism's budget (basic composition).
+    ``norm_bound_from_data=True`` says that ``norm_bound`` was read off this data (e.g. from the clipping advisor):
+    the clip step is then recorded as NOT private. ``random_state`` seeds the DP mean's own child stream
+    (:mod:`dpcore.seeding`), so the same integer may also be given to the mechanism.
+    Exact counts (clipped rows, clamped entries, dropped rows) go to ``PreparedData.diagnostics`` (not private),
+    never into the ledger.
+
+    One pass over the raw rows computes C = Σ xᵢxᵢᵀ and Σ xᵢ (a data-derived choice adds a pass before it); the
+    rows themselves are recomputed from the (read-only) raw array by the same transform when something reads
+    ``X`` — nothing is copied for mechanisms that need only C.
+    """
+    ds = as_dataset(dataset)
+    res = run_preprocessing(
+        ArrayChunks(ds.X), feature_ranges=ds.feature_ranges, suggested_norm_bound=ds.suggested_norm_bound,
+        name=ds.name, load_ledger=ds.load_ledger, load_diagnostics=ds.diagnostics, feature_scaling=feature_scaling,
+        norm_bound=norm_bound, norm_mode=norm_mode, centering=centering, center=center,
+        centering_epsilon=centering_epsilon, centering_delta=centering_delta, neighbouring=neighbouring,
+        norm_bound_from_data=norm_bound_from_data, random_state=random_state)
+    warn_non_private(ds.name, res.ledger)
+    res.info["dataset_id"] = ds.id
+    return PreparedData._trusted(
+        TransformedRows(ds.X, res.transform), norm_bound=res.norm_bound, y=ds.y, name=ds.name,
+        feature_names=ds.feature_names, ledger=res.ledger, clip_fraction=res.clip_fraction, info=res.info,
+        diagnostics=res.diagnostics, stats=res.moments)
 
 
 # ==================================================================================================
@@ -233,12 +501,20 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
 def _row_norms(ds: Dataset, feature_scaling: str, centering: str, center: object) -> np.ndarray:
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
     centering = check_choice(centering, "centering", CENTERINGS)
-    X, _, unit_box, _ = _scale(ds, feature_scaling)
+    X = ds.X
+    if feature_scaling == "schema" and ds.feature_ranges is not None:
+        lo, hi = ds.feature_ranges[:, 0], ds.feature_ranges[:, 1]
+    elif feature_scaling == "minmax":
+        lo, hi = X.min(axis=0), X.max(axis=0)
+    else:
+        lo = hi = None
+    width = None if lo is None else np.where(hi - lo > 0, hi - lo, 1.0)
+    X = RowTransform(bound=1.0, lo=lo, hi=hi, width=width, clamp=feature_scaling == "schema").scaled(X)[0]
     if centering == "public":
-        X = X - _resolve_center(center, X.shape[1], unit_box)
+        X = X - _resolve_center(center, X.shape[1], lo is not None)
     elif centering in ("empirical", "dp"):  # the DP mean is approximated by the exact mean here
         X = X - X.mean(axis=0)
-    return np.linalg.norm(X, axis=1)
+    return np.sqrt(np.einsum("ij,ij->i", X, X))
 
 
 def clip_fraction_curve(dataset: Dataset | np.ndarray, candidates: Sequence[float] | np.ndarray | None = None, *,

@@ -1,0 +1,190 @@
+"""Streaming: CSV/Parquet files in record batches give the in-memory statistics, the same reservoir, bounded memory,
+and the CLI (`dpcore sweep --stream`, `--parquet`) the in-memory sweep's numbers."""
+
+from __future__ import annotations
+
+import gzip
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from dpcore import cli_data, stats
+from dpcore.cli import main
+from dpcore.data import load_csv, load_schema, preprocess
+from dpcore.exceptions import InvalidParameterError, PrivacyLeakWarning
+from dpcore.stats._arrow import CsvSource
+
+D = 5
+SCHEMA = {"dpcore_schema": 1, "label": "lab",
+          "columns": [{"name": f"x{i}", "role": "numeric", "lower": -2, "upper": 4} for i in range(D)]
+          + [{"name": "colour", "role": "categorical", "categories": ["red", "green", "blue"]},
+             {"name": "lab", "role": "label"}]}
+
+
+def _frame(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.uniform(-3, 5, size=(n, D)), 3)
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(D)])
+    df["colour"] = rng.choice(["red", "green", "blue", "purple"], size=n, p=[0.4, 0.3, 0.28, 0.02])
+    df["lab"] = (X[:, 0] + X[:, 1] > 2).astype(int)
+    df.loc[5, "x2"] = np.nan
+    df.loc[9, "colour"] = None
+    return df
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("stream")
+    df = _frame(3000)
+    csv = folder / "t.csv"
+    df.to_csv(csv, index=False)
+    (folder / "t.csv.gz").write_bytes(gzip.compress(csv.read_bytes()))
+    df.to_parquet(folder / "t.parquet")
+    parts = folder / "parts"
+    parts.mkdir()
+    for i, a in enumerate(range(0, len(df), 1000)):
+        df.iloc[a:a + 1000].to_parquet(parts / f"part-{i}.parquet")
+    schema = folder / "schema.yaml"
+    schema.write_text(load_schema(SCHEMA).to_yaml())
+    return {"df": df, "csv": csv, "gz": folder / "t.csv.gz", "parquet": folder / "t.parquet", "parts": parts,
+            "schema": schema, "dir": folder}
+
+
+def _in_memory(path):
+    return preprocess(load_csv(path.read_bytes(), schema=load_schema(SCHEMA)))
+
+
+@pytest.mark.parametrize("block_size", [4096, 65_536, 2**24])
+def test_streamed_csv_equals_in_memory(files, block_size):
+    mem = _in_memory(files["csv"])
+    s = stats.from_csv(files["csv"], load_schema(SCHEMA), block_size=block_size, reservoir_size=10_000, seed=0)
+    np.testing.assert_allclose(s.C, mem.C, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(s.total, mem.stats.total, rtol=1e-12, atol=1e-12)
+    assert s.n == mem.n == 3000 and s.norm_bound == mem.norm_bound
+    assert [e.as_dict() for e in s.ledger] == [e.as_dict() for e in mem.ledger]
+    for key in ("values_outside_bounds", "unseen_categories", "missing_values", "clip_fraction", "clamped_fraction"):
+        assert s.diagnostics[key] == mem.diagnostics[key], key
+    data = s.to_prepared()
+    assert data.sample is None  # the reservoir holds every row: the in-memory data, row for row
+    np.testing.assert_allclose(data.X, mem.X, atol=1e-15)
+    np.testing.assert_array_equal(data.y, mem.y)
+
+
+def test_gzip_parquet_file_and_parquet_folder_stream_to_the_same_statistics(files):
+    schema = load_schema(SCHEMA)
+    ref = stats.from_csv(files["csv"], schema, reservoir_size=200, seed=5, block_size=8192)
+    for other in (stats.from_csv(files["gz"], schema, reservoir_size=200, seed=5),
+                  stats.from_parquet(files["parquet"], schema, reservoir_size=200, seed=5, batch_rows=500),
+                  stats.from_parquet(files["parts"], schema, reservoir_size=200, seed=5)):
+        np.testing.assert_allclose(other.C, ref.C, rtol=1e-12, atol=1e-12)
+        assert other.n == ref.n
+        np.testing.assert_array_equal(other.sample_positions, ref.sample_positions)
+        np.testing.assert_allclose(other.sample, ref.sample, atol=1e-15)
+        np.testing.assert_array_equal(other.sample_labels, ref.sample_labels)
+
+
+def test_reservoir_of_a_stream_equals_the_array_reservoir(files):
+    mem = load_csv(files["csv"].read_bytes(), schema=load_schema(SCHEMA))
+    a = stats.from_dataset(mem, reservoir_size=250, seed=11)
+    s = stats.from_csv(files["csv"], load_schema(SCHEMA), reservoir_size=250, seed=11, block_size=4096)
+    np.testing.assert_array_equal(a.sample_positions, s.sample_positions)
+    np.testing.assert_allclose(a.sample, s.sample, atol=1e-15)
+    again = stats.from_csv(files["csv"], load_schema(SCHEMA), reservoir_size=250, seed=11, block_size=50_000)
+    np.testing.assert_array_equal(again.sample_positions, s.sample_positions)
+
+
+def test_dropping_rows_while_streaming_is_recorded_as_not_private(files):
+    with pytest.warns(PrivacyLeakWarning, match="drop rows"):
+        s = stats.from_csv(files["csv"], load_schema(SCHEMA), missing="drop", reservoir_size=10)
+    assert s.n == 2998 and s.diagnostics["rows_with_missing_values"] == 2 and not s.is_private
+    with pytest.raises(InvalidParameterError, match="missing"):
+        stats.from_csv(files["csv"], load_schema(SCHEMA), missing="mean")
+
+
+def test_dp_centring_while_streaming_reads_the_file_twice_and_spends_its_budget(files):
+    s = stats.from_csv(files["csv"], load_schema(SCHEMA), centering="dp", centering_epsilon=0.3,
+                       centering_delta=1e-6, reservoir_size=50, seed=4)
+    mem = preprocess(load_csv(files["csv"].read_bytes(), schema=load_schema(SCHEMA)), centering="dp",
+                     centering_epsilon=0.3, centering_delta=1e-6, random_state=4)
+    np.testing.assert_allclose(s.info["center"], mem.info["center"], rtol=1e-12)  # same child stream, same noise
+    np.testing.assert_allclose(s.C, mem.C, rtol=1e-10, atol=1e-10)
+    assert sum(e.epsilon for e in s.ledger) == pytest.approx(0.3)
+
+
+def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
+    """numpy allocations (tracemalloc) and Arrow's pool while streaming a generated file stay at a few batches, the
+    same for 1× and 4× the rows (the reservoir is full in both)."""
+    import pyarrow.csv as pacsv
+
+    schema = load_schema({"dpcore_schema": 1, "columns": [
+        {"name": f"v{i}", "role": "numeric", "lower": -5, "upper": 5} for i in range(40)]})
+    rng = np.random.default_rng(0)
+    numpy_peak, arrow_peak, sizes = {}, {}, {}
+    for n in (40_000, 160_000):
+        path = tmp_path / f"big{n}.csv"
+        pacsv.write_csv(pa.table({f"v{i}": np.round(rng.standard_normal(n), 3) for i in range(40)}), path)
+        sizes[n] = path.stat().st_size
+        pool = pa.proxy_memory_pool(pa.default_memory_pool())  # the reader's own allocation statistics
+        encoder = stats.SchemaEncoder(schema)
+        source = CsvSource(path, encoder, block_size=64 * 1024, piece_bytes=256 * 1024, memory_pool=pool)
+        tracemalloc.start()
+        s = stats.from_source(source, feature_ranges=encoder.ranges, reservoir_size=1000, seed=0)
+        numpy_peak[n] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        arrow_peak[n] = pool.max_memory()
+        assert s.n == n
+    big = 160_000
+    assert numpy_peak[big] + arrow_peak[big] < sizes[big] / 5, (numpy_peak, arrow_peak, sizes)
+    assert numpy_peak[big] < 1.2 * numpy_peak[40_000] + 2**18, numpy_peak
+    assert arrow_peak[big] < 2 * arrow_peak[40_000] + 2**20, arrow_peak
+
+
+# --------------------------------------------------------------------------------------------------
+# the CLI
+# --------------------------------------------------------------------------------------------------
+
+SWEEP = ["--mechanisms", "analyze_gauss,laplace", "--epsilons", "0.5,2", "--trials", "2", "--quiet", "--jobs", "1"]
+METRICS = ["captured_variance_ratio", "frobenius_error", "principal_angle_max_deg", "svm_accuracy"]
+
+
+def test_cli_stream_gives_the_in_memory_sweep(files):
+    mem, streamed, parquet = (files["dir"] / f"{n}.csv" for n in ("mem", "streamed", "parquet_out"))
+    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), *SWEEP, "--out", str(mem)]) == 0
+    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), "--stream", *SWEEP,
+                 "--out", str(streamed)]) == 0
+    assert main(["sweep", "--parquet", str(files["parquet"]), "--schema", str(files["schema"]), "--stream", *SWEEP,
+                 "--out", str(parquet)]) == 0
+    a, b, c = pd.read_csv(mem), pd.read_csv(streamed), pd.read_csv(parquet)
+    assert list(a.columns) == list(b.columns) == list(c.columns) and len(a) == len(b) == 8
+    np.testing.assert_allclose(b[METRICS].to_numpy(), a[METRICS].to_numpy(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(c[METRICS].to_numpy(), a[METRICS].to_numpy(), rtol=1e-9, atol=1e-9)
+    assert (a["n"] == b["n"]).all() and (a["seed"] == b["seed"]).all()
+
+
+def test_cli_stream_with_a_small_reservoir_labels_its_use(files, capsys):
+    out = files["dir"] / "small.csv"
+    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), "--stream", "--reservoir",
+                 "500", "--mechanisms", "analyze_gauss", "--epsilons", "1", "--trials", "1", "--jobs", "1",
+                 "--out", str(out)]) == 0
+    frame = pd.read_csv(out)
+    assert frame["message"].str.contains("metrics on a reservoir sample of 500 rows").all()
+    assert frame["n"].iloc[0] > 2500  # the mechanism saw every row's statistics (less the SVM's held-out rows)
+    assert "reservoir sample of 500 rows" in capsys.readouterr().err
+
+
+def test_cli_streams_large_files_automatically_and_refuses_what_it_cannot_do(files, monkeypatch, capsys):
+    monkeypatch.setattr(cli_data, "STREAM_THRESHOLD_BYTES", 1000)
+    out = files["dir"] / "auto.csv"
+    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), *SWEEP[:-3],
+                 "--out", str(out)]) == 0
+    assert "streamed" in capsys.readouterr().err
+    # streaming needs a public schema; subsample sizes need every row
+    assert main(["sweep", "--csv", str(files["csv"]), *SWEEP, "--out", str(out)]) == 2
+    assert "--schema" in capsys.readouterr().err
+    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), "--sample-sizes", "100",
+                 *SWEEP, "--out", str(out)]) == 2
+    assert "--sample-sizes" in capsys.readouterr().err
+    assert main(["sweep", "--dataset", "wine", "--stream", *SWEEP, "--out", str(out)]) == 2
