@@ -1,13 +1,20 @@
-"""Benchmark: PPCA's matrix Bingham Gibbs sampler — time per scan relative to its floor, and the Fig. 5 setting.
+"""Benchmark: PPCA's matrix Bingham Gibbs sampler — time per scan and per release relative to its floor.
 
 Floor: one scan must eigendecompose the restricted (d−k+1)×(d−k+1) matrix once per column, i.e. k ``eigh`` calls
 (Hoff 2009; rstiefel additionally runs a QR per column). Gibbs scans and the floor are timed interleaved in the
 same process on the same matrix sizes (M = (ε/2)·C of synthetic data, n = 5000, ε = 1); each repeat times a block
-of scans. Goal: ratio ≤ 1.5. Also times one PPCA release in Chaudhuri et al.'s Fig. 5 setting (d = 10, k = 2,
-T = 1000 scans) with 1 and 3 chains. BLAS single-threaded (``--threads``).
+of scans (process CPU time). Goal: ratio ≤ 1.5.
 
-Usage: ``python benchmarks/bench_ppca.py [--repeats 7] [--quick] [--no-write]``.
-Writes ``benchmarks/results/ppca.json``.
+Releases (issue #12): one whole PPCA release (``Mechanism.release`` with one chain, the default) with k = 5,
+T = 1000 scans, ε = 1 on adult (d = 108, the goal setting: ≤ 1.5× the floor) and digits (d = 64), against its floor
+of 1000 × k ``eigh`` calls of size d − k + 1 on M restricted to a random (d − k + 1)-dimensional subspace, timed
+interleaved in the same run (process CPU time, BLAS single-threaded, so other processes on a shared machine do not
+distort the ratio). The release with three chains (the default before issue #12) is timed once per dataset. Run
+this file from a checkout of an older commit to measure "before" the same way.
+Also times one release in Chaudhuri et al.'s Fig. 5 setting (d = 10, k = 2, T = 1000 scans) with 1 and 3 chains.
+
+Usage: ``python benchmarks/bench_ppca.py [--repeats 7] [--release-repeats 3] [--quick] [--no-write] [--name ppca]``.
+Writes ``benchmarks/results/ppca.json`` (``<name>.json``).
 """
 
 from __future__ import annotations
@@ -29,12 +36,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import environment, write_json  # noqa: E402
 
+from dpcore.data import load_dataset, preprocess  # noqa: E402
 from dpcore.data.prepared import PreparedData  # noqa: E402
 from dpcore.mechanisms import get_mechanism  # noqa: E402
 from dpcore.samplers.gibbs import bmf_gibbs  # noqa: E402
 
 SETTINGS = ((10, 2), (54, 10), (100, 10))
 GOAL_RATIO = 1.5
+#: (dataset, preprocess options) of the release benchmark; adult as in reproduce_papers.py (public schema, B = √14)
+RELEASE_DATA = (("adult", {"norm_bound": 14.0 ** 0.5}), ("digits", {}))
+RELEASE_K, RELEASE_T = 5, 1000
 
 
 def synthetic(n: int, d: int, seed: int = 0) -> np.ndarray:
@@ -47,14 +58,53 @@ def scans_for(d: int) -> int:
     return {10: 400, 54: 12, 100: 6}.get(d, 10)
 
 
+def release_vs_floor(dataset: str, options: dict, epsilon: float, repeats: int, scans: int) -> dict:
+    """One PPCA release (default options, T = ``scans``) against ``scans`` × k eigh calls, interleaved, CPU time."""
+    data = preprocess(load_dataset(dataset), **options)
+    data.C  # noqa: B018 - the sufficient statistic is computed once, outside the timers
+    mech = get_mechanism("ppca")
+    d, k = data.d, RELEASE_K
+    m = d - k + 1
+    R = np.linalg.qr(np.random.default_rng(0).standard_normal((d, m)))[0]
+    block = R.T @ ((epsilon / 2.0) * data.C) @ R  # M restricted to a random subspace of the block's size
+    rel_t, floor_t = [], []
+    for r in range(repeats):
+        t0 = time.process_time()
+        mech.release(data, k, epsilon, random_state=r, burn_in=scans, chains=1)
+        rel_t.append(time.process_time() - t0)
+        t0 = time.process_time()
+        for _ in range(scans * k):
+            np.linalg.eigh(block)
+        floor_t.append(time.process_time() - t0)
+    ratios = [a / b for a, b in zip(rel_t, floor_t)]
+    t0 = time.process_time()
+    mech.release(data, k, epsilon, random_state=0, burn_in=scans, chains=3)
+    three = time.process_time() - t0
+    row = {"dataset": dataset, "n": data.n, "d": d, "k": k, "m": m, "scans": scans, "epsilon": epsilon,
+           "chains": 1, "default_chains": mech.default_options()["chains"],
+           "release_s_median": statistics.median(rel_t),
+           "floor_s_median": statistics.median(floor_t), "ratio_median": statistics.median(ratios),
+           "ratio_best": min(rel_t) / min(floor_t), "release_3_chains_s": three,
+           "ratio_3_chains": three / statistics.median(floor_t), "repeats": repeats, "goal": GOAL_RATIO,
+           "clock": "process CPU time"}
+    print(f"release {dataset:7s} d={d:3d} k={k} T={scans}: {row['release_s_median']:.2f} s (1 chain), floor "
+          f"{row['floor_s_median']:.2f} s → ratio {row['ratio_median']:.2f} (best {row['ratio_best']:.2f}); "
+          f"3 chains {three:.2f} s = {row['ratio_3_chains']:.2f}× the one-chain floor", flush=True)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--release-repeats", type=int, default=3)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--name", default="ppca", help="results file benchmarks/results/<name>.json (default ppca)")
     args = ap.parse_args()
     repeats = 3 if args.quick else args.repeats
+    releases = [release_vs_floor(ds, opts, args.epsilon, 1 if args.quick else args.release_repeats,
+                                 200 if args.quick else RELEASE_T) for ds, opts in RELEASE_DATA]
     rows = []
     print(f"{'d':>4} {'k':>3} {'scan (ms)':>10} {'floor (ms)':>11} {'ratio med':>9} {'ratio best':>10}")
     for d, k in SETTINGS:
@@ -67,14 +117,14 @@ def main() -> None:
         V = bmf_gibbs(M, k, 20, rng).states[0]  # start near stationarity
         scan_t, floor_t = [], []
         for _ in range(repeats):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             res = bmf_gibbs(M, k, T, rng, V0=V)
-            scan_t.append((time.perf_counter() - t0) / T)
+            scan_t.append((time.process_time() - t0) / T)
             V = res.states[0]
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(T * k):
                 np.linalg.eigh(block)
-            floor_t.append((time.perf_counter() - t0) / T)
+            floor_t.append((time.process_time() - t0) / T)
         ratios = [s / f for s, f in zip(scan_t, floor_t)]
         row = {"d": d, "k": k, "m": m, "scans_per_repeat": T, "scan_ms_median": 1e3 * statistics.median(scan_t),
                "floor_ms_median": 1e3 * statistics.median(floor_t), "ratio_median": statistics.median(ratios),
@@ -90,18 +140,19 @@ def main() -> None:
     for chains in (1, 3):
         secs = []
         for r in range(3 if args.quick else 5):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             rel = mech.release(data, 2, args.epsilon, random_state=r, burn_in=1000, chains=chains)
-            secs.append(time.perf_counter() - t0)
+            secs.append(time.process_time() - t0)
         fig5[f"chains={chains}"] = {"median_s": statistics.median(secs), "best_s": min(secs),
                                     "converged_last": rel.diagnostics["converged"],
                                     "final_f_last": rel.diagnostics["final_f"].tolist()}
         print(f"Fig. 5 setting (d=10, k=2, T=1000, {chains} chain(s)): median {statistics.median(secs):.3f} s "
               f"per sample, best {min(secs):.3f} s; final F = {np.round(rel.diagnostics['final_f'], 4)}")
     payload = {"benchmark": "ppca", "environment": environment(), "epsilon": args.epsilon, "n": 5000,
-               "floor": "k numpy.linalg.eigh calls of size (d−k+1) per scan", "rows": rows, "fig5": fig5}
+               "floor": "k numpy.linalg.eigh calls of size (d−k+1) per scan", "rows": rows, "fig5": fig5,
+               "releases": releases}
     if not args.no_write:
-        print("wrote", write_json("ppca", payload))
+        print("wrote", write_json(args.name, payload))
 
 
 if __name__ == "__main__":

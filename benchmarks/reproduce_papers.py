@@ -7,13 +7,15 @@ Experiments (``--only NAME``):
 * ``imtiaz_fig1``      — Imtiaz & Sarwate (ICASSP 2016) Fig. 1: captured variance (% of SVD) vs ε.
 * ``chaudhuri_table2`` — Chaudhuri et al. Table 2: linear-SVM accuracy in the private k-dim subspace (ε = 0.1).
 
-Every experiment runs :func:`dpcore.sweep.run_sweep` (per-cell time caps, a time limit per sweep) and writes the
-tidy per-release rows to ``benchmarks/results/reproduce_<name>.csv``, a per-point summary to
-``benchmarks/results/reproduce_<name>_summary.csv``, dataset facts to ``reproduce_<name>_facts.json`` and a Plotly
-figure to ``docs/figures/reproduce_<name>.html`` (+ ``.png`` via kaleido when Chromium is available). The discussion
-is in ``docs/reproductions.md``. ``--quick`` is a smoke run (few trials, short ε grids, short MCMC burn-in).
+Every experiment runs :func:`dpcore.sweep.run_sweep` (per-cell time caps, a time limit per sweep; cells on
+``--jobs`` worker processes, default every core — the rows do not depend on the job count, only which cells a
+time limit cuts off) and writes the tidy per-release rows to ``benchmarks/results/reproduce_<name>.csv``, a
+per-point summary to ``benchmarks/results/reproduce_<name>_summary.csv``, dataset facts to
+``reproduce_<name>_facts.json`` and a Plotly figure to ``docs/figures/reproduce_<name>.html`` (+ ``.png`` via
+kaleido when Chromium is available). The discussion is in ``docs/reproductions.md``. ``--quick`` is a smoke run
+(few trials, short ε grids, short MCMC burn-in).
 
-Usage: ``python benchmarks/reproduce_papers.py [--only NAME ...] [--quick]``.
+Usage: ``python benchmarks/reproduce_papers.py [--only NAME ...] [--quick] [--jobs N]``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ from dpcore.sweep import SweepConfig, run_sweep  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 FIGURES = ROOT / "docs" / "figures"
+#: Worker processes per sweep (--jobs); set by main().
+JOBS = 1
 
 COLOURS = {
     "pca": "#444444", "random": "#8c564b", "mod_sulq": "#9467bd", "ppca": "#1f77b4", "ad": "#d62728",
@@ -93,7 +97,7 @@ def sweep(data: PreparedData, label: str, **config) -> pd.DataFrame:
     config.setdefault("total_time_limit", 180.0)
     config.setdefault("svm_holdout", 0.0)
     t0 = time.perf_counter()
-    df = run_sweep(data, SweepConfig(**config), dataset_name=label)
+    df = run_sweep(data, SweepConfig(**config), dataset_name=label, n_jobs=JOBS)
     counts = df.status.value_counts().to_dict()
     print(f"  {label}: {', '.join(config['mechanisms'])} → {len(df)} releases {counts} "
           f"in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -415,7 +419,11 @@ def main() -> int:
     ap.add_argument("--only", nargs="+", choices=list(EXPERIMENTS), metavar="NAME",
                     help=f"run only these experiments: {', '.join(EXPERIMENTS)}")
     ap.add_argument("--quick", action="store_true", help="smoke run: few trials, short ε grids and burn-in")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="worker processes per sweep (default: every core; 1 runs the cells in this process)")
     args = ap.parse_args()
+    global JOBS
+    JOBS = args.jobs
     if args.quick:  # a smoke run must not overwrite the real results
         global RESULTS, FIGURES
         RESULTS = FIGURES = Path(tempfile.mkdtemp(prefix="reproduce_quick_"))

@@ -13,26 +13,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 from ._cli_args import coerce, key_values
-from .audit import (
-    CONFORMANCE_DRAWS,
-    DEFAULT_TRIALS,
-    FIELDS,
-    NEIGHBOUR_CONSTRUCTIONS,
-    PROBE_SEEDS,
-    STATISTICS,
-    audit_all_relations,
-    combined_verdict,
-    determinism_probe,
-    run_audit,
-    sampler_conformance,
-)
 from .exceptions import DPCoreError
 
 EXIT_USAGE = 2
+# The parser's choices and defaults are spelled out here so that building it does not import dpcore.audit (which
+# loads scipy.stats: ~1 s); tests/test_cli.py checks that they match the audit's registries.
+DEFAULT_TRIALS = 10_000
+PROBE_SEEDS = 20
+CONFORMANCE_DRAWS = 20_000
+NEIGHBOUR_CONSTRUCTIONS = ("zero_vs_unit", "top_eigvec", "smallest_eigvec", "copies_add_remove", "in_plane")
+STATISTICS = ("auto", "support", "quadratic", "alignment", "eigenvalue", "atom", "status", "classifier")
+FIELDS = ("auto", "covariance", "covariance_post", "eigenvalues", "subspace", "status")
 #: Exit code of ``--sampler-selftest`` when the sampler's output law is rejected.
 EXIT_REJECTED = 1
 RELATION_CHOICES = ("replace", "add_remove", "all")
@@ -72,6 +68,10 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="random seed (demos only)")
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds; stop early and report the bound so far")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes sharing the releases (default: every core, %(default)s here; 1 runs them "
+                        "in this process). Each worker draws from its own child stream of --seed, so a seed "
+                        "reproduces a result for the same N")
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="mechanism option, e.g. variant=code (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -111,6 +111,8 @@ def _print(args: argparse.Namespace, as_dict: dict, text: str) -> None:
 
 
 def _run_selftest(args: argparse.Namespace) -> int:
+    from .audit import sampler_conformance
+
     try:
         result = sampler_conformance(draws=getattr(args, "draws", CONFORMANCE_DRAWS), seed=getattr(args, "seed", None))
     except DPCoreError as exc:
@@ -120,6 +122,8 @@ def _run_selftest(args: argparse.Namespace) -> int:
 
 
 def _run_probe(args: argparse.Namespace) -> int:
+    from .audit import determinism_probe
+
     relation = getattr(args, "neighbouring", None)
     if relation == "all":
         return _error("--probe takes one relation (replace or add_remove), not 'all'.")
@@ -149,6 +153,8 @@ def run_audit_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if getattr(args, "probe", False):
         return _run_probe(args)
+    from .audit import audit_all_relations, combined_verdict, run_audit
+
     relation = getattr(args, "neighbouring", None)
     try:
         kwargs = dict(
@@ -157,6 +163,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
             trials=getattr(args, "trials", DEFAULT_TRIALS), k=getattr(args, "k", None) or 1,
             confidence=getattr(args, "confidence", 0.95), seed=getattr(args, "seed", None),
             time_limit=getattr(args, "time_limit", None), d=getattr(args, "d", 3), n=getattr(args, "n", None) or 30,
+            n_jobs=getattr(args, "jobs", 1),
             **_options(getattr(args, "option", None), args.mechanism),
         )
         if relation == "all":

@@ -4,6 +4,12 @@ Sufficient statistics (C and its spectrum) are computed once per (sub)sample and
 Each cell gets its own seed, derived from the sweep seed and the cell's *values* (not its position), so a cell's
 numbers do not change when other mechanisms or ε values are added. A failing cell records its status
 (``ok``, ``bottom``, ``timeout``, ``error``) and the sweep goes on.
+
+``run_sweep(..., n_jobs=N)`` runs the cells on N worker processes (:mod:`dpcore.parallel`): the same rows in the
+same order as with one job, progress as cells finish, and a hard cap per cell — a cell still running
+``HARD_CAP_FACTOR × time_cap + HARD_CAP_GRACE_S`` seconds after it started (stuck outside the mechanism's
+cooperative deadline checks) has its worker killed and is reported as ``timeout``. With ``n_jobs=1`` (the default)
+the cells run in this process and only the cooperative caps apply.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from .data.prepared import PreparedData
 from .exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from .mechanisms import get_mechanism
 from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error, svm_majority_baseline
+from .parallel import Task, resolve_jobs, run_tasks
 from .seeding import Stage, stage_rng, stage_seed
 
 STATUSES = ("ok", "bottom", "timeout", "error")
@@ -37,6 +44,11 @@ EXTRA_COLUMNS = ("frobenius_error_raw", "svm_majority_baseline", "neighbouring",
 
 #: progress(done, total, description) -> optionally False to stop the sweep early.
 ProgressCallback = Callable[[int, int, str], "bool | None"]
+
+#: In worker processes (n_jobs > 1) a cell is killed HARD_CAP_FACTOR × time_cap + HARD_CAP_GRACE_S seconds after it
+#: started: the margin lets the mechanism's own cooperative time-out fire first (and report its message).
+HARD_CAP_FACTOR = 1.25
+HARD_CAP_GRACE_S = 1.0
 
 
 @dataclass
@@ -140,18 +152,24 @@ def run_sweep(
     *,
     progress: ProgressCallback | None = None,
     dataset_name: str | None = None,
+    n_jobs: int | None = 1,
     **config_kwargs,
 ) -> pd.DataFrame:
     """Run a sweep on preprocessed ``data`` and return one row per cell (columns :data:`COLUMNS`).
 
     Pass a :class:`SweepConfig` or its fields as keyword arguments. ``progress(done, total, text)`` is called
-    after every cell; returning ``False`` stops the sweep (remaining cells are not run).
+    after every cell (as cells finish); returning ``False`` stops the sweep: cells not started are not run, cells
+    running in workers are abandoned, and the finished cells are returned. ``n_jobs`` worker processes run the
+    cells (1: this process; −1: every core); the rows and their order do not depend on it (only ``runtime_s``
+    does). With ``n_jobs > 1`` a cell stuck past its cap is stopped (see the module docstring); scripts that use
+    it need the usual ``if __name__ == "__main__":`` guard of multiprocessing.
     """
     if config is None:
         config = SweepConfig(**config_kwargs)
     elif config_kwargs:
         raise InvalidParameterError("pass either a SweepConfig or keyword arguments, not both.")
     cfg = config.validated(data)
+    jobs = resolve_jobs(n_jobs)
     name = dataset_name or data.name
     mech_data, split = evaluation_split(data, cfg.seed, cfg.svm_holdout)
     if cfg.sample_sizes and max(cfg.sample_sizes) > mech_data.n:
@@ -159,52 +177,120 @@ def run_sweep(
             f"largest sample size {max(cfg.sample_sizes)} exceeds the {mech_data.n} rows available to the "
             "mechanisms (some rows are held out for the SVM metric)."
         )
-    total = count_cells(cfg)
+    cells = _cells(cfg, mech_data.n)
+    total = len(cells)
+    baseline = svm_majority_baseline(split)
+    hard = None if cfg.time_cap is None else HARD_CAP_FACTOR * cfg.time_cap + HARD_CAP_GRACE_S
+
+    def context(key: tuple) -> tuple[PreparedData, object]:
+        size, trial = key
+        sample = mech_data if size is None else _subsample(mech_data, size, cfg.seed, trial)
+        sample.C, sample.spectrum  # noqa: B018 - computed here once, so every worker reads the same numbers
+        return sample, split
+
     started = time.monotonic()
-    rows: list[dict] = []
+    launched = 0  # cells handed to run_tasks; the rest hit the sweep's time limit before they could start
+
+    def tasks():
+        nonlocal launched
+        for cell in cells:
+            if cfg.total_time_limit is not None and time.monotonic() - started > cfg.total_time_limit:
+                return
+            launched += 1
+            yield Task(_cell_task, (cell, cfg, cfg.mechanism_options.get(cell.mech.id, {})),
+                       context=(cell.size, cell.trial), hard_limit=hard)
+
+    rows: dict[int, dict] = {}
     done = 0
-    stop = False
-    for size in cfg.sample_sizes or [None]:
-        for trial in range(cfg.trials):
-            sample = mech_data if size is None else _subsample(mech_data, size, cfg.seed, trial)
-            for mid in cfg.mechanisms:
-                mech = get_mechanism(mid)
-                opts = cfg.mechanism_options.get(mid, {})
-                for k in cfg.ks:
-                    for eps in cfg.epsilons:
-                        for delta in _deltas_for(mech.uses_delta, cfg.deltas):
-                            if stop:
-                                continue
-                            seed = cell_seed(cfg.seed, mid, eps, delta, k, trial, sample.n)
-                            over_budget = (cfg.total_time_limit is not None
-                                           and time.monotonic() - started > cfg.total_time_limit)
-                            row = _run_cell(mech, sample, split, k, eps, delta, seed, cfg, opts, over_budget)
-                            row.update(dataset=name, trial=trial)
-                            rows.append(row)
-                            done += 1
-                            if progress is not None and progress(
-                                done, total, f"{mech.name}, ε = {eps:g}, k = {k}, trial {trial + 1}"
-                            ) is False:
-                                stop = True
-    frame = pd.DataFrame(rows, columns=[*COLUMNS, *EXTRA_COLUMNS])
+
+    def finish(index: int, row: dict) -> bool:
+        """Record a finished cell; False when progress asks to stop."""
+        nonlocal done
+        cell = cells[index]
+        row.update(dataset=name, trial=cell.trial)
+        rows[index] = row
+        done += 1
+        return progress is None or progress(
+            done, total, f"{cell.mech.name}, ε = {cell.epsilon:g}, k = {cell.k}, trial {cell.trial + 1}") is not False
+
+    stopped = False
+    outcomes = run_tasks(tasks(), n_jobs=jobs, contexts=context)
+    try:
+        for out in outcomes:
+            cell = cells[out.index]
+            if out.status == "done":
+                row = out.value
+            else:
+                row = _base_row(cell, mech_data.d, cfg, baseline)
+                if out.status == "killed":
+                    row.update(status="timeout", runtime_s=out.seconds, message=(
+                        f"stopped after {out.seconds:.3g} s: the cell ran past its time cap of {cfg.time_cap:g} s "
+                        "(plus a margin) without stopping itself; its worker process was killed"))
+                else:
+                    row.update(status="error", runtime_s=out.seconds, message=out.message)
+            if not finish(out.index, row):
+                stopped = True
+                break
+    finally:
+        outcomes.close()
+    if not stopped:
+        for index in range(launched, total):
+            row = _base_row(cells[index], mech_data.d, cfg, baseline)
+            row.update(status="timeout", message="sweep time limit reached before this cell ran")
+            if not finish(index, row):
+                break
+    frame = pd.DataFrame([rows[i] for i in sorted(rows)], columns=[*COLUMNS, *EXTRA_COLUMNS])
     frame.attrs["config"] = cfg.as_dict()
     return frame
 
 
-def _run_cell(mech, data, split, k, eps, delta, seed, cfg, opts, over_budget) -> dict:
-    row = {
-        "mechanism": mech.id, "guarantee": mech.guarantee, "epsilon": eps, "delta": delta, "k": k,
-        "n": data.n, "d": data.d, "seed": seed, "neighbouring": cfg.neighbouring, "message": "",
+@dataclass(frozen=True)
+class _Cell:
+    mech: object  # the Mechanism instance (a test-only one travels to the workers by reference to its class)
+    size: int | None
+    trial: int
+    n: int
+    k: int
+    epsilon: float
+    delta: float
+    seed: int
+
+
+def _cells(cfg: SweepConfig, n_rows: int) -> list[_Cell]:
+    """Every cell of a validated config, in the sweep's row order."""
+    out = []
+    for size in cfg.sample_sizes or [None]:
+        n = n_rows if size is None else size
+        for trial in range(cfg.trials):
+            for mid in cfg.mechanisms:
+                mech = get_mechanism(mid)
+                for k in cfg.ks:
+                    for eps in cfg.epsilons:
+                        for delta in _deltas_for(mech.uses_delta, cfg.deltas):
+                            out.append(_Cell(mech, size, trial, n, k, eps, delta,
+                                             cell_seed(cfg.seed, mid, eps, delta, k, trial, n)))
+    return out
+
+
+def _base_row(cell: _Cell, d: int, cfg: SweepConfig, baseline: float) -> dict:
+    """A cell's row before its release: settings, NaN metrics."""
+    return {
+        "mechanism": cell.mech.id, "guarantee": cell.mech.guarantee, "epsilon": cell.epsilon, "delta": cell.delta,
+        "k": cell.k, "n": cell.n, "d": d, "seed": cell.seed, "neighbouring": cfg.neighbouring, "message": "",
         **{m: math.nan for m in METRIC_NAMES}, "frobenius_error_raw": math.nan, "runtime_s": math.nan,
-        "svm_majority_baseline": svm_majority_baseline(split),
+        "svm_majority_baseline": baseline,
     }
-    if over_budget:
-        row.update(status="timeout", message="sweep time limit reached before this cell ran")
-        return row
+
+
+def _cell_task(context: tuple, cell: _Cell, cfg: SweepConfig, opts: dict, report=None) -> dict:
+    """Run one cell on ``context`` = (sample, SVM split), in a worker or in this process; returns its row."""
+    data, split = context
+    row = _base_row(cell, data.d, cfg, svm_majority_baseline(split))
     t0 = time.perf_counter()
     try:
-        release = mech.release(data, k, eps, delta, neighbouring=cfg.neighbouring, random_state=seed,
-                               time_limit=cfg.time_cap, allow_invalid=cfg.allow_invalid, **opts)
+        release = cell.mech.release(data, cell.k, cell.epsilon, cell.delta, neighbouring=cfg.neighbouring,
+                                    random_state=cell.seed, time_limit=cfg.time_cap, allow_invalid=cfg.allow_invalid,
+                                    **opts)
     except MechanismTimeout as exc:
         row.update(status="timeout", message=str(exc), runtime_s=time.perf_counter() - t0)
         return row

@@ -5,6 +5,11 @@ per side, choose an event on the first half of each side, count it on the second
 Clopper–Pearson bounds (:mod:`dpcore.audit.bounds`). Both orientations (S likelier under D, or under D′) are tried
 and the confidence is split over them and over the two one-sided intervals, so every reported bound holds with the
 stated confidence. Every release draws from its own part of one random stream (a Generator shared sequentially).
+
+With ``n_jobs > 1`` the releases are split over that many worker processes (:mod:`dpcore.parallel`): worker i runs
+its share of the trials on its own child stream ``stage_seed(seed, Stage.AUDIT, i)`` (a Generator seed is split
+with ``Generator.spawn``), and the workers' releases are concatenated in worker order. A given seed and job count
+reproduce the same result; different job counts give different (equally valid) release samples.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_choice, check_delta, check_epsilon, check_fraction, check_int, check_time_limit
-from ..exceptions import InvalidParameterError, MechanismTimeout
+from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
 from ..mechanisms.base import Mechanism
 from ..noise import RandomState, make_rng
+from ..parallel import Task, resolve_jobs, run_tasks
+from ..seeding import Stage, check_random_state, stage_seed
 from ..timing import Deadline
 from .bounds import max_certifiable_epsilon, trials_to_certify
 from .events import (
@@ -50,6 +57,11 @@ DEFAULT_TRIALS = 10_000
 #: Fewest completed releases per side for which a bound is reported after a time-out.
 MIN_TRIALS = 20
 DEFAULT_DELTA = 1e-5
+#: With n_jobs > 1 and a time limit, a worker still running HARD_LIMIT_FACTOR × time_limit + HARD_LIMIT_GRACE_S
+#: seconds after it started (a release stuck outside its cooperative deadline checks) is killed; its releases are
+#: lost and the audit reports the others as truncated.
+HARD_LIMIT_FACTOR = 1.25
+HARD_LIMIT_GRACE_S = 2.0
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -201,6 +213,70 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
     return store, min(counts), truncated
 
 
+def _worker_seeds(seed: RandomState, jobs: int) -> list:
+    """One independent child stream per worker: stage_seed(seed, AUDIT, i); a Generator is split with spawn."""
+    check_random_state(seed)
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(jobs)
+    return [stage_seed(seed, Stage.AUDIT, i) for i in range(jobs)]
+
+
+def _collect_task(context: Any, mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float,
+                  opts: dict, trials: int, families: tuple[str, ...], fields: tuple[str, ...], seed: Any,
+                  seconds: float | None, report: Callable[[Any], None]) -> tuple:
+    """One worker's share of an audit: ``trials`` releases per side on its own stream."""
+    try:
+        store, m, truncated = _collect(mech, pair, k, epsilon, delta, opts, trials, families, fields,
+                                       make_rng(seed), Deadline(seconds), lambda done, total: report(done))
+    except DPCoreError as exc:  # re-raised by the parent, as the serial audit would raise it
+        return "error", exc
+    return "ok", (store, m, truncated)
+
+
+def _collect_parallel(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float, opts: dict,
+                      trials: int, families: tuple[str, ...], fields: tuple[str, ...], seed: RandomState,
+                      deadline: Deadline, progress: ProgressCallback | None,
+                      jobs: int) -> tuple[ColumnStore, int, bool]:
+    """:func:`_collect` split over ``jobs`` worker processes; the stores are concatenated in worker order."""
+    shares = [trials // jobs + (i < trials % jobs) for i in range(jobs)]
+    seeds = _worker_seeds(seed, jobs)
+    seconds = deadline.seconds
+    hard = None if seconds is None else HARD_LIMIT_FACTOR * seconds + HARD_LIMIT_GRACE_S
+    tasks = [Task(_collect_task, (mech, pair, k, epsilon, delta, opts, share, families, fields, seeds[i], seconds),
+                  hard_limit=hard) for i, share in enumerate(shares) if share > 0]
+    done = [0] * len(tasks)
+
+    def on_report(index: int, count: int) -> None:
+        done[index] = count
+        if progress is not None:
+            progress(sum(done), 2 * trials)
+
+    parts: dict[int, tuple[ColumnStore, int]] = {}
+    truncated = False
+    for out in run_tasks(tasks, n_jobs=jobs, on_report=on_report):
+        if out.status == "killed":
+            truncated = True
+            continue
+        if out.status != "done":
+            raise RuntimeError(f"an audit worker failed: {out.message}")
+        kind, value = out.value
+        if kind == "error":
+            raise value
+        store, m, trunc = value
+        truncated |= trunc
+        if m > 0:
+            parts[out.index] = (store, m)
+    merged = ColumnStore()
+    if parts:
+        keys = [key for key in next(iter(parts.values()))[0].columns if all(key in st.columns for st, _ in
+                                                                            parts.values())]
+        for i in sorted(parts):
+            store, m = parts[i]
+            for side in (0, 1):
+                merged.add(side, [(store.columns[key], store.values(side, key, m)) for key in keys])
+    return merged, sum(m for _, m in parts.values()), truncated
+
+
 def _add_classifier_score(store: ColumnStore, half: int, m: int) -> str:
     """Fit a logistic regression on the selection half (all columns as features); store its score as a column."""
     from sklearn.linear_model import LogisticRegression
@@ -242,6 +318,7 @@ def run_audit(
     n: int = 30,
     neighbouring: str | None = None,
     field: str = "auto",
+    n_jobs: int | None = 1,
     **options: Any,
 ) -> AuditResult:
     """Audit a mechanism's claim "(ε, δ)-DP" on one pair of neighbouring datasets.
@@ -254,7 +331,8 @@ def run_audit(
     all but the classifier) and ``field`` the released field it reads (:data:`FIELDS`). Half of each side's releases
     choose the event, the other half count it. ``delta`` defaults to 1e-5 for mechanisms that use δ and 0 otherwise.
     ``time_limit`` (seconds) stops the run gracefully and reports the bound from the releases so far
-    (``truncated=True``). Extra keyword arguments are mechanism options.
+    (``truncated=True``). ``n_jobs`` worker processes share the releases (1: this process; −1: every core; see the
+    module docstring for the seeding). Extra keyword arguments are mechanism options.
 
     The verdict is "violated" when a bound refutes the claim (a ratio bound above ε, or a δ bound above δ; a
     structural witness gives δ ≥ P[M(D) ∈ S] for every ε), "inconclusive" when the claimed ε is beyond what the
@@ -272,10 +350,13 @@ def run_audit(
     confidence = check_fraction(confidence, "confidence")
     deadline = Deadline(check_time_limit(time_limit))
     _check_progress(progress)
-    rng = make_rng(seed)
-
-    store, m, truncated = _collect(mech, pair, k, epsilon, delta, opts, trials, families, fields, rng, deadline,
-                                   progress)
+    jobs = resolve_jobs(n_jobs)
+    if jobs == 1:
+        store, m, truncated = _collect(mech, pair, k, epsilon, delta, opts, trials, families, fields, make_rng(seed),
+                                       deadline, progress)
+    else:
+        store, m, truncated = _collect_parallel(mech, pair, k, epsilon, delta, opts, trials, families, fields, seed,
+                                                deadline, progress, jobs)
     if m < MIN_TRIALS:
         cap = "the time limit" if time_limit is None else f"the time limit of {float(time_limit):g} s"
         raise MechanismTimeout(

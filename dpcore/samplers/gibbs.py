@@ -9,11 +9,20 @@ Implementation notes (performance and the numerical guards of spec §3.4 pitfall
 
 * A complete orthonormal basis Q = [V, V⊥] and B = QᵀMQ are kept; the null space of the other columns is then
   {current column} ∪ V⊥, so the restricted matrix is a sub-block of B — no QR per column. After the column update
-  the block's basis is rotated by an orthogonal W (eigenvectors × one Householder reflection) whose first column
-  is the new column; Q and B are updated by small GEMMs. Q and B are rebuilt from a re-orthonormalised V every
-  few scans (rounding control). The cost floor per scan is k ``eigh`` calls of size m = d − k + 1.
-* ``ry_bing`` runs one scalar sweep with lazy rescaling (O(1) work per coordinate); Σ_{j≠i} y_j² is recomputed
-  exactly when cancellation threatens; ``a`` is a mean-difference (stable form) and |a| ≤ max(l) − min(l) is
+  the block's basis is rotated by an orthogonal W whose first column is the new column. Q and B are rebuilt from a
+  re-orthonormalised V every few scans (rounding control). The reference floor per scan is k ``eigh`` calls of
+  size m = d − k + 1 (``benchmarks/bench_ppca.py``); the linear algebra below costs less than that from m ≈ 24
+  on, and the scalar sweep comes on top.
+* From m = 24 on, the eigendecomposition is never formed: the block is reduced to tridiagonal form (``dsytrd``),
+  the tridiagonal eigenproblem is solved by divide and conquer (``dstevd``), and the new column E·y is mapped back
+  through the Householder reflectors of the reduction (``dormqr``) — the sweep needs only the eigenvalues, the
+  current column's eigen-coordinates and one E·y. W is then a single Householder reflection (times a sign), so Q
+  and B get rank-1/rank-2 updates (O(d·m + m²)) instead of GEMMs with an eigenvector matrix. A column updated twice
+  in a row reuses its block's decomposition (see :func:`_gibbs_chain`). Below m = 24 a dense ``eigh`` and small
+  GEMMs are faster (fewer numpy calls).
+* ``ry_bing`` runs one scalar sweep with lazy rescaling (O(1) work per coordinate; the first proposal of every θ
+  draw is made inline, from the same random stream as ``rtheta_bing``); Σ_{j≠i} y_j² is recomputed exactly when
+  cancellation threatens; ``a`` is a mean-difference (stable form) and |a| ≤ max(l) − min(l) is
   checked (else :class:`SamplerError`); the sweep output is renormalised.
 * ``rtheta_bing`` uses rstiefel's Beta(1/2, g) envelope with g ← min(g, h) and 0·ln 0 → 0; after a few scalar
   proposals it draws vectorised batches (first accepted proposal of an i.i.d. stream — exact). For strongly
@@ -31,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import lapack as _lapack
 
 from ..exceptions import InvalidParameterError, SamplerError
 from ..noise import uniform_stiefel
@@ -42,8 +52,9 @@ RTHETA_MAX_PROPOSALS = 10_000_000
 CONVERGENCE_THRESHOLD = 0.01
 #: Scalar proposals tried in rtheta_bing before switching to vectorised batches.
 _SCALAR_TRIES = 12
-#: Block size m from which the column update uses rank-1/rank-2 reflection updates instead of extra GEMMs.
-_LEAN_FLOPS_FROM = 24
+#: Block size m from which the column update goes through the tridiagonal form (fewer flops); below it a dense
+#: ``eigh`` and a few small GEMMs are faster (fewer numpy calls).
+_TRIDIAGONAL_FROM = 24
 #: Q = [V, V⊥] and B = QᵀMQ are rebuilt from V (re-orthonormalised) every this many scans.
 _REFRESH_EVERY = 8
 
@@ -60,12 +71,14 @@ def _gamma_threshold(h: float) -> float:
     return -math.pi * math.exp(-2.0 * log_b)
 
 
-def _rtheta(h: float, a: float, rng: np.random.Generator, u0: float, a_gamma: float = -math.inf) -> float:
+def _rtheta(h: float, a: float, rng: np.random.Generator, u0: float, a_gamma: float = -math.inf,
+            scalar_tries: int = 1 + _SCALAR_TRIES) -> float:
     """Draw θ ∝ θ^{−1/2}(1−θ)^{h−1}e^{aθ} on (0, 1); ``u0`` is a pre-drawn uniform for the first try.
 
     Envelope: Beta(1/2, g) as in rstiefel; when a < ``a_gamma`` (strongly negative a, h ≥ 1) the envelope
     θ^{−1/2}e^{aθ} (θ = Z²/(2|a|), accepted w.p. (1−θ)^{h−1}) is used instead — same target, far fewer
-    rejections when the conditional is concentrated near 0.
+    rejections when the conditional is concentrated near 0. The Beta envelope switches to vectorised batches after
+    ``scalar_tries`` scalar proposals (one fewer when the caller has made the first proposal itself).
     """
     if a < a_gamma:
         normal, log1p, scale = rng.standard_normal, math.log1p, -0.5 / a
@@ -87,7 +100,7 @@ def _rtheta(h: float, a: float, rng: np.random.Generator, u0: float, a_gamma: fl
         g, hg, lrmx = h, 0.0, 0.0
     beta, log1p, exp = rng.beta, math.log1p, math.exp
     u = u0
-    for _ in range(1 + _SCALAR_TRIES):  # a few scalar proposals, then vectorised batches
+    for _ in range(scalar_tries):  # a few scalar proposals, then vectorised batches
         theta = beta(0.5, g)
         if hg == 0.0:
             lr = a * theta - lrmx
@@ -123,10 +136,12 @@ def _ry_bing_sweep(y: list[float], l: list[float], rng: np.random.Generator) -> 
     """One coordinate sweep targeting ∝ exp(Σ l_j y_j²) on the sphere; ``l`` must satisfy min(l) = 0.
 
     The state is kept as w with y ∝ w (lazy rescaling: updating coordinate i rescales the others only
-    implicitly), so a sweep costs O(m) scalar work plus the θ draws.
+    implicitly), so a sweep costs O(m) scalar work plus the θ draws. The first proposal of every θ draw is made
+    inline (the same draws, in the same order, as :func:`_rtheta`); a rejected one continues in :func:`_rtheta`.
     """
     m = len(y)
     h = 0.5 * (m - 1)
+    hm1 = h - 1.0
     a_gamma = _gamma_threshold(h)
     spread = max(l)
     tol = 1e-6 * spread + 1e-300
@@ -135,6 +150,8 @@ def _ry_bing_sweep(y: list[float], l: list[float], rng: np.random.Generator) -> 
     W2 = math.fsum(w2)
     LW2 = math.fsum([lj * vj for lj, vj in zip(l, w2)])
     u = rng.random(2 * m).tolist()
+    normal, beta, random = rng.standard_normal, rng.beta, rng.random
+    log, log1p, exp, sqrt = math.log, math.log1p, math.exp, math.sqrt
     for i in range(m):
         li = l[i]
         wi2 = w2[i]
@@ -162,7 +179,18 @@ def _ry_bing_sweep(y: list[float], l: list[float], rng: np.random.Generator) -> 
             a = li
         elif a < li - spread:
             a = li - spread
-        theta = _rtheta(h, a, rng, u[i], a_gamma)
+        ui = u[i]
+        if a < a_gamma:  # first proposal θ = Z²/(2|a|) of _rtheta's truncated-Gamma envelope
+            zi = normal()
+            theta = zi * zi * (-0.5 / a)
+            if not (theta < 1.0 and (hm1 == 0.0 or (ui > 0.0 and log(ui) < hm1 * log1p(-theta)))):
+                theta = _rtheta(h, a, rng, random(), a_gamma)
+        elif a <= 0.0:  # first proposal θ ~ Beta(1/2, h) of _rtheta's Beta envelope, accepted w.p. e^{aθ}
+            theta = beta(0.5, h)
+            if not ui < exp(a * theta):
+                theta = _rtheta(h, a, rng, random(), a_gamma, _SCALAR_TRIES)
+        else:  # a > 0: the envelope's shape depends on a
+            theta = _rtheta(h, a, rng, ui, a_gamma)
         one_minus = 1.0 - theta
         sign = -1.0 if u[m + i] < 0.5 else 1.0
         if one_minus <= 0.0:  # θ = 1 exactly: y = ±e_i
@@ -172,17 +200,17 @@ def _ry_bing_sweep(y: list[float], l: list[float], rng: np.random.Generator) -> 
             W2, LW2 = 1.0, li
             continue
         wi2n = theta * others / one_minus  # new w_i² in the scale where the other w_j are unchanged
-        w[i] = sign * math.sqrt(wi2n)
+        w[i] = sign * sqrt(wi2n)
         w2[i] = wi2n
         W2 = others + wi2n
         LW2 = lothers + li * wi2n
         if W2 > 1e200:  # keep the lazy scale in range (W2 only grows during a sweep)
-            f = 1.0 / math.sqrt(W2)
+            f = 1.0 / sqrt(W2)
             w = [v * f for v in w]
             w2 = [v * v for v in w]
             W2 = math.fsum(w2)
             LW2 = math.fsum([lj * vj for lj, vj in zip(l, w2)])
-    norm = math.sqrt(math.fsum(w2))
+    norm = sqrt(math.fsum(w2))
     return [v / norm for v in w]
 
 
@@ -242,19 +270,124 @@ def _rebuild(M: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Q, 0.5 * (B + B.T)
 
 
+class _BlockEigen:
+    """Eigenvalues of a symmetric m×m block S, and the map from its eigen-coordinates back to the block's basis.
+
+    The sampler needs only l (ascending), the current column's eigen-coordinates Eᵀe₀ and one vector E·y per
+    column update, never E itself. So S = Q_T·T·Q_Tᵀ is reduced to tridiagonal form (LAPACK ``dsytrd``, lower: its
+    reflectors leave e₀ fixed, so Eᵀe₀ = Zᵀe₀), T = Z·diag(l)·Zᵀ is solved by divide and conquer (``dstevd``), and
+    E·y = Q_T·(Z·y) applies the reflectors to one vector (``dormqr``): the O(m³) back-transformation of a full
+    ``eigh`` is skipped. If LAPACK reports a failure, ``numpy.linalg.eigh`` is used.
+    """
+
+    def __init__(self, m: int) -> None:
+        self.m = m
+        self._trd_lwork = int(_lapack.dsytrd_lwork(m, lower=1)[0])
+        self._refl: np.ndarray | None = None
+        self._tau: np.ndarray | None = None
+        self._dense = False
+
+    def decompose(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(l ascending, Z) with Z's first row the eigen-coordinates of e₀; :meth:`to_block` then maps y back."""
+        refl, dd, e, tau, info = _lapack.dsytrd(S, lower=1, lwork=self._trd_lwork)
+        if info == 0:
+            l, Z, info = _lapack.dstevd(dd, e, compute_v=1)
+            if info == 0:
+                self._refl, self._tau, self._dense = refl[1:, :-1], tau, False
+                return l, Z
+        l, E = np.linalg.eigh(S)  # pragma: no cover - LAPACK failure fallback (Z is then E itself)
+        self._dense = True
+        return l, E
+
+    def to_block(self, Z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """E·y in the block's basis."""
+        z = Z @ y
+        if self._dense:  # pragma: no cover - fallback path
+            return z
+        cq, _, info = _lapack.dormqr("L", "N", self._refl, self._tau, z[1:, None], self.m)
+        if info != 0:  # pragma: no cover
+            raise SamplerError(f"Gibbs sampler: LAPACK dormqr failed (info = {info}).")
+        z[1:] = cq[:, 0]
+        return z
+
+
+def _rotate_block(Q: np.ndarray, B: np.ndarray, lo: int, x: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Rotate the block basis Q[:, lo:] by an orthogonal W with W e₀ = x (x: unit vector in block coordinates).
+
+    W = H·D with H = I − c·v·vᵀ the Householder reflection e₀ ↦ −s·x (s = sign x₀, the stable choice) and
+    D = diag(−s, 1, …), so the block's first basis vector becomes the new column and the others span its complement
+    in the block. Q_S ← Q_S·W is a rank-1 update, B_SS ← WᵀB_SS·W a rank-2 update and B_S,other ← Wᵀ·B_S,other a
+    rank-1 update: O(d·m + m²). Returns (v, c, s), which define W. ``x`` is overwritten (it becomes v).
+    """
+    s = 1.0 if x[0] >= 0.0 else -1.0
+    v = x
+    v[0] += s
+    c = 2.0 / float(v @ v)
+    cv = c * v
+    QS = Q[:, lo:]
+    QS -= np.outer(QS @ v, cv)
+    QS[:, 0] *= -s
+    Bss = B[lo:, lo:]
+    p = Bss @ cv
+    p -= (0.5 * float(v @ p)) * cv  # H·B_SS·H = B_SS − v·pᵀ − p·vᵀ with this p
+    U = np.outer(v, p)
+    U += U.T
+    Bss -= U
+    Bss[0] *= -s
+    Bss[:, 0] *= -s
+    if lo > 0:
+        X = B[lo:, :lo]
+        X -= np.outer(cv, v @ X)
+        X[0] *= -s
+        B[:lo, lo:] = X.T
+    return v, c, s
+
+
+def _rotate_block_dense(Q: np.ndarray, B: np.ndarray, lo: int, l: np.ndarray, E: np.ndarray, y: np.ndarray,
+                        diag: np.ndarray) -> None:
+    """Small blocks: rotate the block basis by W = E·H·D (H: Householder y ↦ −s·e₀, D = diag(−s, 1, …)), an
+    orthogonal matrix with W e₀ = E y, with dense m×m products; then WᵀB_SS·W = D H diag(l) H D."""
+    s = 1.0 if y[0] >= 0.0 else -1.0
+    v = y
+    v[0] += s
+    c = 2.0 / float(v @ v)
+    DH = np.outer(-c * v, v)  # D·H, built in place
+    DH.flat[diag] += 1.0
+    DH[0] *= -s
+    G = E @ DH.T  # = W
+    Q[:, lo:] = Q[:, lo:] @ G
+    B[lo:, lo:] = (DH * l) @ DH.T
+    if lo > 0:
+        X = G.T @ B[lo:, :lo]
+        B[lo:, :lo] = X
+        B[:lo, lo:] = X.T
+
+
 def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Generator, deadline: Deadline | None,
                  record_every: int, keep_every: int, what: str) -> tuple[np.ndarray, list[float], list[np.ndarray]]:
-    """Run one chain for ``scans`` scans from V; returns the final state, its F trace and the kept states."""
+    """Run one chain for ``scans`` scans from V; returns the final state, its F trace and the kept states.
+
+    When a column is updated twice in a row (the last column of one scan's random order is the first of the next,
+    and every update when k = 1), its block is the previous block rotated by the reflections W applied since, so its
+    eigendecomposition is reused: l is unchanged, the eigen-coordinates of the column are the previous sweep's
+    output y, and E_new·y' = Wᵀ·E_old·y'.
+    """
     d, k = V.shape
     m = d - k + 1
     running = np.zeros((d, k))
     trace: list[float] = []
     kept: list[np.ndarray] = []
     lo = k - 1  # the block S = [current column, V⊥] occupies positions lo..d−1
-    diag = np.arange(m) * (m + 1)
     order = list(range(k))  # order[p] = column of V stored at position p (p < k)
     pos = list(range(k))
-    Q = B = None
+    dense = m < _TRIDIAGONAL_FROM
+    eig = None if dense else _BlockEigen(m)
+    diag = np.arange(m) * (m + 1)
+    Q = B = Z = None
+    l_list: list[float] = []
+    y: list[float] = []
+    last = -1  # column whose block was decomposed last (−1: none valid)
+    since: list[tuple[np.ndarray, float, float]] = []  # reflections (v, c, s) applied to that block since
     for t in range(1, scans + 1):
         if deadline is not None:
             deadline.check(what)
@@ -262,6 +395,7 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
             Q, B = _rebuild(M, V)
             order = list(range(k))
             pos = list(range(k))
+            last = -1
         for r in rng.permutation(k).tolist():
             p = pos[r]
             if p != lo:  # move column r to position lo (swap columns of Q, rows+columns of B; basic slicing)
@@ -277,45 +411,23 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
                 c_lo = order[lo]
                 order[p], order[lo] = c_lo, r
                 pos[c_lo], pos[r] = p, lo
-            l, E = np.linalg.eigh(B[lo:, lo:])
-            y = np.array(_ry_bing_sweep(E[0].tolist(), (l - l[0]).tolist(), rng))
-            # Rotate the block basis by W = E·H·D (H: Householder reflection y ↦ −s·e₀, D = diag(−s, 1, …)), an
-            # orthogonal matrix with W e₀ = E y: the block's first basis vector becomes the new column.
-            s = 1.0 if y[0] >= 0.0 else -1.0
-            v = y
-            v[0] += s
-            c = 2.0 / float(v @ v)
-            if m < _LEAN_FLOPS_FROM:  # small blocks: fewest numpy calls
-                DH = np.outer(-c * v, v)  # D·H, built in place
-                DH.flat[diag] += 1.0
-                DH[0] *= -s
-                G = E @ DH.T  # = W
-                Q[:, lo:] = Q[:, lo:] @ G
-                B[lo:, lo:] = (DH * l) @ DH.T  # Wᵀ·B_SS·W = D H diag(l) H D
-                if lo > 0:
-                    X = G.T @ B[lo:, :lo]
-                    B[lo:, :lo] = X
-                    B[:lo, lo:] = X.T
-            else:  # large blocks: one GEMM of size d×m×m, reflections applied as rank-1/rank-2 updates
-                cv = c * v
-                QE = Q[:, lo:] @ E
-                QE -= np.outer(QE @ v, cv)
-                QE[:, 0] *= -s
-                Q[:, lo:] = QE
-                lv = l * v
-                Bss = np.outer((c * float(v @ lv)) * v, cv)
-                Bss -= np.outer(lv, cv)
-                Bss -= np.outer(cv, lv)
-                Bss.flat[diag] += l
-                Bss[0] *= -s
-                Bss[:, 0] *= -s
-                B[lo:, lo:] = Bss
-                if lo > 0:
-                    X = E.T @ B[lo:, :lo]
-                    X -= np.outer(cv, v @ X)
-                    X[0] *= -s
-                    B[lo:, :lo] = X
-                    B[:lo, lo:] = X.T
+            if dense:
+                l, E = np.linalg.eigh(B[lo:, lo:])
+                y = _ry_bing_sweep(E[0].tolist(), (l - l[0]).tolist(), rng)
+                _rotate_block_dense(Q, B, lo, l, E, np.array(y), diag)
+                continue
+            if r != last:
+                l, Z = eig.decompose(B[lo:, lo:])
+                l_list = (l - l[0]).tolist()
+                y = Z[0].tolist()
+                since = []
+                last = r
+            y = _ry_bing_sweep(y, l_list, rng)
+            x = eig.to_block(Z, np.array(y))
+            for v, c, s in since:  # x ← Wᵀx = D·H·x for every rotation of the block since its decomposition
+                x -= (c * float(v @ x)) * v
+                x[0] *= -s
+            since.append(_rotate_block(Q, B, lo, x))
         V = np.empty((d, k))
         V[:, order] = Q[:, :k]
         running += V
