@@ -9,7 +9,7 @@ LOCK    := $(wildcard requirements.lock)
 $(STAMP): pyproject.toml $(LOCK)
 	rm -rf $(VENV)
 	$(PY) -m venv $(VENV)
-	$(VENV)/bin/pip install -qq --disable-pip-version-check $(if $(LOCK),-c $(LOCK)) -e '.[test,export]'
+	$(VENV)/bin/pip install -qq --disable-pip-version-check $(if $(LOCK),-c $(LOCK)) -e '.[app,test,export,dask]'
 	touch $(STAMP)
 
 .PHONY: venv run test e2e lint chromium bench lock clean

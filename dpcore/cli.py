@@ -1,12 +1,16 @@
-"""Command line: ``dpcore mechanisms | datasets | sweep | release | schema | audit`` (or ``python -m dpcore``).
+"""Command line: ``dpcore mechanisms | datasets | sweep | release | schema | audit | reproduce`` (or
+``python -m dpcore``).
 
-Bad arguments exit with code 2 and a one-line message on stderr, never a traceback.
+Bad arguments exit with code 2 and a one-line message on stderr, never a traceback. Building the parser imports
+only light modules (argparse, the vocabulary, the experiment names); numpy, scipy, pandas and the mechanisms load
+inside the command that needs them, so ``--version`` and ``--help`` answer at once.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +18,7 @@ from pathlib import Path
 from . import __version__
 from ._cli_args import coerce as _coerce
 from ._cli_args import key_values as _key_values
+from .cli_data import add_large_data_arguments
 from .cli_schema import add_schema_parser, add_table_arguments
 from .exceptions import DPCoreError, InvalidParameterError
 from .vocabulary import Centering, FeatureScaling, MissingPolicy, values
@@ -152,12 +157,13 @@ def _load_csv_from_args(args):
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import SweepConfig, run_sweep
+    from .cli_data import prepare, run_sweep  # streamed / Dask statistics, lean in-memory runs
+    from .sweep import SweepConfig
 
     out = Path(args.out)
     if str(out) != "-" and not out.parent.exists():
         raise InvalidParameterError(f"output folder does not exist: {out.parent}.")
-    dataset, data = _prepare_from_args(args)
+    dataset, data = prepare(args, _prepare_from_args)
     config = SweepConfig(
         mechanisms=[m.strip() for m in args.mechanisms.split(",") if m.strip()],
         epsilons=_floats(args.epsilons, "--epsilons"),
@@ -182,7 +188,8 @@ def _cmd_sweep(args) -> int:
         elif done == total or done % max(1, total // 10) == 0:
             print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
 
-    frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name)
+    frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name,
+                      n_jobs=args.jobs)
     if str(out) == "-":
         frame.to_csv(sys.stdout, index=False)
     else:
@@ -210,6 +217,32 @@ def _cmd_release(args) -> int:
     result["metrics_on_true_data"] = {"private": False, "label": "utility computed on the true data (not private)",
                                       "values": jsonable(evaluate(release, data))}
     print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _cmd_reproduce(args) -> int:
+    from . import reproduce
+
+    if args.list:
+        if args.names:
+            raise InvalidParameterError("--list takes no experiment names.")
+        width = max(len(e.name) for e in reproduce.EXPERIMENTS)
+        for e in reproduce.EXPERIMENTS:
+            stored = "stored results" if reproduce.has_stored_results(e.name) else "no stored results"
+            print(f"{e.name:<{width}}  {e.label} — {e.title} (full run ≈ {e.runtime_s} s; {stored})")
+        return 0
+    if not args.names:
+        raise InvalidParameterError("name an experiment (see `dpcore reproduce --list`), or 'all'.")
+    names = reproduce.experiment_names() if args.names == ["all"] else list(args.names)
+    for name in names:
+        reproduce.get_experiment(name)  # unknown names fail before anything runs
+    if args.out is not None and not Path(args.out).parent.exists():
+        raise InvalidParameterError(f"output folder does not exist: {Path(args.out).parent}.")
+    for name in names:
+        print(f"=== {name}{' (quick)' if args.quick else ''}", flush=True)
+        result = reproduce.run(name, quick=args.quick, out=args.out, jobs=args.jobs)
+        where = result.out_dir if result.out_dir is not None else "benchmarks/results and docs/figures"
+        print(f"=== {name}: {result.seconds:.0f} s; files in {where}", flush=True)
     return 0
 
 
@@ -248,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="run mechanisms × ε × δ × k × trials and write a CSV")
     _add_data_arguments(p)
+    add_large_data_arguments(p)
     p.add_argument("--mechanisms", required=True, help="comma-separated mechanism ids")
     p.add_argument("--epsilons", required=True, help="comma-separated ε values")
     p.add_argument("--delta", default="1e-5", help="δ, or a comma-separated list (default 1e-5)")
@@ -259,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE",
                    help="mechanism option, e.g. laplace.sensitivity=tight (repeatable)")
     p.add_argument("--time-cap", type=float, default=60.0, help="seconds per cell before it is marked timeout")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes for the cells (default: every core, %(default)s here; 1 runs them in this "
+                        "process). The CSV does not depend on it; with N > 1 a cell stuck past its time cap is stopped")
     p.add_argument("--allow-invalid", action="store_true", help="allow claimed-but-invalid mechanisms (exhibits)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--out", required=True, help="output CSV path ('-' for stdout)")
@@ -286,6 +323,22 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_audit_parser(sub).set_defaults(func=run_audit_command)
+
+    from .reproduce import experiment_names
+
+    p = sub.add_parser("reproduce", help="re-run a source paper's experiment (benchmarks/reproduce_papers.py)",
+                       description="Re-run an experiment of the source papers through benchmarks/reproduce_papers.py "
+                                   "(the same results files; discussion in docs/reproductions.md). A full run "
+                                   "overwrites the stored results in benchmarks/results and docs/figures; --quick "
+                                   "is a smoke run written to a temporary folder unless --out is given.")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help=f"experiment(s): {', '.join(experiment_names())}, or all")
+    p.add_argument("--list", action="store_true", help="list the experiments and whether results are stored")
+    p.add_argument("--quick", action="store_true", help="smoke run: few trials, short ε grids and burn-in")
+    p.add_argument("--out", help="write every file of the run to this folder instead")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes per sweep, as the script's --jobs (default: every core, %(default)s here)")
+    p.set_defaults(func=_cmd_reproduce)
     return parser
 
 

@@ -116,22 +116,24 @@ def evaluation_split(data: PreparedData, seed: int, holdout_fraction: float = 0.
                      max_holdout: int = 6000) -> tuple[PreparedData, SvmSplit | None]:
     """Split rows into (mechanism rows, SVM rows) deterministically from ``seed``.
 
-    Without labels every row goes to the mechanism and the SVM split is None.
+    Without labels every row goes to the mechanism and the SVM split is None. The split is drawn from the rows
+    held in ``data.X`` (for statistics of a stream: its reservoir sample); the held-out rows leave the statistics.
     """
     if not data.has_labels:
         return data, None
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5EED]))
-    n_hold = min(round(data.n * holdout_fraction), max_holdout)
-    if n_hold < 8 or data.n - n_hold < 2:
+    n_rows = data.n_rows
+    n_hold = min(round(n_rows * holdout_fraction), max_holdout)
+    if n_hold < 8 or n_rows - n_hold < 2:
         return data, None
-    perm = rng.permutation(data.n)
+    perm = rng.permutation(n_rows)
     hold, keep = perm[:n_hold], np.sort(perm[n_hold:])
     y_hold = data.y[hold]
     classes, counts = np.unique(y_hold, return_counts=True)
     stratify = y_hold if (classes.size >= 2 and counts.min() >= 2) else None
     tr, te = train_test_split(np.arange(n_hold), test_size=0.5, random_state=int(rng.integers(2**31)),
                               stratify=stratify)
-    split = SvmSplit(data.X[hold[tr]], y_hold[tr], data.X[hold[te]], y_hold[te])
+    split = SvmSplit(data.take(hold[tr]), y_hold[tr], data.take(hold[te]), y_hold[te])
     if np.unique(split.y_train).size < 2:
         return data, None
     return data.subset(keep), split

@@ -93,6 +93,34 @@ def default_cell_side(gamma_pub: float, d: int, k: int, m: int, t: int, q: int) 
     return 10.0 * q * d * w
 
 
+#: Relative grid error ρ (:func:`grid_relative_error`) above which the public settings of Algorithm 2 draw a
+#: warning: measured on near-exact planted subspaces, an ok output is off by sin θ ≈ ρ to 5ρ (ρ ≳ 1: a random
+#: subspace).
+COARSE_GRID_LIMIT = 0.2
+
+
+def grid_relative_error(ell: float, d: int, k: int) -> float:
+    """ρ = ℓ·√(d/(12k)): the expected relative error of the point Algorithm 2 releases, from public values only.
+
+    The projections Π_j P of q Gaussian reference points onto a k-dim subspace have Frobenius norm ≈ √(k·q),
+    spread over the d·q coordinates (each ≈ √(k/d)). Releasing a point of a grid cell of side ℓ moves every
+    coordinate by up to ℓ/2 (sd ℓ/√12), an error of ≈ ℓ·√(d·q/12) in norm, i.e. ρ relative to √(k·q).
+    """
+    return float(ell) * math.sqrt(d / (12.0 * k))
+
+
+def coarse_grid_warning(ell: float, d: int, k: int) -> str | None:
+    """A public note when the grid is too coarse for an ok output to be informative (None otherwise)."""
+    rho = grid_relative_error(ell, d, k)
+    if rho < COARSE_GRID_LIMIT:
+        return None
+    effect = ("an ok output is about as good as a random subspace" if rho >= 1
+              else "even an ok output is off by sin θ ≳ ρ")
+    return (f"coarse grid: the cell side ℓ = {ell:.3g} is ρ = ℓ·√(d/(12k)) = {rho:.2g} of the scale of the projected "
+            f"reference points, so {effect}; a smaller gamma_pub (the public gap guess) or ell gives a finer grid, "
+            "at the risk of ⊥ when the data are not that close to a k-dimensional subspace")
+
+
 # ==================================================================================================
 # Noise steps
 # ==================================================================================================

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import streamlit as st
@@ -11,16 +12,38 @@ from dpcore.metrics import METRIC_LABELS
 from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, ledger_total
 from dpcore.reporting import band_table, config_yaml, reference_levels, results_table
 from dpcore.sweep import SweepConfig, count_cells
+from pages import _sweep_loader as sweep_loader
 from pages import _ui as ui
 from pages import _whatif as whatif
+
+#: Small classic datasets offered one click away (with why they are noisy), when registered.
+CLASSIC = ("wine", "breast_cancer", "digits")
 
 ui.init_state()
 ss = st.session_state
 st.title("Explore the privacy–utility trade-off")
 ui.evaluation_banner()
 
+
+def _switch_dataset(dataset_id: str) -> None:
+    ui.set_state("dp_dataset", dataset_id)
+
+
+def _pick_dataset() -> None:
+    ss.dp_dataset = ss.w_dp_dataset
+
+
 # ------------------------------------------------------------------ settings (sidebar)
 with st.sidebar:
+    st.header("Data")
+    options = ui.dataset_options()
+    if ss.dp_dataset not in options:
+        ss.dp_dataset = ui.DEFAULT_DATASET
+    # its own widget key (the Data page's picker owns "dp_dataset"), synced through on_change like ui.bind
+    st.selectbox("Dataset", options, index=options.index(ss.dp_dataset), key="w_dp_dataset",
+                 on_change=_pick_dataset,
+                 format_func=functools.partial(ui.dataset_label, upload_name=ss.get("dp_upload_name")),
+                 help="Preprocessing, uploads and the public schema are on the Data page.")
     st.header("Mechanisms")
     for group in ui.MECH_GROUPS:
         mechs = ui.selectable_mechanisms(group)
@@ -29,7 +52,7 @@ with st.sidebar:
         label = GUARANTEE_LABELS[group]
         if group == "claimed-invalid":
             label = "Claimed-invalid exhibits (NOT private)"
-        st.multiselect(label, [m.id for m in mechs], key=ui._mech_key(group), format_func=ui.mechanism_label,
+        st.multiselect(label, [m.id for m in mechs], key=ui.mech_key(group), format_func=ui.mechanism_label,
                        help="Mechanisms whose published proof is wrong; off by default, shown only as exhibits."
                        if group == "claimed-invalid" else None)
     st.header("Privacy")
@@ -52,13 +75,38 @@ with st.sidebar:
     st.toggle("Run automatically when settings change", key="dp_autorun",
               help="Only for fast input-perturbation mechanisms; MCMC and sampling mechanisms always wait for Run.")
 
+cfg = ui.settings()
+
+if sweep_loader.render():  # a sweep CSV from `dpcore sweep` (e.g. streamed or on Dask): its charts instead
+    st.stop()
+
 # ------------------------------------------------------------------ data
 prepared = ui.current_prepared()
 if prepared is None:
     st.page_link("pages/data.py", label="Choose or fix the data on the Data page", icon=":material/database:")
     st.stop()
-st.markdown(f"**Data:** {ui.dataset_label(ss.dp_dataset)} · norm bound B = {prepared.norm_bound:.3g} · "
+st.markdown(f"**Data:** {ui.dataset_label(cfg.dataset)} · norm bound B = {prepared.norm_bound:.3g} · "
             f"{prepared.n:,} rows × {prepared.d} features")
+mech_rows = ui.mechanism_rows(prepared)
+classic = [d for d in CLASSIC if d in ui.dataset_options() and d != cfg.dataset]
+if mech_rows < ui.SMALL_ROWS:
+    larger = ui.DEFAULT_DATASET if ui.DEFAULT_DATASET in ui.dataset_options() else None
+    held = f" ({prepared.n - mech_rows:,} more are held out to test the SVM)" if mech_rows < prepared.n else ""
+    st.info(f"**Why these curves are noisy:** only {mech_rows:,} rows reach the mechanisms{held}. The noise a "
+            "mechanism adds to protect one person does not shrink with n, while the signal grows with n — so on a "
+            "few hundred rows most private curves stay near the random-subspace line and vary a lot between "
+            "trials. Larger data shows the trade-off: curves that leave the random line and approach non-private "
+            "PCA as ε grows.", icon=":material/info:")
+    if larger is not None and larger != cfg.dataset:
+        st.button(f"Switch to {ui.dataset_label(larger)}", key="explore_use_default", on_click=_switch_dataset,
+                  args=(larger,), icon=":material/swap_horiz:")
+elif classic:
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption("Small classic datasets (noisier: few rows reach the mechanisms):")
+        for did in classic:
+            info = ui.dataset_info(did)
+            st.button(f"{info.name.split(' (')[0]} (n = {info.n:,})", key=f"explore_use_{did}", type="tertiary",
+                      on_click=_switch_dataset, args=(did,))
 if not prepared.is_private:
     st.warning("The preprocessing includes a non-private step (see the ledger on the Data page): "
                "no release on this data is end-to-end private.")
@@ -68,9 +116,9 @@ if pre_eps > 0 or pre_delta > 0:
             f"is the mechanism's budget: each point's total is ε + {pre_eps:g} (and δ + {pre_delta:g}).",
             icon=":material/account_balance_wallet:")
 
-mechanisms = ui.selected_mechanisms()
+mechanisms = list(cfg.mechanisms)
 invalid = [m for m in mechanisms if dpcore.get_mechanism(m).invalid]
-eps = ui.epsilons()
+eps = cfg.epsilons
 for mid in invalid:
     mech = dpcore.get_mechanism(mid)
     lo, hi = mech.counterexample_delta(eps[0]), mech.counterexample_delta(eps[-1])
@@ -80,14 +128,12 @@ if not mechanisms:
     st.info("Choose at least one mechanism in the sidebar.")
     st.stop()
 
-k = min(int(ss.dp_k), prepared.d)
-config = SweepConfig(mechanisms=mechanisms, epsilons=eps, deltas=(float(ss.dp_delta),), ks=(k,),
-                     trials=int(ss.dp_trials), seed=int(ss.dp_seed), neighbouring=ss.dp_neighbouring,
-                     time_cap=float(ss.dp_time_cap), allow_invalid=bool(invalid))
-refs = [m.id for m in ui.reference_mechanisms() if ss.dp_neighbouring in m.neighbourings]
-ref_config = SweepConfig(mechanisms=refs, epsilons=(1.0,), deltas=(float(ss.dp_delta),), ks=(k,),
-                         trials=int(ss.dp_trials), seed=int(ss.dp_seed), neighbouring=ss.dp_neighbouring,
-                         time_cap=float(ss.dp_time_cap)) if refs else None
+k = min(cfg.k, prepared.d)
+common = dict(deltas=(cfg.delta,), ks=(k,), trials=cfg.trials, seed=cfg.seed, neighbouring=cfg.neighbouring,
+              time_cap=cfg.time_cap)
+config = SweepConfig(mechanisms=mechanisms, epsilons=eps, allow_invalid=bool(invalid), **common)
+refs = [m.id for m in ui.reference_mechanisms() if cfg.neighbouring in m.neighbourings]
+ref_config = SweepConfig(mechanisms=refs, epsilons=(1.0,), **common) if refs else None
 
 try:
     n_cells = count_cells(config.validated(prepared))
@@ -95,26 +141,14 @@ except dpcore.DPCoreError as exc:
     st.error(str(exc))
     st.stop()
 cheap = all(dpcore.get_mechanism(m).output == "covariance" for m in mechanisms) and n_cells <= 2000
-run_key = (prepared.fingerprint, repr(sorted(config.as_dict().items())))
-col_run, col_info = st.columns([1, 4], vertical_alignment="center")
-clicked = col_run.button("Run sweep", type="primary", key="explore_run")
-col_info.caption(f"{n_cells} releases ({len(mechanisms)} mechanisms × {len(eps)} ε values × {config.trials} trials); "
-                 f"each release capped at {config.time_cap:g} s.")
-
-if clicked or (ss.dp_autorun and cheap) or ss.get("_dp_explore_key") == run_key:
-    frame = ui.run_sweep_cached(prepared, config, label="Sweep")
-    ref_frame = ui.run_sweep_cached(prepared, ref_config, label="Reference lines") if ref_config else None
-    if frame is not None:
-        ss["_dp_explore_key"] = run_key
-        ss["_dp_explore_result"] = (run_key, frame, ref_frame, config)
-
-result = ss.get("_dp_explore_result")
-if result is None:
-    st.info("Press **Run sweep** to compute the curves.")
+run = ui.run_or_reuse(
+    prepared, {"main": config, "reference lines": ref_config}, slot="_dp_explore_result", button_key="explore_run",
+    label="Sweep", auto=cfg.autorun and cheap,
+    caption=f"{n_cells} releases ({len(mechanisms)} mechanisms × {len(eps)} ε values × {config.trials} trials); "
+            f"each release capped at {config.time_cap:g} s.")
+if run is None:
     st.stop()
-key_shown, frame, ref_frame, shown_config = result
-if key_shown != run_key:
-    st.warning("The settings changed since this sweep ran: the charts show the previous run. Press **Run sweep**.")
+frame, ref_frame, shown_config = run.frame, run.frames["reference lines"], run.config
 
 # ------------------------------------------------------------------ charts
 band_choice = st.radio("Band over trials", ["±1 sd", "min–max"], key="dp_band", horizontal=True)
@@ -135,7 +169,8 @@ derived = ss.get("_dp_explore_derived")
 if derived is None or derived["frame"] is not frame or derived["ref_frame"] is not ref_frame \
         or derived["refs"] != refs:
     derived = {"frame": frame, "ref_frame": ref_frame, "refs": refs, "bands": {}, "figs": {},
-               "levels": reference_levels(ref_frame, refs) if ref_frame is not None else {}}
+               "levels": reference_levels(ref_frame, refs) if ref_frame is not None else {},
+               "majority": ui.majority_baseline(frame)}
     ss["_dp_explore_derived"] = derived
 levels = derived["levels"]
 if band_kind not in derived["bands"]:
@@ -150,12 +185,24 @@ for i, metric in enumerate(metrics):
                                y_title=units.get(metric, METRIC_LABELS[metric]),
                                references={m: v for m, v in levels.get(metric, {}).items()
                                            if not (metric == "frobenius_error" and m == "random")},
+                               baselines={ui.MAJORITY_LABEL: derived["majority"]} if metric == "svm_accuracy"
+                               else None,
                                note=None if (bands["metric"] == metric).any()
                                else "no mechanism in this run reports this metric")
         derived["figs"][(band_kind, metric)] = fig
     figs[metric] = fig
     with cols[i % 2]:
         st.plotly_chart(fig, theme="streamlit", key=f"explore_{metric}", width="stretch")
+        if metric == "svm_accuracy" and derived["majority"] is not None:
+            pca_svm = levels.get("svm_accuracy", {}).get("pca")
+            if pca_svm is not None and pca_svm < derived["majority"] + 0.01:
+                st.caption(f":orange[:material/warning: Uninformative panel: non-private PCA's subspace scores "
+                           f"{pca_svm:.3f}, no better than always predicting the majority class "
+                           f"({derived['majority']:.3f}). Raise k or choose a label that the top directions "
+                           "separate.]")
+            else:
+                st.caption(f"Grey dash-dot line: always predicting the majority class scores "
+                           f"{derived['majority']:.3f} — an SVM near it has learnt nothing from the subspace.")
 
 # ------------------------------------------------------------------ guarantees and table
 st.subheader("Guarantees in this run")
@@ -192,7 +239,9 @@ with st.expander("Downloads", icon=":material/download:"):
     name = ui.current_dataset_name()
     d1, d2 = st.columns(2)
     d1.download_button("Sweep results (CSV)", lambda: frame.to_csv(index=False), file_name=f"sweep_{name}.csv",
-                       mime="text/csv", on_click="ignore", key="dl_csv")
+                       mime="text/csv", on_click="ignore", key="dl_csv",
+                       help="One row per release. svm_majority_baseline is the test accuracy of always predicting "
+                            "the training majority class on the same split: the floor for svm_accuracy.")
     preprocessing = ui.preprocess_options()
     d2.download_button("Run configuration (YAML)",
                        lambda: config_yaml(shown_config.as_dict(), dataset=name, preprocessing=preprocessing),

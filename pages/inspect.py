@@ -146,6 +146,130 @@ def _release(mech, data, cfg: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
+# Singhal–Steinke: a setting where it works, a public check of its settings, and ⊥ in words
+#: The showcase (measured, ε = 1, δ = 1e-6, k = 3, seeds 0–2): ss_approx's largest principal angle 0.15–0.71°
+#: (sin θ 0.003–0.012), ss_boost ≈ 0.5°, Analyze Gauss 1.5–1.7° on the same data; no ⊥.
+SS_SHOWCASE = {"dataset": "subspace_near_exact", "mechanism": "ss_approx", "k": 3, "epsilon": 1.0, "delta": 1e-6,
+               "gamma_pub": 1e-6}
+_SS_GRID = ("ss_approx", "ss_boost")  # the mechanisms with a histogram grid (and gamma_pub)
+
+
+def _load_ss_showcase(mech_id: str) -> None:
+    """Callback: the near-exact planted subspace with public settings that match it."""
+    p = SS_SHOWCASE
+    ss.dp_dataset = p["dataset"]
+    ss.dp_norm_auto = True
+    ss.dp_insp_mech = mech_id if mech_id in _SS_GRID else p["mechanism"]
+    ss.dp_k, ss.dp_insp_eps, ss.dp_delta = p["k"], p["epsilon"], p["delta"]
+    for mid in _SS_GRID:
+        ss[f"dp_insp_opt_{mid}_gamma_pub"] = p["gamma_pub"]
+        ss[f"dp_insp_opt_{mid}_ell"] = 0.0
+
+
+def _ss_showcase_offer(mech) -> None:
+    if not mech.id.startswith("ss_"):
+        return
+    p = SS_SHOWCASE
+    on_it = ss.dp_dataset == p["dataset"] and mech.id in _SS_GRID and \
+        ss.get(f"dp_insp_opt_{mech.id}_gamma_pub") == p["gamma_pub"]
+    if on_it:
+        st.caption(":green[:material/check_circle:] Singhal–Steinke showcase: points within γ = 10⁻⁶ of a planted "
+                   "3-dim subspace of R⁵⁰ and gamma_pub = γ (the generator's public gap).")
+        return
+    with st.container(border=True):
+        st.markdown(
+            "**Singhal–Steinke works where the data lie almost exactly on a k-dimensional subspace** (the regime of "
+            "the paper): there it releases that subspace with error far below the Gaussian mechanism's, and with a "
+            "larger gap between λ_k and λ_{k+1} it returns ⊥ or a coarse answer. The showcase: n = 20,000 points "
+            "within γ = 10⁻⁶ of a 3-dim subspace of R⁵⁰, ε = 1, δ = 10⁻⁶, k = 3, and the public gap guess "
+            "gamma_pub = 10⁻⁶ — the approximate mechanism's largest principal angle is then below 1° (Analyze "
+            "Gauss: ≈ 1.6°)."
+            + ("  \nThe exact variant scores every span of k points, so it only runs on a few hundred rows; the "
+               "showcase uses the approximate one." if mech.id == "ss_exact" else ""))
+        st.button("Load the Singhal–Steinke showcase", key="insp_ss_showcase", icon=":material/auto_fix_high:",
+                  on_click=_load_ss_showcase, args=(mech.id,))
+
+
+def _grid_check(mech, data, cfg: dict) -> None:
+    """Public-settings check of the histogram grid (t, q, ℓ from n, d, k, ε, δ and the options only)."""
+    if mech.id not in _SS_GRID:
+        return
+    from dpcore.mechanisms.ss_approx import resolve_approx_options
+    from dpcore.subspace_learning import coarse_grid_warning
+
+    opts = cfg["options"]
+    rows = data.n // int(opts.get("r", 1)) if mech.id == "ss_boost" else data.n
+    try:
+        _, _, ell = resolve_approx_options(rows, data.d, cfg["k"], cfg["epsilon"], cfg["delta"], int(opts.get("t", 0)),
+                                           int(opts.get("q", 0)), float(opts.get("ell", 0.0)),
+                                           float(opts.get("gamma_pub", 1e-4)))
+    except DPCoreError:
+        return  # the release itself reports the problem
+    note = coarse_grid_warning(ell, data.d, cfg["k"])
+    if note:
+        st.warning(f"**Check of the public settings:** {note[0].upper()}{note[1:]}.", icon=":material/grid_on:")
+
+
+_WHAT_TO_CHANGE = {
+    "ss_exact": "Check that k is the dimension the data live in, raise the tolerance for rounded data, or centre the "
+                "data; more rows in the subspace or a larger ε make the gap clear A_T. The exact variant needs the "
+                "points *exactly* in a k-dim subspace — for noisy data use the approximate one.",
+    "ss_approx": "If the data really lie near a k-dim subspace, raise gamma_pub towards a public guess of their gap γ "
+                 "(a coarser grid, so the blocks agree more easily, at the cost of precision) or give each block more "
+                 "rows (fewer blocks t, more data). If the check of the public settings above already calls the grid "
+                 "coarse, no setting helps: the data are too far from a k-dimensional subspace for this mechanism, "
+                 "which needs a tiny gap γ = √(λ_{k+1}/λ_k) — a noise-adding mechanism such as Analyze Gauss suits "
+                 "them better.",
+    "ss_boost": "Raise alpha (runs agree within 2α), or follow the advice for the approximate mechanism: each run "
+                "is one Algorithm-2 release on n/r rows.",
+}
+
+
+def _explain_bottom(mech, release) -> None:
+    """⊥ in words: what to change (public), and which internal test failed (non-private diagnostic)."""
+    if mech.id in _WHAT_TO_CHANGE:
+        st.markdown(f"**What to change.** {_WHAT_TO_CHANGE[mech.id]}")
+    diag = release.diagnostics or {}
+    detail = diag.get("bottom_detail")
+    words = _which_test(mech.id, diag)
+    if not detail and not words:
+        return
+    with st.container(border=True):
+        st.markdown(":orange-badge[:material/visibility: non-private diagnostic] **Which test failed** — exact "
+                    "values computed from the true data: NOT part of the private release (the ⊥ reason above is).")
+        if words:
+            st.markdown(words)
+        if detail:
+            st.caption(f"Detail: {detail}")
+
+
+def _which_test(mech_id: str, diag) -> str:
+    if mech_id == "ss_approx" and "tau_h" in diag:
+        t, tau = diag.get("t"), diag.get("tau_h")
+        largest, cells = diag.get("nonprivate_largest_cell_count"), diag.get("nonprivate_nonempty_cells")
+        if "noisy_top_count" not in diag:
+            return (f"The stability histogram released no cell: the t = {t} blocks' projected reference points fell "
+                    f"into {cells} grid cells and the fullest held {largest} of them, below the threshold "
+                    f"τ_h = {tau:.1f} (plus noise). The block subspaces disagree at the grid's scale "
+                    f"ℓ = {diag.get('ell', float('nan')):.3g}.")
+        return (f"A cell passed τ_h = {tau:.1f}, but its noisy count fell below t/2 = {t / 2:g}: fewer than half of "
+                f"the t = {t} blocks agree (the fullest cell held {largest}).")
+    if mech_id == "ss_exact" and "nonprivate_top_score" in diag:
+        if str(diag.get("bottom_detail", "")).startswith("no span"):
+            return (f"No span of k data points scores above ⊥ (q(⊥) = ℓ + 1 = {diag.get('bottom_score')}): no "
+                    "k-dimensional subspace holds enough of the points.")
+        return (f"GAP-MAX's test: the best subspace scored {diag['nonprivate_top_score']}, the runner-up "
+                f"{diag.get('nonprivate_second_score')} — a gap g = {diag.get('nonprivate_gap')}, which must beat "
+                f"A_T = {diag.get('A_T', float('nan')):.1f} after the noise (certain once g > 2A_T).")
+    if mech_id == "ss_boost" and "support" in diag:
+        r, ok = diag.get("r"), diag.get("runs_not_bottom")
+        best = max(diag.get("support") or [0])
+        return (f"{r - ok} of the r = {r} runs returned ⊥, and the best run agreed (within 2α = "
+                f"{2 * diag.get('alpha', 0):g}) with {max(best, 0)} runs — boosting needs ≥ 0.6·r = {0.6 * r:g}.")
+    return ""
+
+
+# ------------------------------------------------------------------------------------------------
 # figures
 def _spectrum_figure(spec: insp.SpectrumComparison, color: str, name: str) -> go.Figure:
     fig = go.Figure()
@@ -278,7 +402,9 @@ def _metrics_row(release, data) -> None:
 def _charts(mech, release, data) -> None:
     colors = ui.mechanism_colors()
     color = colors.get(mech.id, "#1f77b4")
-    left, right = st.columns(2)
+    view = insp.noise_view(release, data)
+    # a subspace-only release has no noise matrix: the spectrum gets the whole row instead of half of it
+    left, right = st.columns(2) if view is not None else (st.container(), None)
     with left:
         spec = insp.spectrum_comparison(data.eigenvalues, release)
         st.plotly_chart(_spectrum_figure(spec, color, mech.name), theme="streamlit", key="insp_spectrum")
@@ -288,9 +414,8 @@ def _charts(mech, release, data) -> None:
             note = f" {spec.n_nonpositive} eigenvalue(s) are zero or negative and not drawn on the log scale." \
                 if spec.n_nonpositive else ""
             st.caption(f"Private series: {spec.source}.{note}")
-    with right:
-        view = insp.noise_view(release, data)
-        if view is not None:
+    if right is not None:
+        with right:
             st.plotly_chart(_heatmap_figure(view), theme="streamlit", key="insp_noise")
             trunc = f" Showing the leading {view.matrix.shape[0]} of {view.truncated_from} coordinates." \
                 if view.truncated_from else ""
@@ -388,7 +513,9 @@ st.caption(f"Data: **{ui.dataset_label(ss.dp_dataset)}** after preprocessing (n 
 
 with ui.handle_errors():
     mech = _mechanism_picker()
+    _ss_showcase_offer(mech)
     cfg = _settings(mech, data)
+    _grid_check(mech, data, cfg)
     outcome = _release(mech, data, cfg)
     release = outcome["release"]
     st.divider()
@@ -402,6 +529,7 @@ with ui.handle_errors():
         st.warning(f"**⊥ — no output.** {mech.name} declined to release a subspace: {release.reason}  \n"
                    "⊥ is a legitimate outcome of this mechanism, not an error: its test decided the data are not "
                    "stable enough to release privately.", icon=":material/block:")
+        _explain_bottom(mech, release)
         _budget(mech, release, data)
         _diagnostics(mech, release)
     else:

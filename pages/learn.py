@@ -10,6 +10,7 @@ import streamlit as st
 import dpcore
 from dpcore import inspect as insp
 from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from pages import _nav
 from pages import _ui as ui
 
 ui.init_state()
@@ -41,15 +42,19 @@ def _card(mech) -> None:
     with st.expander(f"{mech.name}", expanded=False):
         st.markdown(f"{ui.guarantee_badge(mech)}  `{mech.id}` · output: **{mech.output}**"
                     f"{' · uses δ' if mech.uses_delta else ''}")
-        st.markdown(f"**What it does.** {mech.summary}")
+        st.markdown(f"**What it does.** {ui.public_text(mech.summary)}")
         if mech.description:
-            st.markdown(mech.description)
+            st.markdown(ui.public_text(mech.description))
         if mech.formula:
             st.latex(mech.formula)
         nbs = ", ".join(NEIGHBOURING_LABELS.get(r, r) for r in mech.neighbourings)
         st.markdown(f"**Guarantee:** {GUARANTEE_LABELS[mech.guarantee]}  \n**Neighbouring relations:** {nbs}  \n"
-                    f"**Where the proof holds:** {mech.domain}  \n"
-                    f"**Cost:** {mech.cost or 'not stated'}  \n**Source:** {mech.reference}")
+                    f"**Where the proof holds:** {ui.public_text(mech.domain)}  \n"
+                    f"**Cost:** {mech.cost or 'not stated'}  \n**Source:** {ui.public_text(mech.reference)}")
+        if mech.id.startswith("ss_"):
+            st.page_link(_nav.ROOT / "pages" / "inspect.py", icon=":material/search:",
+                         label="Try it on the Inspect page: *Load the Singhal–Steinke showcase* (near-exact data, "
+                               "where it works)")
         cex = mech.counterexample_delta(1.0)
         if cex is not None:
             st.markdown(f":red[**Counterexample:** at ε = 1 the claim fails for every δ < {cex:.4f}.]")
@@ -78,11 +83,11 @@ noise at Ĉ − C and at Ĉ − C′ and find the ratio is at most $e^{\varepsil
    probability p cannot be (ε, δ)-DP for any δ < p, so no small δ rescues the claim.
 
 The density comparison in the proofs is only valid where *both* densities are positive; the support of the output
-moves with the data, and that is what breaks the proof. Sources: the project specification §3.9–3.10; Amin et al.
-(NeurIPS 2019) §1.2 ("later discovered that the algorithm was in fact not differentially private"); IBM diffprivlib
-issues #23 and #42, which removed the same Wishart mechanism. A *correct* Wishart mechanism exists (Sheffet, ALT
-2019): it adds many more fictitious records, so the noise is far above any single record and the bad event has
-probability below δ.
+moves with the data, and that is what breaks the proof. Sources: Amin et al. (NeurIPS 2019) §1.2 ("later
+discovered that the algorithm was in fact not differentially private"); IBM diffprivlib issues #23 and #42, which
+removed the same Wishart mechanism; and this app's **Audit** page, which finds the impossible outputs (SN at ε = 1:
+δ ≥ 0.62 from 5,000 releases per neighbour). A *correct* Wishart mechanism exists (Sheffet, ALT 2019): it adds many
+more fictitious records, so the noise is far above any single record and the bad event has probability below δ.
 """
     )
     table = insp.counterexample_table(mechs)

@@ -98,25 +98,16 @@ try:
 except dpcore.DPCoreError as exc:
     st.error(str(exc))
     st.stop()
-run_key = (prepared.fingerprint, repr(sorted(config.as_dict().items())))
-col_run, col_info = st.columns([1, 4], vertical_alignment="center")
-clicked = col_run.button("Run sweep", type="primary", key="ss_run")
-col_info.caption(f"{n_cells} releases ({len(mechs)} mechanisms + the non-private PCA and random-subspace references, "
-                 f"{len(sizes)} sizes × {config.trials} trials).")
 fast = all(dpcore.get_mechanism(m).output == "covariance" for m in mechs)
 work = len(config.mechanisms) * config.trials * sum(s * prepared.d**2 + prepared.d**3 for s in sizes)
-if clicked or (ss.dp_autorun and fast and work <= AUTO_WORK) or ss.get("_dp_ss_key") == run_key:
-    frame = ui.run_sweep_cached(prepared, config, label="Sample-size sweep")
-    if frame is not None:
-        ss["_dp_ss_key"] = run_key
-        ss["_dp_ss_result"] = (run_key, frame)
-result = ss.get("_dp_ss_result")
-if result is None:
-    st.info("Press **Run sweep** to compute the curves.")
+run = ui.run_or_reuse(
+    prepared, {"main": config}, slot="_dp_ss_result", button_key="ss_run", label="Sample-size sweep",
+    auto=bool(ss.dp_autorun) and fast and work <= AUTO_WORK,
+    caption=f"{n_cells} releases ({len(mechs)} mechanisms + the non-private PCA and random-subspace references, "
+            f"{len(sizes)} sizes × {config.trials} trials).")
+if run is None:
     st.stop()
-shown_key, frame = result
-if shown_key != run_key:
-    st.warning("The settings changed since this sweep ran: the chart shows the previous run.")
+frame = run.frame
 
 metric = st.radio("Utility measure", ["captured_variance_ratio", "principal_angle_max_deg", "svm_accuracy"],
                   format_func=METRIC_LABELS.get, horizontal=True, key="dp_ss_metric")
@@ -140,11 +131,17 @@ if metric == "captured_variance_ratio" and not sub.empty:
         guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor, power=fam.power),
                        "name": f"scaling guide: {ui.mechanism_label(mid)} (∝ 1/n{'²' if fam.power == 2 else ''})",
                        "color": ui.mechanism_colors().get(mid, "#888888")})
+majority = ui.majority_baseline(frame) if metric == "svm_accuracy" else None
 fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs sample size (ε = {ss.dp_ss_eps:g})",
                        x_title="sample size n (log scale)", y_title=METRIC_LABELS[metric], guides=guides,
-                       dashed=refs)
+                       dashed=refs, baselines={ui.MAJORITY_LABEL: majority} if majority is not None else None,
+                       note="this dataset has no labels: no SVM accuracy" if metric == "svm_accuracy"
+                       and not prepared.has_labels else None)
 fig.update_layout(height=460)
 st.plotly_chart(fig, theme="streamlit", key="ss_chart", width="stretch")
+if majority is not None:
+    st.caption(f"Grey dash-dot line: always predicting the majority class scores {majority:.3f} on the same test "
+               "rows — the floor an SVM in any subspace should beat.")
 if guides:
     st.caption("Dotted *scaling guides* show how the shortfall from non-private PCA shrinks with n at fixed d, ε, Δ "
                "for each mechanism's family, anchored at its middle point: like 1/n for the exponential mechanism "

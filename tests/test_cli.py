@@ -107,3 +107,60 @@ def test_python_dash_m_entry_point():
     proc = subprocess.run([sys.executable, "-m", "dpcore", "sweep", "--dataset", "wine"], capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_building_the_parser_loads_no_heavy_module():
+    """`dpcore --version`, `--help` and the parser itself import neither numpy/scipy/pandas nor the mechanisms."""
+    code = ("import sys; from dpcore.cli import build_parser; build_parser(); "
+            "print(','.join(m for m in ('numpy', 'scipy', 'pandas', 'sklearn', 'plotly', 'dpcore.audit', "
+            "'dpcore.mechanisms', 'dpcore.data') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
+    proc = subprocess.run([sys.executable, "-m", "dpcore", "--version"], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and proc.stdout.startswith("dpcore ")
+
+
+def test_audit_parser_choices_match_the_audit_registries():
+    from dpcore import audit, cli_audit
+
+    assert tuple(cli_audit.NEIGHBOUR_CONSTRUCTIONS) == tuple(audit.NEIGHBOUR_CONSTRUCTIONS)
+    assert tuple(cli_audit.STATISTICS) == tuple(audit.STATISTICS)
+    assert tuple(cli_audit.FIELDS) == tuple(audit.FIELDS)
+    assert (cli_audit.DEFAULT_TRIALS, cli_audit.PROBE_SEEDS, cli_audit.CONFORMANCE_DRAWS) == \
+        (audit.DEFAULT_TRIALS, audit.PROBE_SEEDS, audit.CONFORMANCE_DRAWS)
+
+
+def test_reproduce_list(capsys):
+    from dpcore.reproduce import experiment_names
+
+    code, out, _ = run(capsys, "reproduce", "--list")
+    assert code == 0
+    assert [line.split()[0] for line in out.strip().splitlines()] == experiment_names()
+    assert "stored results" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["reproduce", "nope"], "unknown experiment"),
+    (["reproduce"], "name an experiment"),
+    (["reproduce", "--list", "amin_fig1"], "--list takes no"),
+    (["reproduce", "amin_fig1", "--quick", "--out", "/no/such/dir/x"], "folder"),
+])
+def test_reproduce_bad_arguments_exit_2(capsys, argv, needle):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_reproduce_quick_writes_the_same_files_to_out(capsys, tmp_path):
+    from dpcore.reproduce import result_files
+
+    code, out, _ = run(capsys, "reproduce", "chaudhuri_fig5", "--quick", "--out", str(tmp_path))
+    assert code == 0 and "=== chaudhuri_fig5 (quick)" in out
+    stored = result_files("chaudhuri_fig5")
+    for kind in ("raw", "summary", "facts", "html"):
+        assert (tmp_path / stored[kind].name).is_file()
+    quick = pd.read_csv(tmp_path / stored["summary"].name)
+    full = pd.read_csv(stored["summary"])
+    assert list(quick.columns) == list(full.columns)  # same file layout as the stored full run

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..privacy import LedgerEntry
 from ..subspace_learning import (
+    coarse_grid_warning,
     default_cell_side,
     default_num_blocks,
     dpase,
@@ -88,9 +89,10 @@ class SinghalSteinkeApprox(Mechanism):
         t, q, ell = resolve_approx_options(data.n, data.d, k, epsilon, delta, t, q, ell, gamma_pub)
         plan = draw_approx_plan(data.n, data.d, k, t, q, ell, rng)  # all public randomness, before the data
         result = dpase(data.X, k, epsilon, delta, plan, rng, point=point, deadline=deadline)
+        coarse = coarse_grid_warning(ell, data.d, k)  # public values only
         ledger = [LedgerEntry("stability-based DP histogram over t block subspaces", epsilon, delta,
                               note=f"t = {t}, q = {q}, ℓ = {ell:.3g}, τ_h = {histogram_threshold(epsilon, delta):.4g}, "
-                                   "Lap(2/ε) on non-empty cells")]
+                                   "Lap(2/ε) on non-empty cells" + (f"; {coarse}" if coarse else ""))]
         if result.basis is None:
             return MechanismOutput(ledger=ledger, diagnostics=result.diagnostics, bottom_reason=result.reason)
         return MechanismOutput(ledger=ledger, subspace=result.basis, diagnostics=result.diagnostics)

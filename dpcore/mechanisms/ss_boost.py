@@ -14,7 +14,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..privacy import LedgerEntry
-from ..subspace_learning import boost_select, dpase, draw_approx_plan
+from ..subspace_learning import boost_select, coarse_grid_warning, dpase, draw_approx_plan
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 from .ss_approx import APPROX_PARAMS, resolve_approx_options
@@ -69,8 +69,10 @@ class SinghalSteinkeBoost(Mechanism):
             reasons.append(res.reason)
         chosen, support = boost_select(bases, alpha)
         n_ok = sum(b is not None for b in bases)
+        coarse = coarse_grid_warning(ell, data.d, k)  # public values only
         ledger = [LedgerEntry(f"{r} runs of Algorithm 2 on disjoint chunks (parallel composition)", epsilon, delta,
-                              note=f"{chunk} rows per run, t = {t}, q = {q}, ℓ = {ell:.3g}")]
+                              note=f"{chunk} rows per run, t = {t}, q = {q}, ℓ = {ell:.3g}"
+                                   + (f"; {coarse}" if coarse else ""))]
         diagnostics = {"r": r, "rows_per_run": chunk, "t": t, "q": q, "ell": ell, "alpha": alpha,
                        "runs_not_bottom": n_ok, "support": support,
                        "chunk_fingerprint": hashlib.blake2b(perm.astype(np.int64).tobytes(), digest_size=8).hexdigest(),
