@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
 
 from ._validation import check_delta, check_epsilon, check_neighbouring, check_positive
 from .exceptions import InvalidParameterError
@@ -150,6 +149,8 @@ def _gaussian_delta(sigma: float, epsilon: float, l2_sensitivity: float) -> floa
     a = l2_sensitivity / (2.0 * sigma)
     b = epsilon * sigma / l2_sensitivity
     # Φ(a − b) − e^ε Φ(−a − b), computed in log space for the second term.
+    from scipy import special  # imported on use: `dpcore mechanisms` and --help stay fast
+
     first = special.ndtr(a - b)
     second = math.exp(epsilon + special.log_ndtr(-a - b))
     return first - second
@@ -170,6 +171,8 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, l2_sensitivity: float 
     lo, hi = math.log(l2_sensitivity) - 20.0, math.log(l2_sensitivity) + 20.0
     while excess(lo) < 0:  # pragma: no cover - only for absurd inputs
         lo -= 20.0
+    from scipy import optimize
+
     log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=500)
     return math.exp(log_sigma)
 

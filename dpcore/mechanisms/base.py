@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -21,13 +21,15 @@ from .._validation import (
     check_neighbouring,
     check_time_limit,
 )
-from ..data.prepared import PreparedData
 from ..exceptions import InvalidMechanismError, InvalidParameterError
 from ..linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize
 from ..params import Param
 from ..privacy import GUARANTEE_LABELS, GUARANTEES, Diagnostics, LedgerEntry, ledger_total
 from ..seeding import RandomState, Stage, stage_rng
 from ..timing import Deadline
+
+if TYPE_CHECKING:  # the data layer (pandas, scipy.stats) loads on first release, not on `import dpcore.mechanisms`
+    from ..data.prepared import PreparedData
 
 OUTPUT_KINDS = ("covariance", "subspace")
 
@@ -250,6 +252,8 @@ class Mechanism(ABC):
         ``random_state``: None (OS entropy, for real releases), an int or SeedSequence (the release draws from its
         own child stream, see :mod:`dpcore.seeding`) or a Generator (used as is).
         """
+        from ..data.prepared import PreparedData
+
         if not isinstance(data, PreparedData):
             data = PreparedData.from_unit_rows(np.asarray(data, dtype=float))
         if self.invalid and not allow_invalid:

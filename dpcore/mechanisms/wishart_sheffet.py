@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from ..exceptions import InvalidParameterError
 from ..noise import wishart_bartlett
@@ -27,6 +26,8 @@ def support_event_probability(extra_df: int) -> float:
     """P(Ĉ − C(D′) is not positive definite) under D for neighbours D, D′ = D ∪ {x}, ‖x‖ = 1, with m = df − d
     extra degrees of freedom: uᵀW⁻¹u ~ 1/χ²_{m+1}, so the event {uᵀW⁻¹u ≥ 1} has probability P(χ²_{m+1} ≤ 1).
     It is impossible under D′, so a proof can only hold when this is at most δ."""
+    from scipy import stats
+
     return float(stats.chi2.cdf(1.0, extra_df + 1))
 
 

@@ -40,7 +40,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import lapack as _lapack
 
 from ..exceptions import InvalidParameterError, SamplerError
 from ..noise import uniform_stiefel
@@ -281,17 +280,20 @@ class _BlockEigen:
     """
 
     def __init__(self, m: int) -> None:
+        from scipy.linalg import lapack  # on first use: importing the samplers stays light
+
+        self._lapack = lapack
         self.m = m
-        self._trd_lwork = int(_lapack.dsytrd_lwork(m, lower=1)[0])
+        self._trd_lwork = int(lapack.dsytrd_lwork(m, lower=1)[0])
         self._refl: np.ndarray | None = None
         self._tau: np.ndarray | None = None
         self._dense = False
 
     def decompose(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(l ascending, Z) with Z's first row the eigen-coordinates of e₀; :meth:`to_block` then maps y back."""
-        refl, dd, e, tau, info = _lapack.dsytrd(S, lower=1, lwork=self._trd_lwork)
+        refl, dd, e, tau, info = self._lapack.dsytrd(S, lower=1, lwork=self._trd_lwork)
         if info == 0:
-            l, Z, info = _lapack.dstevd(dd, e, compute_v=1)
+            l, Z, info = self._lapack.dstevd(dd, e, compute_v=1)
             if info == 0:
                 self._refl, self._tau, self._dense = refl[1:, :-1], tau, False
                 return l, Z
@@ -304,7 +306,7 @@ class _BlockEigen:
         z = Z @ y
         if self._dense:  # pragma: no cover - fallback path
             return z
-        cq, _, info = _lapack.dormqr("L", "N", self._refl, self._tau, z[1:, None], self.m)
+        cq, _, info = self._lapack.dormqr("L", "N", self._refl, self._tau, z[1:, None], self.m)
         if info != 0:  # pragma: no cover
             raise SamplerError(f"Gibbs sampler: LAPACK dormqr failed (info = {info}).")
         z[1:] = cq[:, 0]
