@@ -77,7 +77,7 @@ def _page_state(at) -> dict:
     from pages import _ui as ui
 
     ss = at.session_state
-    config = ss["_dp_explore_result"][3]
+    config = ss["_dp_explore_result"].config
     refs = [m.id for m in ui.reference_mechanisms() if config.neighbouring in m.neighbourings]
     prep = {"feature_scaling": ss["dp_scaling"], "norm_mode": ss["dp_norm_mode"], "centering": ss["dp_centering"],
             "random_state": int(ss["dp_seed"])}

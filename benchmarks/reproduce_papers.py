@@ -53,9 +53,9 @@ FIGURES = ROOT / "docs" / "figures"
 JOBS = 1
 
 COLOURS = {
-    "pca": "#444444", "random": "#8c564b", "mod_sulq": "#9467bd", "ppca": "#1f77b4", "ad": "#d62728",
-    "itu": "#ff7f0e", "kt": "#2ca02c", "laplace": "#17becf", "analyze_gauss": "#d62728", "ppm": "#2ca02c",
-    "sn_imtiaz": "#e377c2",
+    "pca": "#444444", "random": "#8c564b", "mod_sulq": "#9467bd", "ppca": "#1f77b4", "ad": "#e6ab02",
+    "itu": "#ff7f0e", "kt": "#2ca02c", "laplace": "#17becf", "analyze_gauss": "#bcbd22", "ppm": "#2ca02c",
+    "sn_imtiaz": "#d62728",  # the dashboard's exhibit style: red and dashed, the only red curve
 }
 GAUSS_COLOURS = {1e-16: "#08306b", 1e-10: "#2171b5", 1e-3: "#6baed6"}
 SUMMARY_METRICS = ("captured_variance_ratio", "q_F", "frobenius_error", "frobenius_error_raw",
@@ -321,7 +321,7 @@ def imtiaz_fig1(quick: bool) -> None:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=titles)
     names = {"analyze_gauss": "AG (Analyze Gauss)", "ppm": "PPM (zCDP-calibrated)",
              "ppca": f"PPCA (Gibbs, burn-in T = {settings[0][4]} / {settings[1][4]} scans)",
-             "sn_imtiaz": "SN — INVALID, not DP (exhibit)"}
+             "sn_imtiaz": "SN · NOT PRIVATE (published proof wrong; exhibit)"}
     for col, label in enumerate(labels, start=1):
         s = summary[summary.dataset == label]
         for mid, name in names.items():

@@ -20,9 +20,12 @@ SCRIPTS = (
     ("bench_itu_vs_diffprivlib.py", True),
     ("bench_ppca.py", True),
     ("bench_parallel.py", True),
+    ("bench_fairness.py", True),
     ("bench_memory.py", True),
     ("bench_streaming.py", True),
     ("bench_explore_page.py", False),
+    ("bench_server.py", True),  # these two skip (exit 0) without Chromium or Playwright
+    ("bench_classroom.py", True),
     ("audit_table.py", False),
     ("ss_dimension_sweep.py", True),
     ("reproduce_papers.py", True),

@@ -151,12 +151,18 @@ def _limit_threads(threads: int) -> None:
         threadpool_limits(limits=threads)
 
 
-def _worker_main(conn, threads: int) -> None:
-    """Worker loop: ("context", key, blob) | ("task", index, fn, args, key) | ("stop",)."""
+def _worker_main(conn, threads: int, capacity: int = 1, nice: int = 0) -> None:
+    """Worker loop: ("context", key, blob) | ("forget", key) | ("task", index, fn, args, key) | ("stop",).
+
+    The worker holds up to ``capacity`` contexts (least recently sent dropped first) and runs ``nice`` steps below
+    its parent's priority (a dashboard server stays responsive while its workers use every core).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops the workers
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     _limit_threads(threads)
-    held_key: Any = None
-    held: Any = None
+    held: OrderedDict[Any, Any] = OrderedDict()
     while True:
         try:
             msg = conn.recv()
@@ -165,8 +171,13 @@ def _worker_main(conn, threads: int) -> None:
         if msg[0] == "stop":
             return
         if msg[0] == "context":
-            held = None  # free the old context before unpickling the new one
-            held_key, held = msg[1], pickle.loads(msg[2])
+            held.pop(msg[1], None)
+            while len(held) >= capacity:  # free the oldest context before unpickling the new one
+                held.popitem(last=False)
+            held[msg[1]] = pickle.loads(msg[2])
+            continue
+        if msg[0] == "forget":
+            held.pop(msg[1], None)
             continue
         _, index, fn, args, key = msg
 
@@ -175,7 +186,7 @@ def _worker_main(conn, threads: int) -> None:
 
         t0 = time.perf_counter()
         try:
-            value = fn(held if key is not None and key == held_key else None, *args, report=report)
+            value = fn(held.get(key) if key is not None else None, *args, report=report)
             out = ("done", index, value, time.perf_counter() - t0)
         except Exception as exc:
             out = ("failed", index, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
@@ -206,10 +217,10 @@ def _context() -> Any:
 class _Worker:
     __slots__ = ("conn", "context_key", "index", "limit_at", "proc", "started")
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, capacity: int = 1, nice: int = 0) -> None:
         ctx = _context()
         parent, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, threads), daemon=True,
+        self.proc = ctx.Process(target=_worker_main, args=(child, threads, capacity, nice), daemon=True,
                                 name="dpcore-worker")
         self.proc.start()
         child.close()

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -192,8 +193,9 @@ def config_yaml(config: dict, **extra) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-__all__ = ["BANDS", "band_table", "config_yaml", "explained_variance", "k_for_fraction", "label_balance",
-           "reference_levels", "results_table"]
+__all__ = ["BANDS", "GUARANTEE_SHORT", "band_table", "config_yaml", "explained_variance", "export_caption",
+           "export_filename", "guarantee_short", "k_for_fraction", "label_balance", "legend_label",
+           "reference_levels", "results_table", "rows_text", "run_guarantees", "short_name"]
 
 
 def explained_variance(eigenvalues: Sequence[float]) -> pd.DataFrame:
@@ -219,3 +221,118 @@ def label_balance(y) -> pd.DataFrame:
         return pd.DataFrame(columns=["label", "count", "share"])
     values, counts = np.unique(np.asarray(y).astype(str), return_counts=True)
     return pd.DataFrame({"label": values, "count": counts, "share": counts / counts.sum()})
+
+
+# ------------------------------------------------------------------------------------------------
+# legend labels, captions and file names of exported figures (pure text: the dashboard draws them)
+#: The guarantee as a legend reads it (short enough for eight entries on a slide).
+GUARANTEE_SHORT = {
+    "pure": "ε-DP",
+    "approx": "(ε,δ)-DP",
+    "heuristic-mcmc": "heuristic ε-DP",
+    "claimed-invalid": "NOT PRIVATE",
+    "none": "not private",
+}
+#: Reference curves say what they are instead of a guarantee.
+REFERENCE_SHORT = {"pca": "reference, not private", "random": "reference, uses no data"}
+#: Short display names for legends (the registry's full names stay in hover texts and tables).
+SHORT_NAMES = {
+    "random": "Random subspace", "laplace": "Laplace", "itu": "IT-U", "ad": "AD", "kt": "KT",
+    "mod_sulq": "MOD-SULQ", "analyze_gauss": "Analyze Gauss", "ppm": "Power method",
+    "wishart_sheffet": "Wishart (Sheffet)", "ss_exact": "SS exact", "ss_approx": "SS approx",
+    "ss_boost": "SS boosted", "ppca": "PPCA", "sn_imtiaz": "SN", "wishart_jiang": "Jiang",
+    "pca": "Non-private PCA",
+}
+BAND_MEANINGS = {"sd": "mean ± 1 sd", "minmax": "min–max"}
+_FILE_SUFFIXES = (".csv.gz", ".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".json", ".yaml", ".yml",
+                  ".html", ".png")
+
+
+def _mechanism(mechanism_id: str):
+    from .mechanisms import get_mechanism  # the registry; imported late (it imports every mechanism module)
+
+    return get_mechanism(mechanism_id)
+
+
+def short_name(mechanism_id: str) -> str:
+    """A mechanism's legend name: its short name, else its registry name without the parenthesis."""
+    if mechanism_id in SHORT_NAMES:
+        return SHORT_NAMES[mechanism_id]
+    name = _mechanism(mechanism_id).name
+    return name.split(" (")[0].split(" — ")[0].strip() or name
+
+
+def guarantee_short(mechanism_id: str, guarantee: str | None = None) -> str:
+    """The short guarantee text of a mechanism's curve (``guarantee``: the one its releases carried)."""
+    if mechanism_id in REFERENCE_SHORT:
+        return REFERENCE_SHORT[mechanism_id]
+    g = guarantee or _mechanism(mechanism_id).guarantee
+    return GUARANTEE_SHORT.get(g, g)
+
+
+def legend_label(mechanism_id: str, guarantee: str | None = None) -> str:
+    """``"PPCA · ε-DP"``, ``"Analyze Gauss · (ε,δ)-DP"``, ``"SN · NOT PRIVATE"``: name and guarantee in one."""
+    return f"{short_name(mechanism_id)} · {guarantee_short(mechanism_id, guarantee)}"
+
+
+def run_guarantees(frame: pd.DataFrame) -> dict[str, str]:
+    """``{mechanism: guarantee}`` its releases in a sweep carried (the weakest one if they differ, e.g. PPCA
+    exact at k = 1 and heuristic above)."""
+    from .privacy import GUARANTEES
+
+    if frame is None or "guarantee" not in frame or "mechanism" not in frame:
+        return {}
+    rank = pd.Series(_bare(frame)["guarantee"].astype(str)).map({g: i for i, g in enumerate(GUARANTEES)})
+    weakest = rank.fillna(-1).groupby(frame["mechanism"].astype(str).to_numpy(), sort=False).max()
+    return {str(mid): GUARANTEES[int(r)] for mid, r in weakest.items() if r >= 0}
+
+
+def rows_text(n: int | None, neighbouring: str) -> str:
+    """The data size as a caption may state it: the count under replace-one (where n is public), and no count
+    under add/remove (where n is private and this sandbox does not release it)."""
+    if neighbouring != "replace":
+        return "n private under add/remove (not shown)"
+    return "n not given" if n is None else f"n = {int(n):,} rows to the mechanisms (public under replace-one)"
+
+
+def export_caption(*, dataset: str, k: int, delta: float, neighbouring: str, trials: int, band: str,
+                   n: int | None = None, n_text: str | None = None, epsilon: float | None = None) -> str:
+    """Caption printed inside an exported figure: what data, which settings, and what the band means.
+
+    ``n_text`` replaces the row count (e.g. "n on the x axis" for a sample-size sweep); otherwise ``n`` is
+    shown only under replace-one (:func:`rows_text`). Two lines joined by ``<br>`` (Plotly's line break).
+    """
+    from .display import format_delta
+    from .privacy import NEIGHBOURING_LABELS
+
+    if band not in BANDS:
+        raise InvalidParameterError(f"band must be one of {BANDS}, got {band!r}.")
+    relation = {"replace": "replace-one", "add_remove": "add/remove-one"}.get(
+        neighbouring, NEIGHBOURING_LABELS.get(neighbouring, neighbouring))
+    first = [f"Data: {dataset}", n_text or rows_text(n, neighbouring), f"k = {k}"]
+    if epsilon is not None:
+        first.append(f"ε = {epsilon:g}")
+    first += [f"δ = {format_delta(delta)} (for (ε,δ)-DP mechanisms)", f"neighbours: {relation}"]
+    trial_word = "trial" if trials == 1 else "trials"
+    second = [f"band: {BAND_MEANINGS[band]} over {trials} {trial_word}",
+              "evaluated on the true data (a sandbox, not a private release)"]
+    return " · ".join(first) + "<br>" + " · ".join(second)
+
+
+def export_filename(*parts: str, ext: str) -> str:
+    """A clean file name from its parts: ``export_filename("explore", "penguins.csv", "utility", ext="png")``
+    → ``"explore_penguins_utility.png"`` (file suffixes dropped, lower case, one ``_`` between words)."""
+    words = []
+    for part in parts:
+        text = str(part).strip().lower()
+        stripped = True
+        while stripped:
+            stripped = False
+            for suffix in _FILE_SUFFIXES:
+                if text.endswith(suffix) and len(text) > len(suffix):
+                    text, stripped = text[: -len(suffix)], True
+        slug = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+        if slug:
+            words.append(slug)
+    ext = re.sub(r"[^a-z0-9]+", "", ext.lower()) or "txt"
+    return "_".join(words or ["figure"]) + "." + ext

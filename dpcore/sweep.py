@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -28,7 +29,7 @@ from .data.prepared import PreparedData
 from .exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from .mechanisms import get_mechanism
 from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error, svm_majority_baseline
-from .parallel import Task, resolve_jobs, run_tasks
+from .parallel import Outcome, Task, resolve_jobs, run_tasks
 from .seeding import Stage, stage_rng, stage_seed
 
 STATUSES = ("ok", "bottom", "timeout", "error")
@@ -164,84 +165,139 @@ def run_sweep(
     does). With ``n_jobs > 1`` a cell stuck past its cap is stopped (see the module docstring); scripts that use
     it need the usual ``if __name__ == "__main__":`` guard of multiprocessing.
     """
-    if config is None:
-        config = SweepConfig(**config_kwargs)
-    elif config_kwargs:
-        raise InvalidParameterError("pass either a SweepConfig or keyword arguments, not both.")
-    cfg = config.validated(data)
+    plan = plan_sweep(data, config, dataset_name=dataset_name, **config_kwargs)
+    cfg = plan.config
     jobs = resolve_jobs(n_jobs)
-    name = dataset_name or data.name
-    mech_data, split = evaluation_split(data, cfg.seed, cfg.svm_holdout)
-    if cfg.sample_sizes and max(cfg.sample_sizes) > mech_data.n:
-        raise InvalidParameterError(
-            f"largest sample size {max(cfg.sample_sizes)} exceeds the {mech_data.n} rows available to the "
-            "mechanisms (some rows are held out for the SVM metric)."
-        )
-    cells = _cells(cfg, mech_data.n)
-    total = len(cells)
-    baseline = svm_majority_baseline(split)
-    hard = None if cfg.time_cap is None else HARD_CAP_FACTOR * cfg.time_cap + HARD_CAP_GRACE_S
-
-    def context(key: tuple) -> tuple[PreparedData, object]:
-        size, trial = key
-        sample = mech_data if size is None else _subsample(mech_data, size, cfg.seed, trial)
-        sample.C, sample.spectrum  # noqa: B018 - computed here once, so every worker reads the same numbers
-        return sample, split
-
+    total = plan.total
     started = time.monotonic()
     launched = 0  # cells handed to run_tasks; the rest hit the sweep's time limit before they could start
 
     def tasks():
         nonlocal launched
-        for cell in cells:
+        for index in range(total):
             if cfg.total_time_limit is not None and time.monotonic() - started > cfg.total_time_limit:
                 return
             launched += 1
-            yield Task(_cell_task, (cell, cfg, cfg.mechanism_options.get(cell.mech.id, {})),
-                       context=(cell.size, cell.trial), hard_limit=hard)
+            yield plan.task(index)
 
     rows: dict[int, dict] = {}
-    done = 0
 
     def finish(index: int, row: dict) -> bool:
         """Record a finished cell; False when progress asks to stop."""
-        nonlocal done
-        cell = cells[index]
-        row.update(dataset=name, trial=cell.trial)
         rows[index] = row
-        done += 1
-        return progress is None or progress(
-            done, total, f"{cell.mech.name}, ε = {cell.epsilon:g}, k = {cell.k}, trial {cell.trial + 1}") is not False
+        return progress is None or progress(len(rows), total, plan.describe(index)) is not False
 
     stopped = False
-    outcomes = run_tasks(tasks(), n_jobs=jobs, contexts=context)
+    outcomes = run_tasks(tasks(), n_jobs=jobs, contexts=plan.context)
     try:
         for out in outcomes:
-            cell = cells[out.index]
-            if out.status == "done":
-                row = out.value
-            else:
-                row = _base_row(cell, mech_data.d, cfg, baseline)
-                if out.status == "killed":
-                    row.update(status="timeout", runtime_s=out.seconds, message=(
-                        f"stopped after {out.seconds:.3g} s: the cell ran past its time cap of {cfg.time_cap:g} s "
-                        "(plus a margin) without stopping itself; its worker process was killed"))
-                else:
-                    row.update(status="error", runtime_s=out.seconds, message=out.message)
-            if not finish(out.index, row):
+            if not finish(out.index, plan.row(out)):
                 stopped = True
                 break
     finally:
         outcomes.close()
     if not stopped:
         for index in range(launched, total):
-            row = _base_row(cells[index], mech_data.d, cfg, baseline)
-            row.update(status="timeout", message="sweep time limit reached before this cell ran")
-            if not finish(index, row):
+            if not finish(index, plan.unrun_row(index, "sweep time limit reached before this cell ran")):
                 break
-    frame = pd.DataFrame([rows[i] for i in sorted(rows)], columns=[*COLUMNS, *EXTRA_COLUMNS])
-    frame.attrs["config"] = cfg.as_dict()
-    return frame
+    return plan.frame(rows)
+
+
+@dataclass
+class SweepPlan:
+    """A validated sweep cut into cells that can run anywhere (this process, :func:`run_sweep`'s workers, a
+    :class:`~dpcore.scheduler.SharedPool`): ``task(i)`` is cell i's task, ``context`` builds the data it names,
+    ``row(outcome)`` turns what came back into the cell's row and ``frame(rows)`` assembles the result."""
+
+    config: SweepConfig
+    dataset: str
+    cells: list
+    mech_data: PreparedData
+    split: object
+    baseline: float
+    hard_limit: float | None
+    data: PreparedData  # the sweep's input (its fingerprint keys the cells; computed only when asked)
+
+    @property
+    def total(self) -> int:
+        return len(self.cells)
+
+    def context(self, key: tuple) -> tuple[PreparedData, object]:
+        """The (sub)sample and SVM split of context ``key`` = (sample size or None, trial)."""
+        size, trial = key
+        sample = self.mech_data if size is None else _subsample(self.mech_data, size, self.config.seed, trial)
+        sample.C, sample.spectrum  # noqa: B018 - computed here once, so every worker reads the same numbers
+        return sample, self.split
+
+    def task(self, index: int) -> Task:
+        """Cell ``index`` as a task (its context key is shared by every cell on the same (sub)sample)."""
+        cell = self.cells[index]
+        cfg = self.config
+        key = (cell.size, cell.trial if cell.size is not None else 0)  # the full data: one context for all trials
+        return Task(_cell_task, (cell, cfg, cfg.mechanism_options.get(cell.mech.id, {})), context=key,
+                    hard_limit=self.hard_limit)
+
+    def describe(self, index: int) -> str:
+        cell = self.cells[index]
+        return f"{cell.mech.name}, ε = {cell.epsilon:g}, k = {cell.k}, trial {cell.trial + 1}"
+
+    def cell_key(self, index: int) -> tuple:
+        """What determines cell ``index``'s row (apart from its time cap): the data, the cell's own settings and
+        the sweep settings that reach it (seed, neighbouring relation, SVM hold-out). Other mechanisms, ε values or
+        trials of the sweep do not enter, so a cell keeps its key when they change."""
+        cell = self.cells[index]
+        cfg = self.config
+        options = repr(sorted(cfg.mechanism_options.get(cell.mech.id, {}).items()))
+        return (self.data.fingerprint, cell.mech.id, options, cell.epsilon, cell.delta, cell.k, cell.trial, cell.size,
+                cell.n, cell.seed, cfg.seed, cfg.neighbouring, cfg.svm_holdout)
+
+    def row(self, out: Outcome) -> dict:
+        """The row of a cell from its outcome (a failed, killed or lost cell gets a row with its status)."""
+        cell = self.cells[out.index]
+        if out.status == "done":
+            row = dict(out.value)
+        else:
+            row = _base_row(cell, self.mech_data.d, self.config, self.baseline)
+            if out.status == "killed":
+                row.update(status="timeout", runtime_s=out.seconds, message=(
+                    f"stopped after {out.seconds:.3g} s: the cell ran past its time cap of {self.config.time_cap:g} s "
+                    "(plus a margin) without stopping itself; its worker process was killed"))
+            else:
+                row.update(status="error", runtime_s=out.seconds, message=out.message)
+        row.update(dataset=self.dataset, trial=cell.trial)
+        return row
+
+    def unrun_row(self, index: int, message: str) -> dict:
+        """The row of a cell that never ran (status ``timeout``)."""
+        row = _base_row(self.cells[index], self.mech_data.d, self.config, self.baseline)
+        row.update(status="timeout", message=message, dataset=self.dataset, trial=self.cells[index].trial)
+        return row
+
+    def frame(self, rows: Mapping[int, dict]) -> pd.DataFrame:
+        """The sweep's frame from the rows of the cells that have one, in sweep order."""
+        frame = pd.DataFrame([rows[i] for i in sorted(rows)], columns=[*COLUMNS, *EXTRA_COLUMNS])
+        frame.attrs["config"] = self.config.as_dict()
+        return frame
+
+
+def plan_sweep(data: PreparedData, config: SweepConfig | None = None, *, dataset_name: str | None = None,
+               **config_kwargs) -> SweepPlan:
+    """Validate a sweep against ``data`` and cut it into cells (see :class:`SweepPlan`); nothing runs yet."""
+    if config is None:
+        config = SweepConfig(**config_kwargs)
+    elif config_kwargs:
+        raise InvalidParameterError("pass either a SweepConfig or keyword arguments, not both.")
+    cfg = config.validated(data)
+    mech_data, split = evaluation_split(data, cfg.seed, cfg.svm_holdout)
+    if cfg.sample_sizes and max(cfg.sample_sizes) > mech_data.n:
+        raise InvalidParameterError(
+            f"largest sample size {max(cfg.sample_sizes)} exceeds the {mech_data.n} rows available to the "
+            "mechanisms (some rows are held out for the SVM metric)."
+        )
+    hard = None if cfg.time_cap is None else HARD_CAP_FACTOR * cfg.time_cap + HARD_CAP_GRACE_S
+    return SweepPlan(config=cfg, dataset=dataset_name or data.name, cells=_cells(cfg, mech_data.n),
+                     mech_data=mech_data, split=split, baseline=svm_majority_baseline(split), hard_limit=hard,
+                     data=data)
 
 
 @dataclass(frozen=True)
@@ -320,3 +376,111 @@ def summarise(frame: pd.DataFrame, by: Sequence[str] = ("mechanism", "epsilon", 
     out = grouped.agg(["mean", "std", "count"])
     out.columns = [f"{m}_{s}" for m, s in out.columns]
     return out.reset_index()
+
+
+#: Mechanisms that are fast whatever their output (the reference lines).
+QUICK_MECHANISMS = ("pca", "random")
+
+
+def quick_mechanism(mechanism) -> bool:
+    """A mechanism (id or instance) whose release is one perturbation of C, or a reference line: milliseconds per
+    cell."""
+    mech = get_mechanism(mechanism) if isinstance(mechanism, str) else mechanism
+    return mech.output == "covariance" or mech.id in QUICK_MECHANISMS
+
+
+class PooledSweep:
+    """Named sweeps (e.g. the curves and their reference lines) run as one job on a shared worker pool, with the
+    cells already computed taken from ``cache`` (a mapping from :meth:`SweepPlan.cell_key` to the cell's row).
+
+    Only the missing cells are submitted. :meth:`collect` moves finished cells into the frames and into the cache
+    (``ok`` and ``bottom`` rows only: an error or a time-out may not happen again). :meth:`frames` gives every
+    sweep's frame with the cells finished so far; :meth:`cancel` stops the job and keeps them.
+    """
+
+    def __init__(self, pool, plans: Mapping[str, SweepPlan], cache: dict | None = None, *, label: str = "",
+                 cache_limit: int = 50_000) -> None:
+        self.plans = dict(plans)
+        self.cache = cache if cache is not None else {}
+        self.cache_limit = cache_limit
+        self.rows: dict[str, dict[int, dict]] = {name: {} for name in self.plans}
+        self.total = sum(plan.total for plan in self.plans.values())
+        tasks: list[Task] = []
+        self._where: list[tuple[str, int]] = []
+        # sweeps with the same seed and SVM hold-out work on the same sample: their cells share its contexts
+        builders: dict[tuple, SweepPlan] = {}
+        for name, plan in self.plans.items():
+            split = (plan.config.seed, plan.config.svm_holdout)
+            builders.setdefault(split, plan)
+            for index in range(plan.total):
+                row = self.cache.get(plan.cell_key(index))
+                if row is not None:
+                    self.rows[name][index] = {**row, "dataset": plan.dataset}
+                else:
+                    task = plan.task(index)
+                    tasks.append(Task(task.fn, task.args, context=(split, task.context), hard_limit=task.hard_limit))
+                    self._where.append((name, index))
+        # fast cells first (covariance perturbations, the reference lines), so their curves are complete early and
+        # the slow ones (MCMC, sampling) fill in afterwards; rows are placed by cell index, so the frames do not change
+        order = sorted(range(len(tasks)), key=lambda i: not quick_mechanism(self.plans[self._where[i][0]].cells[
+            self._where[i][1]].mech))
+        tasks = [tasks[i] for i in order]
+        self._where = [self._where[i] for i in order]
+        self.reused = self.total - len(tasks)
+        self._version = 0
+        self._frames: tuple[int, dict[str, pd.DataFrame]] | None = None
+        # the job's contexts reference the plans only, never this object (or its cache)
+        self.job = (pool.submit(tasks, lambda key: builders[key[0]].context(key[1]), label=label) if tasks
+                    else None)
+        if self.job is not None:  # nobody left to read it (e.g. a closed browser session): the job stops
+            weakref.finalize(self, self.job.cancel)
+
+    @property
+    def done(self) -> int:
+        return sum(len(rows) for rows in self.rows.values())
+
+    @property
+    def finished(self) -> bool:
+        return self.job is None or (self.job.finished and not self._unread())
+
+    @property
+    def cancelled(self) -> bool:
+        return self.job is not None and self.job.cancelled
+
+    @property
+    def elapsed(self) -> float:
+        return 0.0 if self.job is None else self.job.elapsed
+
+    def _unread(self) -> bool:
+        return self.job is not None and bool(self.job._unread)
+
+    def collect(self) -> int:
+        """Take the cells finished since the last call; returns how many."""
+        if self.job is None:
+            return 0
+        outcomes = self.job.poll()
+        for out in outcomes:
+            name, index = self._where[out.index]
+            plan = self.plans[name]
+            row = plan.row(Outcome(index, out.status, out.value, out.seconds, out.message))
+            self.rows[name][index] = row
+            if row["status"] in ("ok", "bottom"):
+                self.cache[plan.cell_key(index)] = row
+        while len(self.cache) > self.cache_limit:
+            self.cache.pop(next(iter(self.cache)))
+        if outcomes:
+            self._version += 1
+        return len(outcomes)
+
+    def cancel(self) -> None:
+        """Stop the cells not finished; the finished ones stay (and stay cached)."""
+        if self.job is not None:
+            self.job.cancel()
+            self.job.wait(10.0)
+            self.collect()
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Each sweep's frame with the cells finished so far (the same objects until new cells arrive)."""
+        if self._frames is None or self._frames[0] != self._version:
+            self._frames = (self._version, {name: plan.frame(self.rows[name]) for name, plan in self.plans.items()})
+        return self._frames[1]

@@ -9,9 +9,12 @@ import warnings
 import streamlit as st
 
 import dpcore
+from dpcore.data.roles import guess_label
+from dpcore.display import held_out_note, plain_words
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
-from dpcore.vocabulary import FeatureScaling, MissingPolicy
-from pages._state import DEFAULTS, UPLOAD_ID, dataset_infos, memo
+from dpcore.vocabulary import FeatureScaling
+from pages import _server_cache as server_cache
+from pages._state import DEFAULTS, UPLOAD_ID, dataset_infos, memo, select_dataset
 
 #: Rows that reach the mechanisms below which Explore explains why the curves are noisy.
 SMALL_ROWS = 2000
@@ -137,18 +140,35 @@ def csv_columns(data: bytes) -> list[str]:
 
 
 def store_upload(data: bytes, name: str) -> None:
-    """Keep uploaded bytes in this session only and select them as the current dataset."""
+    """Keep uploaded bytes in this session only and select them as the current dataset.
+
+    A new file starts from the upload's private defaults (the schema pipeline: a draft schema whose data-derived
+    values are flagged NOT public until the user confirms or replaces them, with a per-record fill for missing
+    values) and a guessed label; the data settings of the dataset left are kept for it (:func:`select_dataset`).
+    """
     ss = st.session_state
-    if ss.get("dp_upload") != data:
+    new = ss.get("dp_upload") != data
+    if new:
         ss.dp_upload, ss.dp_upload_name = data, name
-        ss.dp_label = "(none)"
         ss.pop("_dp_schema", None)
-        # Start from the schema pipeline: a draft schema whose data-derived values are flagged NOT public until
-        # the user confirms or replaces them, with a per-record fill for missing values.
-        ss.dp_scaling = FeatureScaling.SCHEMA.value
-        ss.dp_missing = MissingPolicy.ZERO.value
         ss["_dp_upload_note"] = True
-    ss.dp_dataset = UPLOAD_ID
+        ss["_dp_label_guess"] = None  # guessed when the table is first read (apply_label_guess)
+    select_dataset(UPLOAD_ID, fresh=new)
+
+
+def apply_label_guess(table) -> None:
+    """Once per new upload, before the label picker is drawn: pick the column that looks like the label."""
+    ss = st.session_state
+    if "_dp_label_guess" not in ss or ss["_dp_label_guess"] is not None:
+        return
+    guess = guess_label(table)
+    ss["_dp_label_guess"] = guess or False
+    ss.dp_label = guess.column if guess else "(none)"
+
+
+def label_guess():
+    """The label guessed for the session's upload (a :class:`dpcore.data.roles.LabelGuess`), or None."""
+    return st.session_state.get("_dp_label_guess") or None
 
 
 def on_upload() -> None:
@@ -190,7 +210,7 @@ def current_dataset():
             return _load_upload()
         return _load_builtin(ss.dp_dataset)
     except DPCoreError as exc:
-        st.error(str(exc))
+        st.error(plain_words(str(exc)))
         return None
 
 
@@ -225,8 +245,14 @@ def current_prepared():
     if ds is None:
         return None
     opts = preprocess_options()
+    key = dataset_key()
+    shared = key[0] == "builtin" and server_cache.enabled()
+    if shared:  # public built-in data: its releases are shared between sessions too
+        server_cache.install_session_cells()
 
     def prepare():
+        if shared:  # public built-in data: preprocessed once per server (pages/_server_cache.py); never an upload
+            return server_cache.builtin_prepared(key[1], tuple(sorted(opts.items())))
         with warnings.catch_warnings():
             # Non-private steps are shown in red in the ledger on every page; the warning would only go to the log.
             warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -235,7 +261,7 @@ def current_prepared():
     try:
         return memo("_dp_prepared", (dataset_key(), tuple(sorted(opts.items()))), prepare)
     except DPCoreError as exc:
-        st.error(str(exc))
+        st.error(plain_words(str(exc)))
         return None
 
 
@@ -246,6 +272,11 @@ def mechanism_rows(prepared) -> int:
         return prepared.n
     held = min(round(prepared.n * 0.3), 6000)
     return prepared.n if held < 8 or prepared.n - held < 2 else prepared.n - held
+
+
+def held_out_caption(prepared) -> str:
+    """Why a results table's n is smaller than the data's (rows held out for the SVM); empty when it is not."""
+    return held_out_note(prepared.n, mechanism_rows(prepared))
 
 
 def current_dataset_name() -> str:

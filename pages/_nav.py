@@ -48,6 +48,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("pages/sample_size.py", "Sample size", ":material/straighten:"),
     PageSpec("pages/inspect.py", "Inspect a mechanism", ":material/search:"),
     PageSpec("pages/papers.py", "Papers", ":material/article:"),
+    PageSpec("pages/basics.py", "Privacy basics", ":material/lightbulb:"),
     PageSpec("pages/learn.py", "Learn", ":material/school:"),
     PageSpec("pages/audit.py", "Audit", ":material/fact_check:"),
 )

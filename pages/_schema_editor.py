@@ -19,13 +19,14 @@ import streamlit as st
 import dpcore
 from dpcore.data import ColumnSchema, RawTable, RoleReport, Schema, SchemaError
 from dpcore.data.schema import draft_column
+from dpcore.display import plain_words
 from dpcore.exceptions import DPCoreError
 from dpcore.vocabulary import ColumnRole
 from pages import _ui as ui
 
 EDITOR_PREFIX = "schema_editor_"
 #: Roles offered in the editor (the label is chosen with the label picker).
-ROLE_OPTIONS = [r.value for r in ColumnRole if r != ColumnRole.LABEL]
+ROLE_OPTIONS = [r.value.replace("_", " ") for r in ColumnRole if r != ColumnRole.LABEL]
 PUBLIC = "public"
 FROM_DATA = "from data: "
 EXCLUDED = "not a feature"
@@ -59,6 +60,11 @@ def _status(col: ColumnSchema) -> str:
     return FROM_DATA + ", ".join(f for f in used if f in col.from_data)
 
 
+def _role_name(role: ColumnRole) -> str:
+    """A role as the editor shows it ("free text", not the identifier free_text); parsed back by coerce_role."""
+    return role.value.replace("_", " ")
+
+
 def schema_table(schema: Schema, report: RoleReport | None = None) -> pd.DataFrame:
     """One row per column (the label excluded) for ``st.data_editor``."""
     rows = []
@@ -69,10 +75,11 @@ def schema_table(schema: Schema, report: RoleReport | None = None) -> pd.DataFra
         if report is not None:
             try:
                 d = report[col.name]
-                reason = d.reason if d.role == col.role else f"set by you (inferred: {d.inferred.value})"
+                reason = plain_words(d.reason) if d.role == col.role else \
+                    f"set by you (inferred: {_role_name(d.inferred)})"
             except KeyError:
                 reason = "from the loaded schema"
-        rows.append({"column": col.name, "role": col.role.value,
+        rows.append({"column": col.name, "role": _role_name(col.role),
                      "lower": math.nan if col.lower is None else col.lower,
                      "upper": math.nan if col.upper is None else col.upper,
                      "categories": _categories_text(col.categories), "public": col.is_feature and col.is_public,
@@ -207,7 +214,7 @@ def render(table: RawTable, schema: Schema) -> None:
     try:
         new = apply_edits(schema, before, pd.DataFrame(after), table)
     except DPCoreError as exc:
-        st.error(str(exc))
+        st.error(plain_words(str(exc)))
         new = schema
     if new != schema:
         ui.set_upload_schema(new)

@@ -6,6 +6,10 @@
 * :func:`memo` is the one helper for per-session memoised values (stored as ``(key, value)`` in session state).
 * :func:`init_state` — called at the top of every page — sets defaults, keeps the settings alive across pages, reads
   the link once per session, draws the navigation when the page runs without ``app.py`` and writes the URL.
+* Scopes: the data settings (:data:`DATA_SETTINGS`: scaling, norm bound, centring, label, …) belong to a dataset —
+  :func:`select_dataset` keeps them per dataset and gives a dataset met for the first time its private defaults;
+  the cross-page settings (:data:`CROSS_PAGE`: ε range, δ, k, seed) remember the page that last set them, and
+  :func:`origin_note` shows that page (with a reset to the default) on the other pages.
 
 Widgets stay bound to the flat session keys (Streamlit needs a key per widget); everything else goes through here.
 """
@@ -13,6 +17,7 @@ Widgets stay bound to the flat session keys (Streamlit needs a key per widget); 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,6 +25,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import dpcore
+from dpcore.display import format_delta
 from dpcore.privacy import GUARANTEES, NEIGHBOURING_LABELS
 from dpcore.vocabulary import Centering, FeatureScaling, values
 from pages import _nav
@@ -272,6 +278,12 @@ def init_state() -> None:
             ss["_dp_qp_bad"] = bad
     if ss.get("_dp_qp_bad"):
         st.toast(f"Ignored invalid link parameter(s): {', '.join(ss.pop('_dp_qp_bad'))}")
+    if ss.get("_dp_scope_dataset") != ss.dp_dataset:
+        # changed without select_dataset (a link, the first run, a test setting it with its settings):
+        # the settings in the session are taken as this dataset's
+        ss["_dp_scope_dataset"] = ss.dp_dataset
+    ss["_dp_page"] = _calling_page(sys._getframe(1))
+    track_origins()
     sync_query_params()
 
 
@@ -287,6 +299,7 @@ def _sync_after_run() -> None:
     """After-run hook: settings changed while the page ran reach the URL too (pages that never called
     :func:`init_state` — the Audit page keeps its own settings — leave the URL alone)."""
     if st.session_state.get("_dp_qp_loaded"):
+        track_origins()  # settings a page changed after its widgets (a preset, a clamp) belong to that page
         sync_query_params()
 
 
@@ -331,3 +344,127 @@ def memo_key(slot: str) -> Hashable | None:
     """The key of the value currently stored in ``slot`` (None when empty)."""
     cached = st.session_state.get(slot)
     return None if cached is None else cached[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# scopes: data settings belong to a dataset; cross-page settings remember where they were set
+#: Settings that belong to the dataset: kept per dataset, a private default for a dataset met for the first time.
+DATA_SETTINGS: tuple[str, ...] = ("dp_scaling", "dp_norm_auto", "dp_norm_bound", "dp_norm_from_data", "dp_norm_mode",
+                                  "dp_centering", "dp_centering_eps", "dp_label", "dp_categorical", "dp_missing",
+                                  "dp_csv_delimiter", "dp_csv_decimal", "dp_csv_encoding")
+#: An upload's private defaults differ in one place: missing cells are filled per record (dropping rows makes n
+#: data-dependent). Its label is guessed from the table when it is first read (pages._datasets).
+UPLOAD_DEFAULTS: dict[str, Any] = {"dp_missing": "zero"}
+#: Cross-page settings whose origin is shown on the other pages: session key → name in the caption.
+CROSS_PAGE: dict[str, str] = {"dp_eps_range": "ε range", "dp_delta": "δ", "dp_k": "k", "dp_seed": "seed"}
+LINK_ORIGIN = "the link"
+
+
+def private_defaults(dataset_id: str) -> dict[str, Any]:
+    """The data settings a dataset starts from: every step private (public schema, public bound, no centring)."""
+    out = {key: DEFAULTS[key] for key in DATA_SETTINGS}
+    if dataset_id == UPLOAD_ID:
+        out.update(UPLOAD_DEFAULTS)
+    return out
+
+
+def data_settings() -> dict[str, Any]:
+    """The current dataset's data settings."""
+    ss = st.session_state
+    return {key: ss[key] for key in DATA_SETTINGS if key in ss}
+
+
+def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
+    """Make ``dataset_id`` the current dataset: the data settings of the one left are kept for it, and the new one
+    gets its own (its private defaults the first time, or always with ``fresh``). Safe in a widget callback."""
+    ss = st.session_state
+    old = ss.get("_dp_scope_dataset", ss.get("dp_dataset"))
+    store: dict[str, dict[str, Any]] = ss.setdefault("_dp_data_settings", {})
+    if old is not None and old != dataset_id:
+        store[old] = data_settings()
+    if fresh:
+        store.pop(dataset_id, None)
+    if fresh or old != dataset_id:
+        ss.update(store.get(dataset_id) or private_defaults(dataset_id))
+    ss["_dp_scope_dataset"] = dataset_id
+    ss.dp_dataset = dataset_id
+    if ss.get("w_dp_dataset") not in (None, dataset_id):
+        ss.pop("w_dp_dataset")  # Explore's own picker shows the new dataset
+
+
+def reset_data_settings() -> None:
+    """Callback: the current dataset's data settings back to its private defaults (the label column stays)."""
+    defaults = private_defaults(st.session_state.dp_dataset)
+    defaults.pop("dp_label")
+    st.session_state.update(defaults)
+
+
+def non_default_data_settings() -> list[str]:
+    """Keys of the data settings that differ from the current dataset's private defaults."""
+    ss = st.session_state
+    defaults = private_defaults(ss.dp_dataset)
+    ignore = {"dp_label"} | ({"dp_norm_bound"} if ss.get("dp_norm_auto") else set())
+    return [k for k, v in defaults.items() if k not in ignore and k in ss and ss[k] != v]
+
+
+def _calling_page(frame: Any) -> str | None:
+    """Title of the page script that called :func:`init_state` (from its file name)."""
+    path = frame.f_globals.get("__file__") or ""
+    for spec in _nav.PAGES:
+        if path.replace("\\", "/").endswith(spec.path):
+            return spec.title.removesuffix(" a mechanism")
+    return None
+
+
+def track_origins(page: str | None = None) -> None:
+    """Record ``page`` (default: the page running) as the origin of every cross-page setting changed since the
+    last look. A value that a link set on the first run has the link as origin."""
+    ss = st.session_state
+    page = page or ss.get("_dp_page")
+    seen: dict[str, Any] = ss.setdefault("_dp_seen", {})
+    origins: dict[str, str] = ss.setdefault("_dp_origin", {})
+    for key in CROSS_PAGE:
+        value = ss.get(key)
+        if key not in seen:
+            if value != DEFAULTS[key]:
+                origins[key] = LINK_ORIGIN
+        elif seen[key] != value and page is not None:
+            origins[key] = page
+        seen[key] = value
+
+
+def format_setting(key: str, value: Any) -> str:
+    """A cross-page setting's value in the words of its caption."""
+    if key == "dp_delta":
+        return format_delta(value)
+    if key == "dp_eps_range":
+        return f"{value[0]:g} to {value[1]:g}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def origin(key: str) -> str | None:
+    """The page (or link) that set ``key``, when that is not the page running and the value is not the default."""
+    ss = st.session_state
+    where = ss.get("_dp_origin", {}).get(key)
+    if where is None or where == ss.get("_dp_page") or ss.get(key) == DEFAULTS[key]:
+        return None
+    return where
+
+
+def _reset_setting(key: str) -> None:
+    set_state(key, DEFAULTS[key])
+
+
+def origin_note(key: str, *, where: Any = None) -> None:
+    """A caption "δ = 1e-06 set on Inspect" and a one-click reset to the default, when ``key`` was set on another
+    page (nothing otherwise). ``where``: a container (default: the current one)."""
+    src = origin(key)
+    if src is None:
+        return
+    box = where if where is not None else st
+    value = st.session_state[key]
+    with box.container(horizontal=True, vertical_alignment="center", gap="small"):
+        how = "by" if src == LINK_ORIGIN else "on"
+        st.caption(f":material/history: {CROSS_PAGE[key]} = {format_setting(key, value)} set {how} {src}")
+        st.button(f"Reset to {format_setting(key, DEFAULTS[key])}", key=f"reset_origin_{key}", type="tertiary",
+                  on_click=_reset_setting, args=(key,), help=f"Back to the default {CROSS_PAGE[key]}.")

@@ -6,6 +6,7 @@ All computation goes through :mod:`dpcore.audit`; this page only collects inputs
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -25,10 +26,27 @@ from dpcore.audit import (
     run_audit,
     sampler_conformance,
 )
+from dpcore.display import identifier_label
 from dpcore.exceptions import DPCoreError
 from dpcore.mechanisms import get_mechanism, mechanism_ids
+from dpcore.parallel import Task
+from dpcore.scheduler import call_with_progress
+from dpcore.statements import delta_statement
+from pages import _nav
+from pages._charts import trace_style
+from pages._pool import pool_notice, shared_pool
 
 RESULT_KEY = "audit_result"
+#: The session's running audit (a job on the server's shared pool) and the note of the last one that did not finish.
+AUDIT_JOB_KEY = "audit_job"
+AUDIT_NOTE_KEY = "audit_note"
+#: An audit is waited for this long inside the page run (progress bar, Cancel); a longer one is polled.
+AUDIT_WAIT_S = 20.0
+AUDIT_POLL_S = 0.5
+#: A worker still running an audit AUDIT_HARD_FACTOR × its time limit + AUDIT_HARD_GRACE_S seconds after it started
+#: is stopped (the audit's own time limit normally ends it first, with the releases done so far).
+AUDIT_HARD_FACTOR = 1.5
+AUDIT_HARD_GRACE_S = 30.0
 PROBE_KEY = "audit_probe_result"
 SELFTEST_KEY = "audit_selftest_result"
 SELFTEST_DRAWS = (CONFORMANCE_DRAWS, 100_000, 1_000_000)
@@ -92,6 +110,19 @@ def _apply_preset(name: str) -> None:
     st.session_state["audit_run_requested" if action == "audit" else "audit_probe_requested"] = True
 
 
+def _preset_from_link() -> None:
+    """A link with ``?preset=<mechanism id>`` (e.g. from the Privacy basics page) runs that mechanism's first audit
+    preset once; the parameter is then removed, so a later rerun does not repeat it."""
+    linked = st.query_params.get("preset")
+    if linked is None:
+        return
+    del st.query_params["preset"]
+    name = next((n for n, p in PRESETS.items() if p["mechanism"] == linked and p.get("action", "audit") == "audit"),
+                None)
+    if name is not None:
+        _apply_preset(name)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def _estimate(mid: str, epsilon: float, delta: float | None, trials: int, neighbours: str, neighbouring: str | None,
               n: int, k: int) -> float:
@@ -102,11 +133,12 @@ def _estimate(mid: str, epsilon: float, delta: float | None, trials: int, neighb
 def _verdict(result) -> None:
     conf = f"{100 * result.confidence:g}%"
     if result.violated and result.structural:
+        statement = delta_statement(result.claimed_epsilon, result.delta_lower_bound, confidence=result.confidence,
+                                    every_epsilon=True)
         st.error(
-            f"**The audit proves this mechanism is NOT {result.claim}.** Outputs that "
-            f"{result.counts['denominator']} can never produce came from {result.counts['numerator']} with "
-            f"probability at least {result.delta_lower_bound:.3g} ({conf} confidence), so it would need "
-            f"δ ≥ {result.delta_lower_bound:.3g} at every ε. Witness: {result.event['description']}."
+            f"**The audit proves this mechanism is NOT {result.claim}.** {statement} Witness (produced by "
+            f"{result.counts['numerator']}, impossible under {result.counts['denominator']}): "
+            f"{result.event['description']}."
         )
         if result.event.get("assumption"):
             st.caption(f"Why the other dataset cannot produce it: {result.event['assumption']}.")
@@ -156,9 +188,13 @@ def _histogram_figure(result, bins: int, log_y: bool) -> go.Figure:
 
 
 def _epsilon_figure(result) -> go.Figure:
+    style = trace_style(result.mechanism)  # the chart names the guarantee; an invalid claim reads NOT PRIVATE
+    claimed = "claimed ε (NOT PRIVATE)" if style.not_private else "claimed ε"
     fig = go.Figure()
-    fig.add_bar(y=["claimed ε", "audit lower bound"], x=[result.claimed_epsilon, result.epsilon_lower_bound],
-                orientation="h", marker_color=["#7f7f7f", "#d62728" if result.violated else "#2ca02c"],
+    fig.add_bar(y=[claimed, "audit lower bound"], x=[result.claimed_epsilon, result.epsilon_lower_bound],
+                orientation="h", marker_color=[style.color if style.not_private else "#7f7f7f",
+                                               "#d62728" if result.violated else "#2ca02c"],
+                marker_pattern_shape=["/" if style.not_private else "", ""],
                 text=[f"{result.claimed_epsilon:.3g}", f"≥ {result.epsilon_lower_bound:.3g}"], textposition="auto",
                 showlegend=False)
     est = result.epsilon_estimate
@@ -170,7 +206,7 @@ def _epsilon_figure(result) -> go.Figure:
         fig.add_vline(x=cap, line_dash="dot", line_color="grey", annotation_text="largest ε this test can show",
                       annotation_position="bottom right")
     fig.update_layout(xaxis_title="ε", height=240, margin={"t": 30, "b": 40},
-                      title=f"ε lower bound at {100 * result.confidence:g}% confidence vs the claim")
+                      title=f"{style.legend}: ε lower bound at {100 * result.confidence:g}% confidence vs the claim")
     return fig
 
 
@@ -214,8 +250,8 @@ def _show_audit(result) -> None:
     st.markdown("**Raw counts**")
     st.dataframe(_counts_table(result), hide_index=True, width="stretch")
     if result.counterexample_delta is not None:
-        st.caption(f"Theory for this exhibit: the claim fails for every δ below "
-                   f"{result.counterexample_delta:.3f} at ε = {result.claimed_epsilon:g}.")
+        st.caption("Theory for this exhibit: "
+                   + delta_statement(result.claimed_epsilon, result.counterexample_delta))
 
 
 def _show_probe(result) -> None:
@@ -287,6 +323,88 @@ def _sampler_selftest() -> None:
                f"equal exact probability; run time {result.runtime_s:.2f} s.")
 
 
+def _audit_job(cancel: bool = False):
+    """The session's running audit (its pool job and the settings error shown with it), optionally cancelled."""
+    entry = st.session_state.get(AUDIT_JOB_KEY)
+    if entry is not None and cancel:
+        entry[0].cancel()
+        st.session_state.pop(AUDIT_JOB_KEY, None)
+        return None
+    return entry
+
+
+def _audit_finish(job, settings_error: str) -> None:
+    """Move a finished audit's result (or its error) into the page state."""
+    st.session_state.pop(AUDIT_JOB_KEY, None)
+    outcome = job.outcomes().get(0)
+    if job.cancelled or outcome is None:
+        st.session_state[AUDIT_NOTE_KEY] = ("warning", "Audit cancelled: an audit's bound needs its releases, so "
+                                            "nothing is shown. For a quicker run, lower the releases per dataset or "
+                                            "the time limit (a run that reaches it uses the releases completed so "
+                                            "far).")
+    elif outcome.status == "killed":
+        st.session_state[AUDIT_NOTE_KEY] = ("error", "The audit ran far past its time limit without stopping and "
+                                            "was stopped; lower the releases per dataset.")
+    elif outcome.status != "done":
+        st.session_state[AUDIT_NOTE_KEY] = ("error", f"The audit failed: {outcome.message}")
+    elif outcome.value[0] == "error":
+        if outcome.value[1] != settings_error:  # already shown above
+            st.session_state[AUDIT_NOTE_KEY] = ("error", outcome.value[1])
+    else:
+        st.session_state[RESULT_KEY] = outcome.value[1]
+        st.session_state.pop(PROBE_KEY, None)
+
+
+def _audit_progress_text(job) -> tuple[float, str]:
+    done, total = job.reports().get(0, (0, 1))
+    return min(done / max(total, 1), 1.0), f"{done:,} of {total:,} releases · {job.elapsed:.0f} s"
+
+
+@st.fragment(run_every=AUDIT_POLL_S)
+def _audit_watch() -> None:
+    """Progress of an audit that outlived the page run; reruns the page when it ends."""
+    entry = _audit_job()
+    if entry is None:
+        return
+    fraction, text = _audit_progress_text(entry[0])
+    st.progress(fraction, text=text)
+    if entry[0].finished:
+        st.rerun(scope="app")
+
+
+def _audit_progress(wait: float) -> None:
+    """Progress line and Cancel button of the session's audit; waits up to ``wait`` seconds inside this run."""
+    if wait:  # a new audit: the note of the last one goes
+        st.session_state.pop(AUDIT_NOTE_KEY, None)
+    entry = _audit_job()
+    if entry is not None and not entry[0].finished:
+        job = entry[0]
+        pool_notice(shared_pool())
+        col_progress, col_cancel = st.columns([4, 1], vertical_alignment="center")
+        cancel_slot = col_cancel.empty()  # emptied when the audit ends inside this run
+        if cancel_slot.button("Cancel", key="audit_cancel", icon=":material/stop:", help="Stop this audit."):
+            job.cancel()
+            job.wait(10.0)
+            _audit_finish(job, entry[1])
+            st.rerun()
+        holder = col_progress.empty()
+        end = time.monotonic() + wait
+        while not job.finished and time.monotonic() < end:
+            holder.progress(*_audit_progress_text(job))
+            job.wait(min(0.2, max(0.0, end - time.monotonic())))
+        holder.empty()
+        if job.finished:
+            cancel_slot.empty()
+        else:
+            with holder.container():
+                _audit_watch()
+    if entry is not None and entry[0].finished:
+        _audit_finish(*entry)
+    note = st.session_state.get(AUDIT_NOTE_KEY)
+    if note:
+        (st.warning if note[0] == "warning" else st.error)(note[1])
+
+
 def _valid_choice(key: str, options: tuple) -> None:
     """Reset a stored widget value that the current options no longer offer."""
     if st.session_state.get(key) not in options:
@@ -294,6 +412,11 @@ def _valid_choice(key: str, options: tuple) -> None:
 
 
 def main() -> None:
+    _nav.ensure_navigation()  # links on the first request of a fresh server that opens /audit directly
+    # Keep the other pages' settings alive: Streamlit drops a widget's state after a run of a page without that
+    # widget, and the after-run URL sync (and the user's next visit to Explore) still reads them.
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("dp_")]:
+        st.session_state[key] = st.session_state[key]
     st.title("Privacy audit")
     st.write(
         "Run a mechanism thousands of times on two datasets that differ in one person's record and look for an "
@@ -302,6 +425,7 @@ def main() -> None:
         "loss ε (and on δ). If a bound exceeds the claim, the claim is false."
     )
 
+    _preset_from_link()
     st.subheader("Presets")
     names = list(PRESETS)
     for row in (names[:4], names[4:]):
@@ -327,7 +451,9 @@ def main() -> None:
     c4, c5, c6 = st.columns(3)
     trials = c4.select_slider("Releases per dataset", options=TRIAL_CHOICES, key="audit_trials")
     neighbours = c5.selectbox("Neighbouring datasets", tuple(NEIGHBOUR_CONSTRUCTIONS), key="audit_neighbours",
-                              help="\n\n".join(f"**{k}**: {v}" for k, v in NEIGHBOUR_CONSTRUCTIONS.items()))
+                              format_func=identifier_label,
+                              help="\n\n".join(f"**{identifier_label(k)}**: {v}"
+                                               for k, v in NEIGHBOUR_CONSTRUCTIONS.items()))
     relations = ("auto", *mech.neighbourings)
     _valid_choice("audit_neighbouring", relations)
     relation = c6.selectbox("Neighbouring relation", relations, key="audit_neighbouring",
@@ -336,9 +462,10 @@ def main() -> None:
                                  "itself private.")
     c7, c8, c9, c10 = st.columns(4)
     statistic = c7.selectbox("What to look at", tuple(STATISTICS), key="audit_statistic",
-                             help="\n\n".join(f"**{k}**: {v}" for k, v in STATISTICS.items()))
-    field = c8.selectbox("Released field", tuple(FIELDS), key="audit_field",
-                         help="\n\n".join(f"**{k}**: {v}" for k, v in FIELDS.items()))
+                             format_func=identifier_label,
+                             help="\n\n".join(f"**{identifier_label(k)}**: {v}" for k, v in STATISTICS.items()))
+    field = c8.selectbox("Released field", tuple(FIELDS), key="audit_field", format_func=identifier_label,
+                         help="\n\n".join(f"**{identifier_label(k)}**: {v}" for k, v in FIELDS.items()))
     n = c9.number_input("Rows (n)", min_value=4, max_value=5_000, step=1, key="audit_n")
     k = c10.number_input("Components (k)", min_value=1, max_value=10, step=1, key="audit_k")
     c11, c12 = st.columns(2)
@@ -366,24 +493,16 @@ def main() -> None:
                       help="Same seeds on both datasets: where the private selection agrees, nothing else may "
                            "differ (use the in_plane neighbours and k < d).")
     probe_seeds = b3.number_input("Probe seeds", min_value=1, max_value=1_000, step=1, key="audit_probe_seeds")
-    if run or st.session_state.pop("audit_run_requested", False):
-        bar = st.progress(0.0, text="Starting…")
-
-        def progress(done: int, total: int) -> None:
-            bar.progress(min(done / total, 1.0), text=f"{done:,} of {total:,} releases")
-
-        try:
-            result = run_audit(mid, float(epsilon), delta=delta_arg, neighbours=neighbours, statistic=statistic,
-                               trials=int(trials), k=int(k), seed=int(seed) or None, progress=progress,
-                               time_limit=float(time_limit), n=int(n), neighbouring=neighbouring, field=field)
-        except DPCoreError as exc:
-            if str(exc) != settings_error:  # already shown above
-                st.error(str(exc))
-        else:
-            st.session_state[RESULT_KEY] = result
-            st.session_state.pop(PROBE_KEY, None)
-        finally:
-            bar.empty()
+    started = bool(run or st.session_state.pop("audit_run_requested", False))
+    if started:  # the audit runs on the server's shared worker pool; its handle lives in this session only
+        _audit_job(cancel=True)
+        audit_args = dict(mechanism_id=mid, epsilon=float(epsilon), delta=delta_arg, neighbours=neighbours,
+                          statistic=statistic, trials=int(trials), k=int(k), seed=int(seed) or None,
+                          time_limit=float(time_limit), n=int(n), neighbouring=neighbouring, field=field)
+        st.session_state[AUDIT_JOB_KEY] = (shared_pool().submit(
+            [Task(call_with_progress, (run_audit, audit_args), hard_limit=AUDIT_HARD_FACTOR * float(time_limit)
+                  + AUDIT_HARD_GRACE_S)], label="audit"), settings_error)
+    _audit_progress(AUDIT_WAIT_S if started else 0.0)
     if probe or st.session_state.pop("audit_probe_requested", False):
         with st.spinner("Running both datasets with identical seeds…"):
             try:

@@ -19,6 +19,7 @@ from dpcore.advisor import (
     clipping_utility_curve,
     default_candidates,
 )
+from dpcore.display import format_delta, plain_ledger, plain_words
 from dpcore.privacy import NEIGHBOURING_LABELS
 from dpcore.reporting import explained_variance, k_for_fraction, label_balance
 from dpcore.vocabulary import CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
@@ -33,6 +34,12 @@ st.title("Data and preprocessing")
 st.caption("Everything on this page looks at the raw data and is NOT private: it is for choosing settings. "
            "Uploaded files stay in this browser session's memory only.")
 
+
+def _pick_dataset() -> None:
+    """The picker changed the dataset: the data settings follow it (kept per dataset)."""
+    ui.select_dataset(ss.dp_dataset)
+
+
 # ------------------------------------------------------------------ source
 left, right = st.columns([3, 2])
 with left:
@@ -41,8 +48,10 @@ with left:
     if ss.dp_dataset not in options:
         ss.dp_dataset = ui.DEFAULTS["dp_dataset"]
     # the file name is bound now: AppTest calls format_func outside the script run
-    st.selectbox("Dataset", options, key="dp_dataset",
-                 format_func=functools.partial(ui.dataset_label, upload_name=ss.get("dp_upload_name")))
+    st.selectbox("Dataset", options, key="dp_dataset", on_change=_pick_dataset,
+                 format_func=functools.partial(ui.dataset_label, upload_name=ss.get("dp_upload_name")),
+                 help="Scaling, norm bound, centring and label belong to each dataset: a dataset keeps its own "
+                      "(private defaults the first time you open it).")
     info = next((d for d in ui._datasets() if d.id == ss.dp_dataset), None)
     if info is not None:
         st.caption(f"{info.description}. Source: {info.source}.")
@@ -79,11 +88,16 @@ def _upload_section() -> None:
             f3.selectbox("Encoding", list(ui.ENCODING_CHOICES), key="dp_csv_encoding")
         if table is None:
             return
+        ui.apply_label_guess(table)
         cols = ["(none)", *table.columns]
         if ss.dp_label not in cols:
             ss.dp_label = "(none)"
         c1, c2, c3 = st.columns(3)
-        c1.selectbox("Label column (used only for the SVM metric)", cols, key="dp_label")
+        guess = ui.label_guess()
+        c1.selectbox("Label column (used only for the SVM metric)", cols, key="dp_label",
+                     help="Choose (none) to keep every column a feature; the label is never a feature.")
+        if guess is not None and ss.dp_label == guess.column:
+            c1.caption(f"Guessed: {guess.column!r} — {guess.reason}. Pick (none) if it is a feature.")
         c2.radio("Categorical columns", values(CategoricalPolicy), key="dp_categorical", horizontal=True,
                  format_func={"onehot": "one-hot", "drop": "drop"}.get)
         c3.radio("Missing values", values(MissingPolicy), key="dp_missing", horizontal=True,
@@ -94,7 +108,7 @@ def _upload_section() -> None:
         try:
             schema = ui.upload_schema(table)
         except dpcore.DPCoreError as exc:
-            st.error(str(exc))
+            st.error(plain_words(str(exc)))
             return
         schema_editor.render(table, schema)
         if ss.dp_scaling != FeatureScaling.SCHEMA:
@@ -109,7 +123,7 @@ dataset = ui.current_dataset()
 if dataset is None:
     st.stop()
 for note in dataset.diagnostics.get("notes", []) if ss.dp_dataset == ui.UPLOAD_ID else []:
-    (st.warning if "feature columns" in note else st.caption)(note)
+    (st.warning if "feature columns" in note else st.caption)(plain_words(note))
 
 def _bound_typed() -> None:
     """A bound typed by the user is taken as public knowledge (unlike the advisor's data-derived suggestion)."""
@@ -123,6 +137,12 @@ if prepared is not None and ss.dp_norm_auto:
 
 # ------------------------------------------------------------------ preprocessing
 st.subheader("Preprocessing")
+_changed = ui.non_default_data_settings()
+with st.container(horizontal=True, vertical_alignment="center"):
+    st.caption(f"These settings belong to {ui.dataset_label(ss.dp_dataset)}: another dataset keeps its own.")
+    if _changed:
+        st.button("Reset to this dataset's private defaults", key="reset_data_settings", type="tertiary",
+                  icon=":material/restart_alt:", on_click=ui.reset_data_settings)
 p1, p2, p3 = st.columns(3)
 with p1:
     st.radio("Feature scaling", values(FeatureScaling), key="dp_scaling",
@@ -154,7 +174,7 @@ bal = label_balance(prepared.y)
 k80 = k_for_fraction(prepared.eigenvalues, 0.8)
 suggested = int(getattr(dataset, "suggested_k", 2) or 2)
 m = st.columns(5)
-m[0].metric("Rows n", f"{prepared.n:,}")
+m[0].metric("Rows n", f"{prepared.n:,}", help=ui.held_out_caption(prepared) or None)
 m[1].metric("Features d", prepared.d)
 m[2].metric("Rows clipped", f"{100 * prepared.clip_fraction:.1f} %")
 m[3].metric("Suggested k", suggested, help=f"k = {k80} captures 80 % of the (uncentred) variance.")
@@ -180,7 +200,7 @@ with c_scree:
     st.plotly_chart(fig, theme="streamlit", key="data_scree", width="stretch")
 with c_side:
     st.markdown("**Privacy ledger of this preprocessing**")
-    ui.show_ledger(prepared.ledger)
+    ui.show_ledger(plain_ledger(prepared.ledger))
     if prepared.is_private:
         st.success("Every preprocessing step is private: releases on this data are end-to-end private (the charts "
                    "themselves still use the true data).", icon=":material/verified_user:")
@@ -195,11 +215,11 @@ ADVISOR_TIME_CAP = 30.0  # seconds for the whole utility-vs-B run
 
 
 def _advisor_settings(prepared) -> dict:
-    opts = ui.preprocess_options()
-    settings = {"mechanism": ss.dp_adv_mech, "epsilon": float(ss.dp_adv_eps), "delta": float(ss.dp_delta),
-                "k": min(int(ss.dp_k), prepared.d), "trials": int(ss.dp_adv_trials), "seed": int(ss.dp_seed),
+    opts, cfg = ui.preprocess_options(), ui.settings()
+    settings = {"mechanism": ss.dp_adv_mech, "epsilon": float(ss.dp_adv_eps), "delta": cfg.delta,
+                "k": min(cfg.k, prepared.d), "trials": int(ss.dp_adv_trials), "seed": cfg.seed,
                 "feature_scaling": opts["feature_scaling"], "centering": opts["centering"],
-                "neighbouring": ss.dp_neighbouring}
+                "neighbouring": cfg.neighbouring}
     if opts["centering"] == "dp":
         settings["centering_epsilon"] = float(ss.dp_centering_eps)
     return settings
@@ -221,7 +241,7 @@ def _run_advisor(dataset, settings: dict):
             return clipping_utility_curve(dataset, None, time_limit=ADVISOR_TIME_CAP, progress=progress,
                                           **settings)
     except dpcore.DPCoreError as exc:
-        st.error(str(exc))
+        st.error(plain_words(str(exc)))
         return None
     finally:
         bar.empty()
@@ -296,6 +316,8 @@ def _utility_advisor(dataset, prepared) -> None:
     c2.select_slider("ε", options=list(ui.EPS_GRID), key="dp_adv_eps", format_func=lambda e: f"{e:g}")
     c3.number_input("Trials", min_value=1, max_value=20, step=1, key="dp_adv_trials")
     settings = _advisor_settings(prepared)
+    for shared in ("dp_delta", "dp_k", "dp_seed"):
+        ui.origin_note(shared)
     key = (ui.dataset_key(), tuple(sorted(settings.items())))
     clicked = st.button("Estimate utility vs B", key="adv_run", icon=":material/query_stats:")
     if clicked:
@@ -315,7 +337,7 @@ def _utility_advisor(dataset, prepared) -> None:
     mech = dpcore.get_mechanism(curve.attrs.get("mechanism", settings["mechanism"]))
     nb = NEIGHBOURING_LABELS.get(curve.attrs.get("neighbouring", ""), "")
     st.markdown(f"{ui.guarantee_badge(mech)} {mech.name} · ε = {curve.attrs.get('epsilon', 0):g}"
-                + (f", δ = {curve.attrs['delta']:g}" if curve.attrs.get("delta") else "")
+                + (f", δ = {format_delta(curve.attrs['delta'])}" if curve.attrs.get("delta") else "")
                 + f" · k = {curve.attrs.get('k')} · {curve.attrs.get('trials')} trials · {nb}")
     if not curve.attrs.get("complete", True):
         st.warning(f"Stopped at the {ADVISOR_TIME_CAP:g} s time cap: "

@@ -8,10 +8,13 @@ from collections import Counter
 import streamlit as st
 
 import dpcore
+from dpcore.display import format_delta, format_deltas, pca_below_random_note
 from dpcore.metrics import METRIC_LABELS
 from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, ledger_total
-from dpcore.reporting import band_table, config_yaml, reference_levels, results_table
+from dpcore.reporting import band_table, config_yaml, export_filename, reference_levels, results_table, run_guarantees
+from dpcore.statements import mechanism_delta_statement
 from dpcore.sweep import SweepConfig, count_cells
+from pages import _export as export
 from pages import _sweep_loader as sweep_loader
 from pages import _ui as ui
 from pages import _whatif as whatif
@@ -26,11 +29,11 @@ ui.evaluation_banner()
 
 
 def _switch_dataset(dataset_id: str) -> None:
-    ui.set_state("dp_dataset", dataset_id)
+    ui.select_dataset(dataset_id)  # the data settings (scaling, bound, centring) follow the dataset
 
 
 def _pick_dataset() -> None:
-    ss.dp_dataset = ss.w_dp_dataset
+    ui.select_dataset(ss.w_dp_dataset)
 
 
 # ------------------------------------------------------------------ settings (sidebar)
@@ -58,19 +61,23 @@ with st.sidebar:
     st.header("Privacy")
     st.select_slider("ε range (log scale)", options=list(ui.EPS_GRID), format_func=lambda e: f"{e:g}",
                      **ui.bind("dp_eps_range"))
+    ui.origin_note("dp_eps_range")
     left, right = st.columns(2)
     left.caption("← better privacy")
     right.markdown("<div style='text-align:right;font-size:0.85em;opacity:0.7'>better accuracy →</div>",
                    unsafe_allow_html=True)
     st.select_slider("δ (for (ε, δ) mechanisms)", options=list(ui.DELTA_CHOICES), key="dp_delta",
-                     format_func=lambda x: f"{x:g}")
+                     format_func=format_delta)
+    ui.origin_note("dp_delta")
     st.radio("Neighbouring relation", list(NEIGHBOURING_LABELS), key="dp_neighbouring", horizontal=True,
              format_func=NEIGHBOURING_LABELS.get)
     st.header("Run")
     st.number_input("k (components)", min_value=1, max_value=200, step=1, key="dp_k")
+    ui.origin_note("dp_k")
     c1, c2 = st.columns(2)
     c1.number_input("Trials", min_value=1, max_value=100, step=1, key="dp_trials")
     c2.number_input("Seed", min_value=0, step=1, key="dp_seed")
+    ui.origin_note("dp_seed")
     st.number_input("Time cap per release (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap")
     st.toggle("Run automatically when settings change", key="dp_autorun",
               help="Only for fast input-perturbation mechanisms; MCMC and sampling mechanisms always wait for Run.")
@@ -88,6 +95,8 @@ if prepared is None:
 st.markdown(f"**Data:** {ui.dataset_label(cfg.dataset)} · norm bound B = {prepared.norm_bound:.3g} · "
             f"{prepared.n:,} rows × {prepared.d} features")
 mech_rows = ui.mechanism_rows(prepared)
+if mech_rows >= ui.SMALL_ROWS and ui.held_out_caption(prepared):
+    st.caption(f":material/info: {ui.held_out_caption(prepared)}")
 classic = [d for d in CLASSIC if d in ui.dataset_options() and d != cfg.dataset]
 if mech_rows < ui.SMALL_ROWS:
     larger = ui.DEFAULT_DATASET if ui.DEFAULT_DATASET in ui.dataset_options() else None
@@ -121,9 +130,8 @@ invalid = [m for m in mechanisms if dpcore.get_mechanism(m).invalid]
 eps = cfg.epsilons
 for mid in invalid:
     mech = dpcore.get_mechanism(mid)
-    lo, hi = mech.counterexample_delta(eps[0]), mech.counterexample_delta(eps[-1])
-    st.error(f"**{mech.name}** is claimed-invalid: at ε = {eps[0]:g} its privacy claim fails for every δ < {lo:.3g} "
-             f"(at ε = {eps[-1]:g}: δ < {hi:.3g}). Shown as a labelled exhibit only.")
+    statement = mechanism_delta_statement(mech, eps[0], subject="it")
+    st.error(f"**{mech.name}** is claimed-invalid, shown as a labelled exhibit only. {statement or ''}")
 if not mechanisms:
     st.info("Choose at least one mechanism in the sidebar.")
     st.stop()
@@ -170,7 +178,7 @@ if derived is None or derived["frame"] is not frame or derived["ref_frame"] is n
         or derived["refs"] != refs:
     derived = {"frame": frame, "ref_frame": ref_frame, "refs": refs, "bands": {}, "figs": {},
                "levels": reference_levels(ref_frame, refs) if ref_frame is not None else {},
-               "majority": ui.majority_baseline(frame)}
+               "majority": ui.majority_baseline(frame), "guarantees": run_guarantees(frame)}
     ss["_dp_explore_derived"] = derived
 levels = derived["levels"]
 if band_kind not in derived["bands"]:
@@ -188,7 +196,8 @@ for i, metric in enumerate(metrics):
                                baselines={ui.MAJORITY_LABEL: derived["majority"]} if metric == "svm_accuracy"
                                else None,
                                note=None if (bands["metric"] == metric).any()
-                               else "no mechanism in this run reports this metric")
+                               else "no mechanism in this run reports this metric",
+                               guarantees=derived.get("guarantees"))
         derived["figs"][(band_kind, metric)] = fig
     figs[metric] = fig
     with cols[i % 2]:
@@ -203,6 +212,8 @@ for i, metric in enumerate(metrics):
             else:
                 st.caption(f"Grey dash-dot line: always predicting the majority class scores "
                            f"{derived['majority']:.3f} — an SVM near it has learnt nothing from the subspace.")
+        if metric == "svm_accuracy" and (why := pca_below_random_note(ref_frame)):
+            st.caption(f":material/help: **Why PCA is below the random subspace here.** {why}")
 
 # ------------------------------------------------------------------ guarantees and table
 st.subheader("Guarantees in this run")
@@ -221,6 +232,8 @@ if "table" not in derived:
     table = results_table(frame)
     table.insert(0, "name", [ui.mechanism_label(m) for m in table.pop("mechanism")])
     table["guarantee"] = [GUARANTEE_LABELS.get(g, g) for g in table["guarantee"]]
+    if "delta" in table:
+        table["delta"] = format_deltas(table["delta"])  # as text: 1e-10, never a fixed-point rounding
     derived["table"] = table.drop(columns=["neighbouring", "d"], errors="ignore")
     status = frame["status"].to_numpy(dtype=object)
     failed = Counter(status[status != "ok"].tolist())
@@ -233,29 +246,29 @@ st.dataframe(table, hide_index=True, width="stretch",
                             for m in METRIC_LABELS if m in table})
 if derived["failed"]:
     st.caption(derived["failed"])
+if ui.held_out_caption(prepared):
+    st.caption(f"n: {ui.held_out_caption(prepared)}")
 
 with st.expander("Downloads", icon=":material/download:"):
     # every payload is a callable: it is only built when the user clicks (nothing is serialised per rerun)
-    name = ui.current_dataset_name()
+    name = export.sweep_dataset(frame) or ui.current_dataset_name()  # the data the shown sweep ran on
     d1, d2 = st.columns(2)
-    d1.download_button("Sweep results (CSV)", lambda: frame.to_csv(index=False), file_name=f"sweep_{name}.csv",
-                       mime="text/csv", on_click="ignore", key="dl_csv",
-                       help="One row per release. svm_majority_baseline is the test accuracy of always predicting "
-                            "the training majority class on the same split: the floor for svm_accuracy.")
+    with d1:
+        export.csv_button(lambda: frame.to_csv(index=False), label="Sweep results (CSV)", name_parts=("sweep", name),
+                          key="dl_csv",
+                          help="One row per release. svm_majority_baseline is the test accuracy of always "
+                               "predicting the training majority class on the same split: the floor for svm_accuracy.")
     preprocessing = ui.preprocess_options()
     d2.download_button("Run configuration (YAML)",
                        lambda: config_yaml(shown_config.as_dict(), dataset=name, preprocessing=preprocessing),
-                       file_name=f"sweep_{name}.yaml", mime="application/x-yaml", on_click="ignore", key="dl_yaml")
+                       file_name=export_filename("sweep", name, ext="yaml"), mime="application/x-yaml",
+                       on_click="ignore", key="dl_yaml")
+    caption = export.sweep_caption(shown_config, frame, dataset_id=cfg.dataset, band=band_kind)
     png_ok = ui.png_export_available()
     for metric, fig in figs.items():
-        c_html, c_png = st.columns(2)
-        c_html.download_button(f"{titles[metric]} (HTML)", lambda fig=fig: fig.to_html(include_plotlyjs=True),
-                               file_name=f"{metric}_{name}.html", mime="text/html", on_click="ignore",
-                               key=f"dl_html_{metric}")
-        c_png.download_button(f"{titles[metric]} (PNG)", lambda fig=fig: ui.figure_png(fig),
-                              file_name=f"{metric}_{name}.png", mime="image/png", on_click="ignore",
-                              key=f"dl_png_{metric}", disabled=not png_ok,
-                              help=None if png_ok else "PNG export needs kaleido and Chromium.")
+        export.figure_buttons(fig, caption=caption, label=titles[metric], key=f"dl_{metric}", png_ok=png_ok,
+                              name_parts=("explore", name, export.METRIC_SLUGS.get(metric, metric)))
+    st.caption("Figures carry a caption inside the image (data, k, δ, neighbours, trials, what the band means).")
 
 # ------------------------------------------------------------------ uploads: what do public bounds cost?
 whatif.render(shown_config)

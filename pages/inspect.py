@@ -15,10 +15,13 @@ from plotly.subplots import make_subplots
 
 import dpcore
 from dpcore import inspect as insp
+from dpcore.display import diagnostic_label, format_delta, option_label, plain_ledger
 from dpcore.exceptions import DPCoreError, MechanismTimeout
 from dpcore.metrics import evaluate
 from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from dpcore.statements import mechanism_delta_statement
 from pages import _ui as ui
+from pages._charts import TraceStyle, legend_layout, trace_style
 
 ui.init_state()
 ss = st.session_state
@@ -69,24 +72,25 @@ def _option_widgets(mech) -> dict:
             key = f"dp_insp_opt_{mech.id}_{p.name}"
             if key not in ss:
                 ss[key] = p.default
+            label, help_text = option_label(p.name), f"{p.description}  \n(Option `{p.name}` in the library.)"
             if p.kind == "choice":
-                options[p.name] = st.selectbox(p.name, list(p.choices), key=key, help=p.description)
+                options[p.name] = st.selectbox(label, list(p.choices), key=key, help=help_text)
             elif p.kind == "bool":
-                options[p.name] = st.checkbox(p.name, key=key, help=p.description)
+                options[p.name] = st.checkbox(label, key=key, help=help_text)
             elif p.kind == "int":
                 lo = None if p.low is None else math.ceil(p.low)
                 hi = None if p.high is None else math.floor(p.high)
                 if not isinstance(ss[key], int):
                     ss[key] = int(ss[key])
-                options[p.name] = int(st.number_input(p.name, min_value=lo, max_value=hi, step=1, key=key,
-                                                      help=p.description))
+                options[p.name] = int(st.number_input(label, min_value=lo, max_value=hi, step=1, key=key,
+                                                      help=help_text))
             else:
                 if not isinstance(ss[key], float):
                     ss[key] = float(ss[key])
                 options[p.name] = float(st.number_input(
-                    p.name, min_value=None if p.low is None else float(p.low),
+                    label, min_value=None if p.low is None else float(p.low),
                     max_value=None if p.high is None else float(p.high), step=_float_step(p), format="%g",
-                    key=key, help=p.description))
+                    key=key, help=help_text))
     return options
 
 
@@ -107,7 +111,7 @@ def _settings(mech, data) -> dict:
     eps = c1.select_slider("Privacy budget ε  (← better privacy · better accuracy →)", options=list(ui.EPS_GRID),
                            key="dp_insp_eps", format_func=lambda e: f"{e:g}")
     if mech.uses_delta:
-        delta = c2.selectbox("δ", list(ui.DELTA_CHOICES), key="dp_delta", format_func=lambda x: f"{x:g}")
+        delta = c2.selectbox("δ", list(ui.DELTA_CHOICES), key="dp_delta", format_func=format_delta)
     else:
         c2.markdown("δ  \n*not used (pure ε)*")
         delta = 0.0
@@ -116,6 +120,8 @@ def _settings(mech, data) -> dict:
     seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="dp_seed")
     cap = c5.number_input("Time cap (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap",
                           help="A release that runs longer stops with a 'timed out' outcome.")
+    for shared in ("dp_delta", "dp_k", "dp_seed") if mech.uses_delta else ("dp_k", "dp_seed"):
+        ui.origin_note(shared)
     nb = st.radio("Neighbouring relation", list(mech.neighbourings), key="dp_insp_nb", horizontal=True,
                   format_func=lambda r: NEIGHBOURING_LABELS.get(r, r))
     options = _option_widgets(mech)
@@ -157,7 +163,7 @@ _SS_GRID = ("ss_approx", "ss_boost")  # the mechanisms with a histogram grid (an
 def _load_ss_showcase(mech_id: str) -> None:
     """Callback: the near-exact planted subspace with public settings that match it."""
     p = SS_SHOWCASE
-    ss.dp_dataset = p["dataset"]
+    ui.select_dataset(p["dataset"])  # the showcase data with its own (private) data settings
     ss.dp_norm_auto = True
     ss.dp_insp_mech = mech_id if mech_id in _SS_GRID else p["mechanism"]
     ss.dp_k, ss.dp_insp_eps, ss.dp_delta = p["k"], p["epsilon"], p["delta"]
@@ -174,7 +180,7 @@ def _ss_showcase_offer(mech) -> None:
         ss.get(f"dp_insp_opt_{mech.id}_gamma_pub") == p["gamma_pub"]
     if on_it:
         st.caption(":green[:material/check_circle:] Singhal–Steinke showcase: points within γ = 10⁻⁶ of a planted "
-                   "3-dim subspace of R⁵⁰ and gamma_pub = γ (the generator's public gap).")
+                   "3-dim subspace of R⁵⁰ and public gap guess γ_pub = γ (the generator's public gap).")
         return
     with st.container(border=True):
         st.markdown(
@@ -182,7 +188,7 @@ def _ss_showcase_offer(mech) -> None:
             "the paper): there it releases that subspace with error far below the Gaussian mechanism's, and with a "
             "larger gap between λ_k and λ_{k+1} it returns ⊥ or a coarse answer. The showcase: n = 20,000 points "
             "within γ = 10⁻⁶ of a 3-dim subspace of R⁵⁰, ε = 1, δ = 10⁻⁶, k = 3, and the public gap guess "
-            "gamma_pub = 10⁻⁶ — the approximate mechanism's largest principal angle is then below 1° (Analyze "
+            "γ_pub = 10⁻⁶ — the approximate mechanism's largest principal angle is then below 1° (Analyze "
             "Gauss: ≈ 1.6°)."
             + ("  \nThe exact variant scores every span of k points, so it only runs on a few hundred rows; the "
                "showcase uses the approximate one." if mech.id == "ss_exact" else ""))
@@ -214,13 +220,15 @@ _WHAT_TO_CHANGE = {
     "ss_exact": "Check that k is the dimension the data live in, raise the tolerance for rounded data, or centre the "
                 "data; more rows in the subspace or a larger ε make the gap clear A_T. The exact variant needs the "
                 "points *exactly* in a k-dim subspace — for noisy data use the approximate one.",
-    "ss_approx": "If the data really lie near a k-dim subspace, raise gamma_pub towards a public guess of their gap γ "
+    "ss_approx": "If the data really lie near a k-dim subspace, raise the public gap guess γ_pub (option gamma_pub) "
+                 "towards their gap γ "
                  "(a coarser grid, so the blocks agree more easily, at the cost of precision) or give each block more "
                  "rows (fewer blocks t, more data). If the check of the public settings above already calls the grid "
                  "coarse, no setting helps: the data are too far from a k-dimensional subspace for this mechanism, "
                  "which needs a tiny gap γ = √(λ_{k+1}/λ_k) — a noise-adding mechanism such as Analyze Gauss suits "
                  "them better.",
-    "ss_boost": "Raise alpha (runs agree within 2α), or follow the advice for the approximate mechanism: each run "
+    "ss_boost": "Raise the accuracy α (runs agree within 2α), or follow the advice for the approximate mechanism: "
+                "each run "
                 "is one Algorithm-2 release on n/r rows.",
 }
 
@@ -271,18 +279,20 @@ def _which_test(mech_id: str, diag) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # figures
-def _spectrum_figure(spec: insp.SpectrumComparison, color: str, name: str) -> go.Figure:
+def _spectrum_figure(spec: insp.SpectrumComparison, style: TraceStyle) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=np.arange(1, spec.true.size + 1), y=spec.true_drawable,
                              mode="lines+markers", name="true C (non-private)",
                              line={"color": "#7f7f7f", "dash": "dash"}, marker={"size": 6}))
     if spec.private is not None:
         fig.add_trace(go.Scatter(x=np.arange(1, spec.private.size + 1), y=spec.private_drawable,
-                                 mode="lines+markers", name=f"{name} (private)", line={"color": color},
-                                 marker={"size": 7, "symbol": "diamond"}))
-    fig.update_layout(title={"text": "Eigenvalue spectrum: true vs private", "font": {"size": 15}}, height=360,
-                      margin={"l": 60, "r": 10, "t": 45, "b": 45},
-                      legend={"orientation": "h", "y": -0.2, "x": 0})
+                                 mode="lines+markers",
+                                 name=f"{style.legend} ({'release' if style.not_private else 'private'})",
+                                 line={"color": style.color, "dash": style.dash},
+                                 marker={"size": 7, "symbol": "x" if style.not_private else "diamond"},
+                                 hovertemplate=f"{style.hover}<br>i = %{{x}}<br>λ = %{{y:.4g}}<extra></extra>"))
+    fig.update_layout(title={"text": "Eigenvalue spectrum: true vs private", "font": {"size": 15}}, height=380,
+                      margin={"l": 60, "r": 10, "t": 45, "b": 40}, legend=legend_layout())
     fig.update_xaxes(title_text="index i", dtick=1 if spec.true.size <= 20 else None)
     fig.update_yaxes(title_text="λᵢ (unit-norm scale, log)", type="log", exponentformat="power", dtick=1)
     return fig
@@ -307,9 +317,13 @@ def _padded_range(values: np.ndarray) -> list[float]:
     return [lo - pad, hi + pad]
 
 
-def _projection_figure(pair: insp.ProjectionPair, labels, color: str, name: str, by_label: bool) -> go.Figure:
+def _projection_figure(pair: insp.ProjectionPair, labels, style: TraceStyle, by_label: bool) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
-                        subplot_titles=("Non-private: true PC1, PC2", f"Private: {name}"))
+                        subplot_titles=("Non-private: true PC1, PC2",
+                                        f"{'Release' if style.not_private else 'Private'}: {style.legend}"))
+    if style.not_private:
+        fig.layout.annotations[1].font.color = style.color
+    color = style.color
     groups: list[tuple[str, np.ndarray, str]] = []
     if by_label and labels is not None:
         values = np.asarray(labels)[pair.rows]
@@ -373,41 +387,41 @@ def _guarantee_block(mech, release) -> None:
     if mech.invalid:
         eps = release.epsilon if release is not None else float(ss.dp_insp_eps)
         opts = release.options if release is not None else None
-        cex = mech.counterexample_delta(eps, opts)
-        cex_text = f"δ < {cex:.4f}" if cex is not None else "small δ"
-        st.error(f"**Not differentially private.** Claimed ε = {eps:g}, but the support attack shows that no "
-                 f"(ε, δ) guarantee holds for {cex_text}. Shown only as a labelled exhibit; see the Learn page.",
+        statement = mechanism_delta_statement(mech, eps, opts) or "No small δ rescues its privacy claim."
+        st.error(f"**Not differentially private.** {statement} Shown only as a labelled exhibit; see the Learn page.",
                  icon=":material/block:")
     elif guarantee == "heuristic-mcmc":
         st.warning("This release uses an MCMC sampler: the ε-DP guarantee holds only if the chain has converged, "
                    "which no diagnostic can prove.", icon=":material/warning:")
 
 
-def _metrics_row(release, data) -> None:
+def _metrics_row(release, data) -> dict:
+    """The headline numbers of the release (returned: the captions below quote them)."""
     values = evaluate(release, data)
     spent_eps, spent_delta = release.total_budget  # the whole pipeline: DP centring included
     cols = st.columns(5)
     cols[0].metric("Captured variance", f"{values['captured_variance_ratio']:.3f}",
                    help="tr(V̂ᵀCV̂) relative to the non-private optimum λ₁ + … + λ_k (1 = as good as PCA).")
     cols[1].metric("Largest angle", f"{values['principal_angle_max_deg']:.1f}°",
-                   help="Largest principal angle between the private and the true top-k subspaces.")
+                   help=f"Largest principal angle between the private and the true top-k subspaces (all k = "
+                        f"{release.k} directions; the projection below compares only two of them).")
     fro = values["frobenius_error"]
     cols[2].metric("Covariance error", "—" if not math.isfinite(fro) else f"{fro:.3g}",
                    help="‖C − Ĉ‖_F / ‖C‖_F of the post-processed covariance (covariance mechanisms only).")
     cols[3].metric("ε spent", f"{spent_eps:g}", help="Everything this result cost: the mechanism's budget plus any "
                    "preprocessing step that spends budget (the DP mean for centring).")
-    cols[4].metric("δ spent", f"{spent_delta:g}", help="As for ε: mechanism and preprocessing together.")
+    cols[4].metric("δ spent", format_delta(spent_delta), help="As for ε: mechanism and preprocessing together.")
+    return values
 
 
-def _charts(mech, release, data) -> None:
-    colors = ui.mechanism_colors()
-    color = colors.get(mech.id, "#1f77b4")
+def _charts(mech, release, data, values: dict, seed: int) -> None:
     view = insp.noise_view(release, data)
     # a subspace-only release has no noise matrix: the spectrum gets the whole row instead of half of it
     left, right = st.columns(2) if view is not None else (st.container(), None)
     with left:
         spec = insp.spectrum_comparison(data.eigenvalues, release)
-        st.plotly_chart(_spectrum_figure(spec, color, mech.name), theme="streamlit", key="insp_spectrum")
+        st.plotly_chart(_spectrum_figure(spec, trace_style(mech.id, release.guarantee)), theme="streamlit",
+                        key="insp_spectrum")
         if spec.private is None:
             st.caption("This mechanism releases only a subspace, so there is no private spectrum to compare.")
         else:
@@ -430,20 +444,23 @@ def _charts(mech, release, data) -> None:
         by_label = c2.checkbox("Colour by label", key="dp_insp_color", disabled=not data.has_labels,
                                help=None if data.has_labels else "This dataset has no labels.")
         ordered = insp.is_ordered_release(mech, release)
-        pair = insp.projection_pair(data, release.subspace, ordered=ordered, max_points=int(points),
-                                    seed=int(ss.dp_seed))
-        st.plotly_chart(_projection_figure(pair, data.y if data.has_labels else None, color, mech.name, by_label),
+        pair = insp.projection_pair(data, release.subspace, ordered=ordered, max_points=int(points), seed=seed)
+        st.plotly_chart(_projection_figure(pair, data.y if data.has_labels else None,
+                                           trace_style(mech.id, release.guarantee), by_label),
                         theme="streamlit", key="insp_projection")
         how = ("its first two directions" if ordered else
                "the part of its k-dimensional subspace closest to the true top-k (its columns are unordered)")
+        whole = values["principal_angle_max_deg"]
+        card = "" if release.k == 2 else (f" (the *Largest angle* card above, {whole:.1f}°, compares the whole "
+                                          f"k = {release.k}-dimensional subspaces)")
         st.caption(f"The private plane is {how}, rotated/reflected (orthogonal Procrustes) to match PC1/PC2 so "
-                   f"the pictures are comparable. Largest angle between the two planes: {pair.max_angle_deg:.1f}°. "
-                   f"{pair.rows.size:,} of {data.n:,} rows shown.")
+                   f"the pictures are comparable. Largest angle between these two planes: "
+                   f"{pair.max_angle_deg:.1f}°{card}. {pair.rows.size:,} of {data.n:,} rows shown.")
 
 
 def _budget(mech, release, data) -> None:
     st.subheader("Privacy budget ledger")
-    entries = list(release.full_ledger)
+    entries = plain_ledger(release.full_ledger)
     left, right = st.columns([1, 1])
     with left:
         ui.show_ledger(entries)
@@ -490,7 +507,8 @@ def _diagnostics(mech, release) -> None:
                     st.warning(f"**Not converged:** {bad} of {traces.final.size} chains ended above "
                                f"F = {traces.threshold:g}; the privacy guarantee does not hold. Even a chain "
                                "that has reached stationarity has F ≈ 1/√T, so passing the paper's 0.01 line needs "
-                               "T ≳ 10,000 scans (the paper used 20,000): raise burn_in in the mechanism options, "
+                               "T ≳ 10,000 scans (the paper used 20,000): raise the burn-in scans T in the mechanism "
+                               "options, "
                                "or lower ε·n.", icon=":material/warning:")
             if counts is not None:
                 st.plotly_chart(_proposals_figure(counts, ui.mechanism_colors().get(mech.id, "#1f77b4")),
@@ -498,6 +516,7 @@ def _diagnostics(mech, release) -> None:
                 st.caption(f"{int(counts.sum()):,} proposals in total; overall acceptance rate "
                            f"{counts.size / counts.sum():.3g}.")
     if not table.empty:
+        table["diagnostic"] = table["diagnostic"].map(diagnostic_label)
         with right:
             st.dataframe(table, hide_index=True, width="stretch")
 
@@ -508,8 +527,11 @@ _defaults()
 data = ui.current_prepared()
 if data is None:
     st.stop()
-st.caption(f"Data: **{ui.dataset_label(ss.dp_dataset)}** after preprocessing (n = {data.n:,}, d = {data.d}); "
-           "change it on the Data page.")
+_held = ui.held_out_caption(data)
+st.caption(f"Data: **{ui.dataset_label(ui.settings().dataset)}** after preprocessing (n = {data.n:,}, "
+           f"d = {data.d}); change it on the Data page. This page releases on all {data.n:,} rows"
+           + (f" — Explore and Sample size hold {data.n - ui.mechanism_rows(data):,} of them out to test the SVM, "
+              f"so their tables show n = {ui.mechanism_rows(data):,}." if _held else "."))
 
 with ui.handle_errors():
     mech = _mechanism_picker()
@@ -533,7 +555,7 @@ with ui.handle_errors():
         _budget(mech, release, data)
         _diagnostics(mech, release)
     else:
-        _metrics_row(release, data)
-        _charts(mech, release, data)
+        headline = _metrics_row(release, data)
+        _charts(mech, release, data, headline, cfg["seed"])
         _budget(mech, release, data)
         _diagnostics(mech, release)

@@ -1,4 +1,5 @@
-"""Learn: one card per registered mechanism (generated from the registry), the invalid-Wishart story, a glossary.
+"""Learn: the glossary first (with a link to the Privacy basics lesson), one card per registered mechanism
+(generated from the registry), the invalid-Wishart story.
 
 Nothing here is hard-coded per mechanism: a new module in ``dpcore/mechanisms/`` appears automatically.
 """
@@ -10,6 +11,8 @@ import streamlit as st
 import dpcore
 from dpcore import inspect as insp
 from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from dpcore.statements import format_bound, mechanism_delta_statement
+from dpcore.teaching import GLOSSARY
 from pages import _nav
 from pages import _ui as ui
 
@@ -55,9 +58,9 @@ def _card(mech) -> None:
             st.page_link(_nav.ROOT / "pages" / "inspect.py", icon=":material/search:",
                          label="Try it on the Inspect page: *Load the Singhal–Steinke showcase* (near-exact data, "
                                "where it works)")
-        cex = mech.counterexample_delta(1.0)
-        if cex is not None:
-            st.markdown(f":red[**Counterexample:** at ε = 1 the claim fails for every δ < {cex:.4f}.]")
+        statement = mechanism_delta_statement(mech, 1.0)
+        if statement is not None:
+            st.markdown(f":red[**Counterexample.** {statement}]")
         if mech.params:
             st.markdown("**Parameters**\n" + "\n".join(_param_text(p) for p in mech.params))
 
@@ -85,62 +88,35 @@ noise at Ĉ − C and at Ĉ − C′ and find the ratio is at most $e^{\varepsil
 The density comparison in the proofs is only valid where *both* densities are positive; the support of the output
 moves with the data, and that is what breaks the proof. Sources: Amin et al. (NeurIPS 2019) §1.2 ("later
 discovered that the algorithm was in fact not differentially private"); IBM diffprivlib issues #23 and #42, which
-removed the same Wishart mechanism; and this app's **Audit** page, which finds the impossible outputs (SN at ε = 1:
-δ ≥ 0.62 from 5,000 releases per neighbour). A *correct* Wishart mechanism exists (Sheffet, ALT 2019): it adds many
-more fictitious records, so the noise is far above any single record and the bad event has probability below δ.
+removed the same Wishart mechanism; and this app's **Audit** page, which finds the impossible outputs (link
+below). A *correct* Wishart mechanism exists (Sheffet, ALT 2019): it adds many more fictitious records, so the noise
+is far above any single record and the bad event has probability below δ.
 """
     )
     table = insp.counterexample_table(mechs)
     if table.empty:
         st.info("No registered mechanism declares a counterexample δ.")
         return
-    st.markdown("**Counterexample δ** — each claim fails for every δ below these values (computed from the registry; "
-                "default options):")
-    fmt = {c: "{:.4f}" for c in table.columns if c.startswith("ε")}
-    st.dataframe(table.drop(columns="id").style.format(fmt), hide_index=True, width="content")
-
-
-GLOSSARY = (
-    ("ε (epsilon)",
-     "The privacy budget. Changing one person's record can change the probability of any outcome by at most a "
-     "factor $e^{\\varepsilon}$. Smaller ε = better privacy and more noise; ε = 1 means a factor of at most 2.7. "
-     "It is a bound on what *any* attacker can learn, whatever they already know."),
-    ("δ (delta)",
-     "A small probability with which the $e^{\\varepsilon}$ bound may fail. It should be much smaller than 1/n "
-     "(e.g. 10⁻⁵ or less); a δ of 1/n would allow publishing one person's record outright. Pure ε-DP "
-     "mechanisms have δ = 0."),
-    ("Replace-one vs add/remove neighbours",
-     "Two datasets are neighbours if they differ in one person. *Replace-one*: same n, one record swapped (n is "
-     "public). *Add/remove*: one record added or deleted, so n itself is private: no released number may be clipped "
-     "to [0, n] or divided by the exact n. Replacing is at most an add plus a remove, so the same "
-     "mechanism typically needs up to twice the noise under replace-one (e.g. sensitivity √2 vs 1 for AG)."),
-    ("Norm bound and clipping",
-     "Every row is scaled by a public bound B and rows longer than B are clipped, so ‖x‖ ≤ 1. That bounds how much "
-     "one person can move C = Σ xxᵀ, which is what the noise is calibrated to. Too small a B clips many rows "
-     "(bias); too large a B wastes the budget on noise (variance). B must be chosen without looking at the data."),
-    ("Why data-dependent preprocessing is not private",
-     "Centring on the empirical mean, scaling by the observed maximum or choosing B from the data all use the data "
-     "*before* the noise is added, and none of it is paid for in ε. One outlier can change them, and that change "
-     "shows in the output. Use public bounds, or spend part of the budget on a DP estimate; the ledger marks "
-     "unpaid steps in red."),
-    ("Public bounds and the schema of an upload",
-     "Scaling a column by its observed minimum and maximum, or one-hot encoding the categories that happen to occur, "
-     "reads the data before any noise is added: the largest income in the file moves every scaled value, and a "
-     "category seen once reveals that someone has it. A *public schema* fixes each column's range and category list "
-     "from public knowledge (a codebook, the instrument's scale). Then every step is per record — values outside the "
-     "range are clamped, unseen categories become all-zero indicators — and costs no budget. The Data page drafts "
-     "a schema from the data, marks those values red, and turns the ledger green once you replace or confirm them; "
-     "the what-if numbers then show the utility of the pipeline you would really run."),
-    ("Why utility metrics use the true data",
-     "Captured variance, principal angles, Frobenius error and SVM accuracy compare the private output with the "
-     "truth, so they must read the true data. That is fine in this sandbox, where you evaluate mechanisms, but "
-     "the charts themselves are not private releases and should not be published as such."),
-)
+    st.page_link(_nav.ROOT / "pages" / "audit.py", query_params={"preset": "sn_imtiaz"}, icon=":material/fact_check:",
+                 label="See it happen: the Audit's SN preset runs SN 5,000 times on two neighbouring datasets")
+    st.markdown("**Counterexample δ** — at each ε, each claim fails for every δ below these values (computed from "
+                "the registry; default options):")
+    fmt = {c: format_bound for c in table.columns if c.startswith("ε")}
+    st.dataframe(table.drop(columns="id").style.format(fmt, na_rep="—"), hide_index=True, width="content")
 
 
 st.title("Learn")
 st.markdown("What each mechanism does, what it guarantees and where it comes from. Cards are generated from the "
             "mechanism registry, grouped by guarantee (strongest first).")
+st.page_link(_nav.ROOT / "pages" / "basics.py", icon=":material/lightbulb:",
+             label="New to differential privacy? Start with **Privacy basics**: ε, δ and neighbouring datasets, "
+                   "with live demos")
+
+st.header("Glossary")
+cols = st.columns(2)
+for i, (term, text) in enumerate(GLOSSARY):
+    with cols[i % 2].container(border=True):
+        st.markdown(f"**{term}**  \n{text}")
 
 with ui.handle_errors():
     mechanisms = dpcore.list_mechanisms()
@@ -156,9 +132,3 @@ with ui.handle_errors():
             _card(mech)
 
     _wishart_story(mechanisms)
-
-st.header("Glossary")
-cols = st.columns(2)
-for i, (term, text) in enumerate(GLOSSARY):
-    with cols[i % 2].container(border=True):
-        st.markdown(f"**{term}**  \n{text}")

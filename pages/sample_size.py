@@ -7,10 +7,12 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore.display import format_delta
 from dpcore.metrics import METRIC_LABELS, evaluation_split
-from dpcore.reporting import band_table
+from dpcore.reporting import band_table, run_guarantees, short_name
 from dpcore.sweep import SweepConfig, count_cells
 from dpcore.theory import FAMILY_LABELS, family_for, sample_size_guides, scaling_guide
+from pages import _export as export
 from pages import _ui as ui
 
 #: Page defaults: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (both cheap for fast
@@ -35,7 +37,7 @@ ui.evaluation_banner()
 
 
 def _switch_dataset(dataset_id: str) -> None:
-    ss.dp_dataset = dataset_id
+    ui.select_dataset(dataset_id)  # the data settings (scaling, bound, centring) follow the dataset
 
 
 with st.sidebar:
@@ -47,18 +49,22 @@ with st.sidebar:
     st.multiselect("Mechanisms", choices, key="dp_ss_mechs", format_func=ui.mechanism_label)
     st.select_slider("ε (fixed)", options=list(ui.EPS_GRID), key="dp_ss_eps", format_func=lambda e: f"{e:g}")
     st.select_slider("δ (for (ε, δ) mechanisms)", options=list(ui.DELTA_CHOICES), key="dp_delta",
-                     format_func=lambda x: f"{x:g}")
+                     format_func=format_delta)
+    ui.origin_note("dp_delta")
     st.number_input("k (components)", min_value=1, max_value=200, step=1, key="dp_k")
+    ui.origin_note("dp_k")
     st.slider("Number of sample sizes", 3, 16, key="dp_ss_sizes",
               help="Log-spaced from max(2d, 20) rows to every row available to the mechanisms.")
     c1, c2 = st.columns(2)
     c1.number_input("Trials", min_value=1, max_value=100, step=1, key="dp_ss_trials",
                     help="Independent subsamples and noise draws per size; the band is mean ± 1 sd over them.")
     c2.number_input("Seed", min_value=0, step=1, key="dp_seed")
+    ui.origin_note("dp_seed")
     st.number_input("Time cap per release (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap")
     st.toggle("Run automatically when settings change", key="dp_autorun",
               help="Only when every mechanism is a fast covariance perturbation and the sweep is small.")
 
+cfg = ui.settings()
 prepared = ui.current_prepared()
 if prepared is None:
     st.stop()
@@ -67,15 +73,15 @@ if not mechs:
     st.info("Choose at least one mechanism in the sidebar.")
     st.stop()
 
-mech_rows = evaluation_split(prepared, int(ss.dp_seed))[0].n
-k = min(int(ss.dp_k), prepared.d)
+mech_rows = evaluation_split(prepared, cfg.seed)[0].n
+k = min(cfg.k, prepared.d)
 lo_n = max(2 * prepared.d, 20, k + 2)
 if mech_rows <= lo_n:
     st.error(f"Only {mech_rows} rows are available to the mechanisms; a sample-size sweep needs more than {lo_n}.")
     st.stop()
 sizes = sorted({round(float(v)) for v in np.geomspace(lo_n, mech_rows, int(ss.dp_ss_sizes))})
 if prepared.n < SMALL_N:
-    larger = [d for d in LARGER if d in ui.dataset_options() and d != ss.dp_dataset]
+    larger = [d for d in LARGER if d in ui.dataset_options() and d != cfg.dataset]
     st.info(f"This dataset is small: only {mech_rows:,} rows reach the mechanisms (n = {prepared.n:,}; some rows "
             f"are held out for the SVM metric), so the sample sizes cover a narrow range ({sizes[0]:,} to "
             f"{sizes[-1]:,}) and the curves stay noisy. For a clearer picture of how utility grows with n, use a "
@@ -84,15 +90,18 @@ if prepared.n < SMALL_N:
     if larger:
         with st.container(horizontal=True):
             for did in larger:
-                st.button(f"Switch to {did}", key=f"ss_use_{did}", on_click=_switch_dataset, args=(did,),
+                st.button(f"Switch to {ui.dataset_label(did)}", key=f"ss_use_{did}", on_click=_switch_dataset,
+                          args=(did,),
                           icon=":material/swap_horiz:")
-st.markdown(f"**Data:** {ui.dataset_label(ss.dp_dataset)} · ε = {ss.dp_ss_eps:g} · k = {k} · "
+st.markdown(f"**Data:** {ui.dataset_label(cfg.dataset)} · ε = {cfg.ss_eps:g} · k = {k} · "
             f"subsamples n = {', '.join(f'{s:,}' for s in sizes)} (fresh subsample per trial)")
+if prepared.n >= SMALL_N and ui.held_out_caption(prepared):
+    st.caption(f":material/info: {ui.held_out_caption(prepared)} The largest sample size is all of them.")
 invalid = any(dpcore.get_mechanism(m).invalid for m in mechs)
-refs = [m.id for m in ui.reference_mechanisms() if ss.dp_neighbouring in m.neighbourings]
-config = SweepConfig(mechanisms=mechs + refs, epsilons=(float(ss.dp_ss_eps),), deltas=(float(ss.dp_delta),), ks=(k,),
-                     trials=int(ss.dp_ss_trials), seed=int(ss.dp_seed), sample_sizes=sizes,
-                     neighbouring=ss.dp_neighbouring, time_cap=float(ss.dp_time_cap), allow_invalid=invalid)
+refs = [m.id for m in ui.reference_mechanisms() if cfg.neighbouring in m.neighbourings]
+config = SweepConfig(mechanisms=mechs + refs, epsilons=(cfg.ss_eps,), deltas=(cfg.delta,), ks=(k,),
+                     trials=int(ss.dp_ss_trials), seed=cfg.seed, sample_sizes=sizes,
+                     neighbouring=cfg.neighbouring, time_cap=cfg.time_cap, allow_invalid=invalid)
 try:
     n_cells = count_cells(config.validated(prepared))
 except dpcore.DPCoreError as exc:
@@ -102,7 +111,7 @@ fast = all(dpcore.get_mechanism(m).output == "covariance" for m in mechs)
 work = len(config.mechanisms) * config.trials * sum(s * prepared.d**2 + prepared.d**3 for s in sizes)
 run = ui.run_or_reuse(
     prepared, {"main": config}, slot="_dp_ss_result", button_key="ss_run", label="Sample-size sweep",
-    auto=bool(ss.dp_autorun) and fast and work <= AUTO_WORK,
+    auto=cfg.autorun and fast and work <= AUTO_WORK,
     caption=f"{n_cells} releases ({len(mechs)} mechanisms + the non-private PCA and random-subspace references, "
             f"{len(sizes)} sizes × {config.trials} trials).")
 if run is None:
@@ -111,7 +120,7 @@ frame = run.frame
 
 metric = st.radio("Utility measure", ["captured_variance_ratio", "principal_angle_max_deg", "svm_accuracy"],
                   format_func=METRIC_LABELS.get, horizontal=True, key="dp_ss_metric")
-band = band_table(frame, x="n", band="sd" if ss.dp_band == "±1 sd" else "minmax")
+band = band_table(frame, x="n", band="sd" if cfg.band == "±1 sd" else "minmax")
 sub = band[band["metric"] == metric]
 guides = []
 if metric == "captured_variance_ratio" and not sub.empty:
@@ -129,15 +138,15 @@ if metric == "captured_variance_ratio" and not sub.empty:
         if fam is None:
             continue  # no known rate (e.g. the power method, Singhal–Steinke): no guide rather than a wrong one
         guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor, power=fam.power),
-                       "name": f"scaling guide: {ui.mechanism_label(mid)} (∝ 1/n{'²' if fam.power == 2 else ''})",
+                       "name": f"scaling guide: {short_name(mid)} (∝ 1/n{'²' if fam.power == 2 else ''})",
                        "color": ui.mechanism_colors().get(mid, "#888888")})
 majority = ui.majority_baseline(frame) if metric == "svm_accuracy" else None
-fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs sample size (ε = {ss.dp_ss_eps:g})",
+fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs sample size (ε = {cfg.ss_eps:g})",
                        x_title="sample size n (log scale)", y_title=METRIC_LABELS[metric], guides=guides,
                        dashed=refs, baselines={ui.MAJORITY_LABEL: majority} if majority is not None else None,
                        note="this dataset has no labels: no SVM accuracy" if metric == "svm_accuracy"
-                       and not prepared.has_labels else None)
-fig.update_layout(height=460)
+                       and not prepared.has_labels else None, guarantees=run_guarantees(frame))
+fig.update_layout(height=fig.layout.height + 120)
 st.plotly_chart(fig, theme="streamlit", key="ss_chart", width="stretch")
 if majority is not None:
     st.caption(f"Grey dash-dot line: always predicting the majority class scores {majority:.3f} on the same test "
@@ -148,14 +157,25 @@ if guides:
                "(Chaudhuri et al. 2013, Theorem 7) and like 1/n² when noise is added to C (the noise on C/n shrinks "
                "like 1/n and the variance lost, like its square). They are shapes, not bounds. Families: "
                + "; ".join(FAMILY_LABELS.values()) + ".")
+with st.expander("Downloads", icon=":material/download:"):
+    dataset_name = export.sweep_dataset(frame) or ui.current_dataset_name()
+    ss_caption = export.sweep_caption(run.config, frame, dataset_id=cfg.dataset,
+                                      band="sd" if cfg.band == "±1 sd" else "minmax", sample_size=True)
+    export.figure_buttons(fig, caption=ss_caption, label="Chart", key="ss_dl_fig",
+                          name_parts=("sample_size", dataset_name, export.METRIC_SLUGS.get(metric, metric)))
+    export.csv_button(lambda: frame.to_csv(index=False), label="Sample-size sweep results (CSV)",
+                      name_parts=("sample_size_sweep", dataset_name), key="ss_dl_csv",
+                      help="One row per release: mechanism, subsample size n, trial and every utility measure.")
 
 st.subheader("Theory for this data (k = 1 results)")
-rows = sample_size_guides(prepared.eigenvalues, prepared.n, prepared.d, float(ss.dp_ss_eps), float(ss.dp_delta))
+rows = sample_size_guides(prepared.eigenvalues, prepared.n, prepared.d, cfg.ss_eps, cfg.delta)
 if rows:
     tab = pd.DataFrame(rows)[["name", "n", "note", "hypotheses", "kind"]]
     tab["n"] = tab["n"].map(lambda v: "—" if v is None or pd.isna(v) else f"{v:,.0f}")
-    st.dataframe(tab.rename(columns={"name": "result", "n": "sample size n", "kind": "type",
-                                     "hypotheses": "assumes"}), hide_index=True, width="stretch")
+    theory = tab.rename(columns={"name": "result", "n": "sample size n", "kind": "type", "hypotheses": "assumes"})
+    st.dataframe(theory, hide_index=True, width="stretch")
+    export.csv_button(lambda: theory.to_csv(index=False), label="Theory table (CSV)",
+                      name_parts=("sample_size_theory", ui.current_dataset_name()), key="ss_dl_theory")
     st.caption("Bounds use A = XᵀX/n of the full preprocessed data (its top eigenvalue and eigengap). A row whose "
                "hypotheses fail shows no number: the theorem says nothing there. Thm 9's constants are unknown, so "
                "its row is the scaling d^{3/2}√log(d/δ)/ε only.")

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import dpcore
+from dpcore.reporting import legend_label
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -69,7 +69,7 @@ def test_explore_default_page_renders_four_charts(at):
     assert sorted(keys) == ["explore_captured_variance_ratio", "explore_frobenius_error",
                             "explore_principal_angle_max_deg", "explore_svm_accuracy"]  # adult has labels
     fig = chart(at, "explore_captured_variance_ratio")
-    x, y = line(fig, "Analyze Gauss (AG)")
+    x, y = line(fig, "Analyze Gauss · (ε,δ)-DP")
     assert list(x) == [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
     assert np.all((y > -0.5) & (y <= 1.0 + 1e-9))
     assert y[-1] > y[0]  # more ε, more utility
@@ -78,14 +78,14 @@ def test_explore_default_page_renders_four_charts(at):
     shapes = fig["layout"].get("shapes", [])
     assert any(abs(s.get("y0", -1) - 1.0) < 1e-9 and s["xref"] == "x domain" for s in shapes)
     labels = {a["text"]: a["y"] for a in fig["layout"].get("annotations", [])}
-    assert labels.get(dpcore.get_mechanism("pca").name) == pytest.approx(1.0)
+    assert labels.get(legend_label("pca")) == pytest.approx(1.0)
     assert len(labels) == len(shapes)
     # ε tick labels on the log axis, a shaded band under each mean line, one colour per mechanism
     assert fig["layout"]["xaxis"]["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
-    band = next(t for t in fig["data"] if t.get("name") == "Analyze Gauss (AG) band")
+    band = next(t for t in fig["data"] if t.get("name") == "Analyze Gauss · (ε,δ)-DP band")
     assert band["fill"] == "toself" and len(band["x"]) == 14
     colour = ui_colors()["analyze_gauss"]
-    assert next(t for t in fig["data"] if t.get("name") == "Analyze Gauss (AG)")["line"]["color"] == colour
+    assert next(t for t in fig["data"] if t.get("name") == "Analyze Gauss · (ε,δ)-DP")["line"]["color"] == colour
     for el in at.get("plotly_chart"):
         assert el.proto.theme == "streamlit"
         go.Figure(json.loads(el.proto.spec))  # the dict-built figures pass Plotly's full validation
@@ -144,21 +144,21 @@ def test_every_page_loads(at, page):
 
 
 def test_changing_widgets_changes_chart_data(at):
-    before = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG)")
+    before = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss · (ε,δ)-DP")
     at.select_slider(key="w_dp_eps_range").set_value((1.0, 100.0)).run()
     no_exception(at)
-    x, y = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG)")
+    x, y = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss · (ε,δ)-DP")
     assert list(x) == [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
     assert not np.array_equal(x, before[0])
     # a different seed changes the noise, hence the curve
     at.number_input(key="dp_seed").set_value(7).run()
     no_exception(at)
-    x2, y2 = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG)")
+    x2, y2 = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss · (ε,δ)-DP")
     assert list(x2) == list(x) and not np.allclose(y2, y)
     # deselecting a mechanism removes its curve
     at.multiselect(key="dp_mech_approx").set_value(["mod_sulq"]).run()
     names = [t.get("name") for t in chart(at, "explore_frobenius_error")["data"]]
-    assert "MOD-SULQ" in names and "Analyze Gauss (AG)" not in names
+    assert "MOD-SULQ · (ε,δ)-DP" in names and "Analyze Gauss · (ε,δ)-DP" not in names
 
 
 def test_chart_option_does_not_rerun_sweep(at):
@@ -168,7 +168,7 @@ def test_chart_option_does_not_rerun_sweep(at):
     assert at.session_state["_dp_explore_result"].frame is frame_before  # same object: no new sweep
     derived = at.session_state["_dp_explore_derived"]
     assert derived["frame"] is frame_before and set(derived["bands"]) == {"sd", "minmax"}
-    _, lo_hi = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss (AG) band")
+    _, lo_hi = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss · (ε,δ)-DP band")
     ok = frame_before[(frame_before["mechanism"] == "analyze_gauss") & (frame_before["status"] == "ok")]
     assert lo_hi.max() == pytest.approx(ok["captured_variance_ratio"].max())  # min–max band
     # a rerun without changes reuses the figures built for this sweep
@@ -219,7 +219,7 @@ def test_query_params_round_trip():
     assert at.multiselect(key="dp_mech_pure").value == ["laplace"]
     assert at.number_input(key="dp_seed").value == 11
     assert at.select_slider(key="dp_delta").value == 1e-6
-    x, _ = line(chart(at, "explore_captured_variance_ratio"), "MOD-SULQ")
+    x, _ = line(chart(at, "explore_captured_variance_ratio"), "MOD-SULQ · (ε,δ)-DP")
     assert list(x) == [0.5, 1.0, 2.0, 5.0]
     # widget change -> URL
     at.number_input(key="dp_k").set_value(4).run()
@@ -251,7 +251,7 @@ def test_invalid_mechanism_exhibit_is_labelled(at):
     no_exception(at)
     assert any("claimed-invalid" in e.value and "δ <" in e.value for e in at.error)
     names = [t.get("name") for t in chart(at, "explore_captured_variance_ratio")["data"]]
-    assert any("invalid" in (n or "") for n in names)
+    assert any("NOT PRIVATE" in (n or "") for n in names)
 
 
 def test_sample_size_page_runs(at):
@@ -264,7 +264,7 @@ def test_sample_size_page_runs(at):
     at.button(key="ss_run").click().run()
     no_exception(at)
     fig = chart(at, "ss_chart")
-    x, y = line(fig, "Analyze Gauss (AG)")
+    x, y = line(fig, "Analyze Gauss · (ε,δ)-DP")
     assert np.all((y > -0.5) & (y <= 1.0 + 1e-9))
     assert len(x) >= 3 and np.all(np.diff(x) > 0)
     assert fig["layout"]["xaxis"]["type"] == "log"
@@ -366,9 +366,9 @@ def test_sample_size_defaults_give_a_banded_curve_quickly(dataset):
     assert sizes[-1] == evaluation_split(prepared, 0)[0].n  # up to every row the mechanisms can get
     assert np.allclose(np.diff(np.log(sizes)), np.log(sizes[-1] / sizes[0]) / (len(sizes) - 1), rtol=0.2)
     fig = chart(app, "ss_chart")
-    band = next(t for t in fig["data"] if t.get("name") == "Analyze Gauss (AG) band")
+    band = next(t for t in fig["data"] if t.get("name") == "Analyze Gauss · (ε,δ)-DP band")
     assert band["fill"] == "toself"
-    _, mean = line(fig, "Analyze Gauss (AG)")
+    _, mean = line(fig, "Analyze Gauss · (ε,δ)-DP")
     assert mean[-1] > mean[0] + 0.2  # utility clearly grows with n
     small_note = [i.value for i in app.info if "small" in i.value]
     if dataset == "wine":

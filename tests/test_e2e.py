@@ -254,7 +254,9 @@ def test_upload_csv_updates_summary_and_bad_csv_errors(page: Page, app_url, tmp_
     uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
     uploader.set_input_files({"name": "good.csv", "mimeType": "text/csv", "buffer": good.encode()})
     expect(page.locator('[data-testid="stMetricValue"]').first).to_have_text("40")
-    expect(page.locator('[data-testid="stMetricValue"]').nth(1)).to_have_text("5")  # a, b, c + one-hot label (x, y)
+    # "label" is guessed as the label column (the page says so), so the features are a, b, c
+    expect(page.locator('[data-testid="stMetricValue"]').nth(1)).to_have_text("3")
+    expect(page.get_by_text("Guessed: 'label'", exact=False).first).to_be_visible()
     wait_idle(page)
     shot(page, "page_data_upload")
     uploader.set_input_files({"name": "bad.csv", "mimeType": "text/csv", "buffer": bad})

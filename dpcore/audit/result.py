@@ -10,6 +10,7 @@ import numpy as np
 from .._validation import check_int
 from ..exceptions import InvalidParameterError
 from ..privacy import jsonable
+from ..statements import delta_statement
 
 __all__ = ["VERDICTS", "AuditResult", "combined_verdict"]
 
@@ -99,12 +100,13 @@ class AuditResult:
         """The verdict in one or two plain sentences (shared by the CLI and the dashboard)."""
         conf = f"{100 * self.confidence:g}%"
         if self.violated and self.structural:
-            return (f"VIOLATED: outputs that {self.counts['denominator']} can never produce "
-                    f"({self.event['description']}) came from {self.counts['numerator']} with probability at least "
-                    f"{self.delta_lower_bound:.3g} ({conf} confidence). So δ ≥ {self.delta_lower_bound:.3g} for "
-                    f"every ε, more than the claimed δ = {self.delta:g}: this mechanism is NOT {self.claim}.")
+            statement = delta_statement(self.claimed_epsilon, self.delta_lower_bound, confidence=self.confidence,
+                                        every_epsilon=True)
+            return (f"VIOLATED: this mechanism is NOT {self.claim}. {statement} Witness (produced by "
+                    f"{self.counts['numerator']}, which {self.counts['denominator']} can never produce): "
+                    f"{self.event['description']}.")
         if self.violated:
-            extra = (f" At the claimed ε it would need δ ≥ {self.delta_lower_bound:.3g}."
+            extra = (" " + delta_statement(self.claimed_epsilon, self.delta_lower_bound, confidence=self.confidence)
                      if self.delta_lower_bound > self.delta else "")
             return (f"VIOLATED: with {conf} confidence ε ≥ {self.epsilon_lower_bound:.3g}, larger than the claimed "
                     f"{self.claimed_epsilon:g} — the audit proves this mechanism is NOT {self.claim}.{extra}")

@@ -247,3 +247,51 @@ def infer_roles(table: RawTable, *, label: str | None = None, roles: Mapping[str
             d = replace(d, role=new, reason=f"set by you (inferred: {d.inferred.value} — {d.reason})")
         decisions.append(d)
     return RoleReport(tuple(decisions), label)
+
+
+# ==================================================================================================
+# label guess
+# ==================================================================================================
+
+#: A guessed label has at least this many and at most this many distinct values (classes).
+LABEL_CLASSES = (2, 20)
+_STRONG_LABEL_NAME = re.compile(r"^(label|labels|target|class|classe|y|outcome|species|diagnosis|response)$", re.I)
+
+
+@dataclass(frozen=True)
+class LabelGuess:
+    """A column that looks like the label, and why (the user can still choose no label)."""
+
+    column: str
+    reason: str
+
+
+def _distinct_present(table: RawTable, name: str) -> int:
+    return int(table.frame[name][table.present(name)].astype(str).nunique())
+
+
+def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess | None:
+    """The column that most looks like a class label, or None.
+
+    1. a column named like a label (``label``, ``class``, ``target``, ``y``, ``species``, ``outcome``, …) with 2–20
+       distinct values; a strong name beats ``is_…``/``has_…``, and the later column wins a tie;
+    2. otherwise the last column, when it is text with 2–20 distinct values (a categorical or two-valued column).
+
+    Reads the data (distinct counts), so the guess is NOT private — a default for the (non-private) Data page only.
+    """
+    report = report if report is not None else infer_roles(table)
+    lo, hi = LABEL_CLASSES
+    named = [(bool(_STRONG_LABEL_NAME.match(c.name.strip())), i, c) for i, c in enumerate(report.columns)
+             if c.label_candidate and lo <= _distinct_present(table, c.name) <= hi]
+    if named:
+        _, _, best = max(named, key=lambda t: (t[0], t[1]))
+        classes = _distinct_present(table, best.name)
+        return LabelGuess(best.name, f"its name suggests a label ({classes} classes)")
+    if not report.columns:
+        return None
+    last = report.columns[-1]
+    if not last.numeric and last.role in (ColumnRole.CATEGORICAL, ColumnRole.BINARY):
+        classes = _distinct_present(table, last.name)
+        if lo <= classes <= hi:
+            return LabelGuess(last.name, f"the last column is text with {classes} distinct values")
+    return None

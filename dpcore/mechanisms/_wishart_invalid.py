@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..noise import wishart_bartlett
 from ..privacy import LedgerEntry, wishart_support_violation_probability
+from ..statements import delta_statement
 from .base import Mechanism, MechanismOutput
 
 
@@ -34,7 +35,7 @@ class InvalidWishart(Mechanism):
         bound = wishart_support_violation_probability(scale)
         ledger = [LedgerEntry(
             "Wishart noise W_d(s·I, d+1) (claimed ε-DP)", epsilon, 0.0, private=False,
-            note=f"NOT private: fails (ε, δ)-DP for every δ < {bound:.4f} (support attack)",
+            note=f"NOT private (support attack). {delta_statement(epsilon, bound)}",
         )]
         return MechanismOutput(ledger=ledger, covariance=data.C + W,
                                diagnostics={"noise_scale": scale, "counterexample_delta": bound})

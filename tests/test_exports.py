@@ -1,0 +1,188 @@
+"""Slide-ready exports: the caption printed inside every exported figure, clean file names, the kaleido PNG, and
+the downloads of the Explore and Sample size pages."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import struct
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+from dpcore.exceptions import InvalidParameterError
+from dpcore.reporting import export_caption, export_filename, rows_text
+from pages import _export as export
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+TIMEOUT = 90
+
+
+# ------------------------------------------------------------------ caption text
+def _caption(**overrides) -> str:
+    args = {"dataset": "Adult income", "n": 42_842, "k": 5, "delta": 1e-5, "neighbouring": "replace",
+            "trials": 5, "band": "sd"}
+    return export_caption(**{**args, **overrides})
+
+
+def test_caption_states_data_settings_and_band():
+    text = _caption()
+    for part in ("Adult income", "n = 42,842", "k = 5", "δ = 1e-05", "replace-one", "5 trials",
+                 "band: mean ± 1 sd over 5 trials"):
+        assert part in text, (part, text)
+    assert "not a private release" in text
+    assert text.count("<br>") == 1  # two lines
+
+
+def test_caption_band_meaning_follows_the_band():
+    assert "band: min–max over 3 trials" in _caption(band="minmax", trials=3)
+    assert "over 1 trial" in _caption(trials=1)
+    with pytest.raises(InvalidParameterError):
+        _caption(band="iqr")
+
+
+def test_caption_never_states_n_under_add_remove():
+    text = _caption(neighbouring="add_remove")
+    assert "42,842" not in text and "42842" not in text
+    assert "add/remove" in text and "private" in rows_text(42_842, "add_remove")
+
+
+def test_caption_of_a_sample_size_sweep_names_epsilon_and_the_axis():
+    text = _caption(n=None, n_text="n: the subsample sizes on the x axis", epsilon=0.5, delta=1e-10)
+    assert "ε = 0.5" in text and "x axis" in text and "δ = 1e-10" in text
+
+
+def test_sweep_caption_reads_the_shown_sweep():
+    from dpcore.sweep import SweepConfig
+
+    frame = pd.DataFrame({"dataset": ["wine"] * 2, "n": [125, 125], "mechanism": ["laplace"] * 2})
+    config = SweepConfig(mechanisms=["laplace"], epsilons=(0.1, 1.0), deltas=(1e-6,), ks=(3,), trials=4,
+                         neighbouring="replace")
+    text = export.sweep_caption(config, frame, dataset_id="adult", band="minmax")
+    assert "Wine" in text and "Adult" not in text  # the data the sweep ran on, not the current choice
+    assert "n = 125" in text and "k = 3" in text and "δ = 1e-06" in text and "min–max over 4 trials" in text
+    private_n = SweepConfig(mechanisms=["laplace"], epsilons=(1.0,), ks=(3,), trials=4, neighbouring="add_remove")
+    text = export.sweep_caption(private_n, frame, dataset_id="wine", band="sd")
+    assert "125" not in text and "add/remove" in text
+    text = export.sweep_caption(config, frame.assign(dataset="penguins.csv"), dataset_id="upload", band="sd",
+                                sample_size=True)
+    assert "uploaded file penguins.csv" in text and "ε = 0.1" in text and "x axis" in text
+
+
+# ------------------------------------------------------------------ file names
+@pytest.mark.parametrize(("parts", "ext", "expected"), [
+    (("explore", "adult", "captured_variance"), "png", "explore_adult_captured_variance.png"),
+    (("explore", "penguins.csv", "svm_accuracy"), "png", "explore_penguins_svm_accuracy.png"),
+    (("sweep", "penguins.csv"), "csv", "sweep_penguins.csv"),
+    (("sweep", "Penguins.CSV"), ".csv", "sweep_penguins.csv"),
+    (("sample_size", "My data (2024) – v2.tsv", "largest_angle"), "html",
+     "sample_size_my_data_2024_v2_largest_angle.html"),
+    (("sweep", "data.csv.gz"), "yaml", "sweep_data.yaml"),
+    (("", "..."), "png", "figure.png"),
+])
+def test_export_filename_is_clean(parts, ext, expected):
+    assert export_filename(*parts, ext=ext) == expected
+
+
+# ------------------------------------------------------------------ captioned figure and PNG
+def _figure(entries: int) -> go.Figure:
+    fig = go.Figure()
+    for i in range(entries):
+        fig.add_scatter(x=[0.1, 1, 10], y=[i, i + 1, i + 2], name=f"mechanism {i} · ε-DP")
+    fig.update_layout(title={"text": "Captured variance"}, height=340)
+    return fig
+
+
+def test_captioned_figure_prints_the_caption_and_makes_room():
+    caption = _caption()
+    out = export.captioned_figure(_figure(5), caption)
+    layout = out.to_dict()["layout"]
+    assert layout["title"]["text"] == "Captured variance" and layout["title"]["subtitle"]["text"] == caption
+    assert layout["margin"]["t"] >= 50 + 2 * export.ROW_PX  # two caption lines above the plot
+    assert export.captioned_figure(_figure(8), caption).layout.height > out.layout.height  # legend rows
+    assert _figure(5).layout.title.subtitle.text is None  # the figure on the page is left alone
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("kaleido") is None, reason="kaleido is not installed")
+@pytest.mark.skipif(not export.png_export_available(), reason="kaleido needs a Chromium binary")
+def test_png_export_with_kaleido_prints_the_caption_inside():
+    from PIL import Image
+
+    fig = _figure(5)
+    caption = _caption()
+    png = export.figure_png(fig, caption)
+    out = export.captioned_figure(fig, caption)
+    assert _png_size(png) == (2 * out.layout.width, 2 * out.layout.height)  # scale 2: sharp on a projector
+    blank = export.figure_png(fig, " <br> ")  # the same layout with two empty caption lines
+    assert _png_size(blank) == _png_size(png)
+
+    def dark(data: bytes) -> float:
+        """Share of dark pixels in the caption strip (between the title and the plot area)."""
+        img = np.asarray(Image.open(io.BytesIO(data)).convert("L"), dtype=float)
+        return float((img[2 * 40: 2 * (50 + 2 * export.ROW_PX) - 4] < 128).mean())
+
+    assert dark(png) > 0.01 and dark(blank) < 0.002
+
+
+# ------------------------------------------------------------------ the pages' download buttons
+@pytest.fixture
+def downloads(monkeypatch) -> dict[str, dict]:
+    """Every deferred download a page registers: {file name: {"callable", "mimetype"}}."""
+    seen: dict[str, dict] = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        seen[file_name] = {"callable": data_callable, "mimetype": mimetype}
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    return seen
+
+
+def _keys(at: AppTest) -> set[str]:
+    return {el.key for el in at.get("download_button")}
+
+
+def test_sample_size_offers_figure_and_table_downloads(downloads):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.session_state["dp_dataset"] = "wine"
+    at.switch_page("pages/sample_size.py").run()
+    at.session_state["dp_ss_mechs"] = ["analyze_gauss"]
+    at.session_state["dp_ss_trials"] = 2
+    at.run()
+    at.button(key="ss_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {"ss_dl_fig_png", "ss_dl_fig_html", "ss_dl_csv", "ss_dl_theory"} <= _keys(at)
+    assert {"sample_size_wine_captured_variance.png", "sample_size_wine_captured_variance.html",
+            "sample_size_sweep_wine.csv", "sample_size_theory_wine.csv"} <= set(downloads)
+    table = pd.read_csv(io.StringIO(downloads["sample_size_sweep_wine.csv"]["callable"]()))
+    assert {"mechanism", "n", "captured_variance_ratio"} <= set(table.columns)
+    html = downloads["sample_size_wine_captured_variance.html"]["callable"]()
+    assert "band: mean" in html and "over 2 trials" in html and "subsample sizes on the x axis" in html
+
+
+def test_explore_downloads_have_clean_names_and_captions(downloads):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.session_state["dp_dataset"] = "wine"
+    at.run()
+    at.button(key="explore_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    names = set(downloads)
+    assert {"sweep_wine.csv", "sweep_wine.yaml", "explore_wine_captured_variance.png",
+            "explore_wine_largest_angle.html"} <= names
+    assert not any(n.count(".") > 1 for n in names if n)  # never "….csv.png" or "….csv.csv"
+    html = downloads["explore_wine_captured_variance.html"]["callable"]()
+    k, trials = at.session_state["dp_k"], at.session_state["dp_trials"]
+    assert f"k = {min(k, 13)}" in html and f"over {trials} trials" in html and "replace-one" in html

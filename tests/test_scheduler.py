@@ -1,0 +1,223 @@
+"""Issue #12: one worker pool shared fairly by many jobs (dpcore.scheduler.SharedPool).
+
+Orders are checked from the tasks' own finishing times (wall clock, shared by the processes), and every wait has a
+generous bound, so a slow machine makes the tests slower, not wrong.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from dpcore.mechanisms import _INSTANCES, _REGISTRY
+from dpcore.mechanisms.base import Mechanism, MechanismOutput
+from dpcore.noise import uniform_stiefel
+from dpcore.parallel import Task
+from dpcore.privacy import LedgerEntry
+from dpcore.scheduler import SharedPool, pick_job
+from dpcore.sweep import PooledSweep, plan_sweep, run_sweep
+
+WAIT = 60.0
+
+
+def _nap(context, seconds, report=None):
+    """Sleep, then return the wall-clock time it finished (and the context it was given)."""
+    time.sleep(seconds)
+    return time.time(), context
+
+
+def _until(predicate, timeout: float = WAIT) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "timed out waiting"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def pool_factory():
+    pools: list[SharedPool] = []
+
+    def make(*args, **kwargs) -> SharedPool:
+        pool = SharedPool(*args, **kwargs)
+        pools.append(pool)
+        return pool
+
+    yield make
+    for pool in pools:
+        pool.close()
+
+
+def _ends(job) -> list[float]:
+    return sorted(o.value[0] for o in job.outcomes().values())
+
+
+def test_pick_job_prefers_the_least_served_then_the_oldest():
+    jobs = [SimpleNamespace(id=i, service=s, finished=f, cancelled=c)
+            for i, s, f, c in [(1, 5.0, False, False), (2, 0.5, False, False), (3, 0.5, False, False),
+                               (4, 0.0, True, False), (5, 0.0, False, True)]]
+    assert pick_job(jobs, lambda j: True).id == 2  # 4 is over, 5 cancelled; 2 and 3 tie → the older one
+    assert pick_job(jobs, lambda j: j.id != 2).id == 3
+    assert pick_job(jobs, lambda j: j.id == 1).id == 1
+    assert pick_job(jobs, lambda j: False) is None
+
+
+def test_a_light_job_submitted_later_finishes_before_the_heavy_one_goes_on(pool_factory):
+    """One slot: after the heavy task running when the light job arrives, every free slot goes to the light job
+    (it has received less), so the heavy job's second task ends after the light job's last."""
+    pool = pool_factory(1)
+    heavy = pool.submit([Task(_nap, (0.6,)) for _ in range(5)], label="heavy")
+    light = pool.submit([Task(_nap, (0.05,)) for _ in range(4)], label="light")
+    assert light.wait(WAIT) and heavy.wait(WAIT)
+    assert light.done == 4 and heavy.done == 5
+    assert _ends(light)[-1] < _ends(heavy)[1]
+
+
+def test_a_light_job_takes_the_slot_of_a_long_running_task(pool_factory):
+    """Preemption: the heavy task already running is paused while the light job runs (a paused task can be
+    cancelled)."""
+    pool = pool_factory(1)
+    heavy = pool.submit([Task(_nap, (90.0,))], label="heavy")
+    _until(lambda: heavy.service > 1.0)
+    light = pool.submit([Task(_nap, (0.05,)) for _ in range(3)], label="light")
+    assert light.wait(WAIT) and light.done == 3
+    assert heavy.done == 0 and not heavy.finished  # its task could only end after 90 s
+    assert heavy.pauses == 1 and light.pauses == 0  # paused once for the light job, resumed after it
+    heavy.cancel()
+    assert heavy.wait(WAIT) and heavy.done == 0
+
+
+def test_cancel_keeps_finished_outcomes_and_other_jobs_go_on(pool_factory):
+    pool = pool_factory(2)
+    other = pool.submit([Task(_nap, (0.3,)) for _ in range(4)], label="other")
+    job = pool.submit([Task(_nap, (0.01,)), Task(_nap, (0.01,)), Task(_nap, (60.0,)), Task(_nap, (60.0,)),
+                       Task(_nap, (60.0,))], label="cancelled")
+    _until(lambda: job.done >= 2)
+    job.cancel()
+    assert job.wait(WAIT) and job.cancelled
+    kept = job.outcomes()
+    assert sorted(kept) == [0, 1] and all(o.status == "done" for o in kept.values())
+    assert sorted(o.index for o in job.poll()) == [0, 1]
+    assert other.wait(WAIT) and other.done == 4
+    assert {o.status for o in other.outcomes().values()} == {"done"}
+
+
+def test_a_stuck_task_is_killed_at_its_hard_limit_while_another_job_proceeds(pool_factory):
+    pool = pool_factory(2)
+    stuck = pool.submit([Task(_nap, (120.0,), hard_limit=0.5)], label="stuck")
+    other = pool.submit([Task(_nap, (0.2,)) for _ in range(6)], label="other")
+    assert other.wait(WAIT) and stuck.wait(WAIT)
+    out = stuck.outcomes()[0]
+    assert out.status == "killed" and "hard time limit" in out.message and out.seconds >= 0.5
+    assert {o.status for o in other.outcomes().values()} == {"done"} and other.done == 6
+
+
+def test_contexts_reach_only_their_own_jobs_tasks(pool_factory):
+    pool = pool_factory(2)
+    a = pool.submit([Task(_nap, (0.01,), context="k") for _ in range(4)], lambda key: ("a", key))
+    b = pool.submit([Task(_nap, (0.01,), context="k") for _ in range(4)], lambda key: ("b", key))
+    assert a.wait(WAIT) and b.wait(WAIT)
+    assert {o.value[1] for o in a.outcomes().values()} == {("a", "k")}
+    assert {o.value[1] for o in b.outcomes().values()} == {("b", "k")}
+
+
+SWEEP = dict(mechanisms=["pca", "random", "analyze_gauss", "laplace", "itu"], epsilons=[0.5, 2.0], deltas=[1e-5],
+             ks=[1, 2], trials=2, sample_sizes=[120, 200], seed=3)
+
+
+def _pool_frame(pool: SharedPool, data) -> pd.DataFrame:
+    plan = plan_sweep(data, **SWEEP)
+    job = pool.submit([plan.task(i) for i in range(plan.total)], plan.context)
+    assert job.wait(WAIT)
+    return plan.frame({o.index: plan.row(o) for o in job.outcomes().values()})
+
+
+@pytest.mark.parametrize("processes", [True, False])
+def test_a_sweep_on_the_shared_pool_gives_run_sweeps_frame(small_data, pool_factory, processes):
+    pool = pool_factory(2, processes=processes)
+    assert pool.in_process is not processes
+    pooled = _pool_frame(pool, small_data)
+    serial = run_sweep(small_data, n_jobs=1, **SWEEP)
+    assert set(serial.status) == {"ok"}
+    pd.testing.assert_frame_equal(pooled.drop(columns="runtime_s"), serial.drop(columns="runtime_s"))
+
+
+def test_in_process_pool_says_why_and_cancels(pool_factory):
+    pool = pool_factory(processes=False)
+    assert pool.in_process and "switched off" in pool.fallback_reason
+    job = pool.submit([Task(_nap, (0.01,)), *[Task(_nap, (0.3,)) for _ in range(20)]])
+    _until(lambda: job.done >= 1)
+    job.cancel()
+    assert job.wait(WAIT) and job.done < 21 and job.outcomes()[0].status == "done"
+
+
+def test_cell_keys_ignore_other_mechanisms_and_epsilons(small_data):
+    base = plan_sweep(small_data, mechanisms=["laplace"], epsilons=[1.0], trials=2, seed=4)
+    wider = plan_sweep(small_data, mechanisms=["laplace", "analyze_gauss"], epsilons=[0.5, 1.0], trials=2, seed=4)
+    keys = {base.cell_key(i) for i in range(base.total)}
+    assert keys < {wider.cell_key(i) for i in range(wider.total)}
+    reseeded = plan_sweep(small_data, mechanisms=["laplace"], epsilons=[1.0], trials=2, seed=5)
+    assert not keys & {reseeded.cell_key(i) for i in range(reseeded.total)}
+
+
+class _StuckMechanism(Mechanism):
+    """Sleeps far past any cap for ε > 1.5 without checking its deadline (test only)."""
+
+    id = "test_stuck_in_pool"
+    name = "Stuck (test only)"
+    summary = "test fixture"
+    reference = "test fixture"
+    guarantee = "pure"
+    output = "subspace"
+
+    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
+        if epsilon > 1.5:
+            time.sleep(120)
+        return MechanismOutput(ledger=[LedgerEntry("test", epsilon)], subspace=uniform_stiefel(data.d, k, rng))
+
+
+def test_a_stuck_sweep_cell_times_out_at_its_cap_while_another_sessions_sweep_runs(small_data, pool_factory,
+                                                                                      monkeypatch):
+    monkeypatch.setitem(_REGISTRY, _StuckMechanism.id, _StuckMechanism)
+    monkeypatch.setitem(_INSTANCES, _StuckMechanism.id, _StuckMechanism())
+    pool = pool_factory(2)
+    stuck = PooledSweep(pool, {"main": plan_sweep(small_data, mechanisms=[_StuckMechanism.id], epsilons=[1.0, 2.0],
+                                                  trials=1, ks=[2], time_cap=2.0)})
+    other = PooledSweep(pool, {"main": plan_sweep(small_data, **SWEEP)})
+    assert other.job.wait(WAIT) and stuck.job.wait(WAIT)
+    stuck.collect()
+    other.collect()
+    rows = stuck.frames()["main"].set_index("epsilon")
+    assert rows.loc[2.0, "status"] == "timeout" and "worker process was killed" in rows.loc[2.0, "message"]
+    assert rows.loc[1.0, "status"] == "ok"
+    assert set(other.frames()["main"].status) == {"ok"} and other.done == other.total
+    # only finished ok/bottom cells enter the cache: the time-out is computed again next time
+    assert len(stuck.cache) == 1
+
+
+def test_a_sweep_nobody_holds_any_more_is_cancelled(small_data, pool_factory, monkeypatch):
+    monkeypatch.setitem(_REGISTRY, _StuckMechanism.id, _StuckMechanism)
+    monkeypatch.setitem(_INSTANCES, _StuckMechanism.id, _StuckMechanism())
+    pool = pool_factory(1)
+    sweep = PooledSweep(pool, {"main": plan_sweep(small_data, mechanisms=[_StuckMechanism.id], epsilons=[2.0],
+                                                  trials=3, ks=[2], time_cap=100.0)})
+    job = sweep.job
+    del sweep
+    gc.collect()
+    assert job.wait(WAIT) and job.cancelled and job.done == 0
+
+
+def test_fast_cells_are_submitted_first_and_the_frame_keeps_sweep_order(small_data, pool_factory):
+    pool = pool_factory(processes=False)
+    plan = plan_sweep(small_data, mechanisms=["ppca", "laplace"], epsilons=[1.0, 2.0], trials=2, ks=[2], seed=2,
+                      mechanism_options={"ppca": {"burn_in": 20}})
+    sweep = PooledSweep(pool, {"main": plan})
+    submitted = [plan.cells[index].mech.id for _, index in sweep._where]
+    assert submitted == ["laplace"] * 4 + ["ppca"] * 4
+    assert sweep.job.wait(WAIT)
+    sweep.collect()
+    pd.testing.assert_frame_equal(sweep.frames()["main"].drop(columns="runtime_s"),
+                                  run_sweep(small_data, plan.config).drop(columns="runtime_s"))
