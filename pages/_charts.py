@@ -258,6 +258,10 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
                        "line": {"color": style.color, "width": style.width, "dash": style.dash},
                        "marker": {"size": 7 if style.not_private else 6, "symbol": style.symbol},
                        "hovertemplate": hover})
+        if len(idx) == 1:  # a band over one x value has no width: show it as an error bar instead
+            traces[-1]["error_y"] = {"type": "data", "symmetric": False, "color": style.color, "thickness": 1.5,
+                                     "array": [max(cols["hi"][idx][0] - mean[0], 0.0)],
+                                     "arrayminus": [max(mean[0] - cols["lo"][idx][0], 0.0)]}
     shapes, notes = [], []
     for ref_id, value in (references or {}).items():
         if value is None or not math.isfinite(value):

@@ -35,7 +35,8 @@ def render(config) -> None:
     if ss.get("dp_dataset") != ui.UPLOAD_ID or ss.get("dp_upload") is None:
         return
     with st.expander("What do your public bounds cost? Declared schema vs bounds read off the data",
-                     icon=":material/compare_arrows:"):
+                     icon=":material/compare_arrows:", key="whatif_panel",
+                     on_change="rerun"):  # a tracked state: the panel stays open while the page reruns
         st.markdown(
             "The same sweep (mechanisms, ε, k, trials, seeds) on two versions of your table: with the **public "
             "schema** you declared on the Data page — what you could actually publish — and with bounds and "

@@ -132,11 +132,20 @@ for mid in invalid:
     mech = dpcore.get_mechanism(mid)
     statement = mechanism_delta_statement(mech, eps[0], subject="it")
     st.error(f"**{mech.name}** is claimed-invalid, shown as a labelled exhibit only. {statement or ''}")
+if any(dpcore.get_mechanism(m).uses_delta for m in mechanisms) and cfg.delta * mech_rows >= 0.1:
+    st.warning(f"δ = {format_delta(cfg.delta)} is not small next to 1/n ≈ {1 / mech_rows:.2g} "
+               f"({mech_rows:,} rows reach the mechanisms): an (ε, δ) guarantee with δ near 1/n allows publishing "
+               "about one person's record outright. Choose δ well below 1/n (see Privacy basics).",
+               icon=":material/warning:")
 if not mechanisms:
     st.info("Choose at least one mechanism in the sidebar.")
     st.stop()
 
 k = min(cfg.k, prepared.d)
+if cfg.k >= prepared.d:
+    st.warning(f"k = {cfg.k} {'is more than' if cfg.k > prepared.d else 'equals'} the {prepared.d} features of this "
+               f"dataset, so the top-k subspace is the whole space and every mechanism scores the same. Choose k below "
+               f"{prepared.d} in the sidebar.", icon=":material/warning:")
 common = dict(deltas=(cfg.delta,), ks=(k,), trials=cfg.trials, seed=cfg.seed, neighbouring=cfg.neighbouring,
               time_cap=cfg.time_cap)
 config = SweepConfig(mechanisms=mechanisms, epsilons=eps, allow_invalid=bool(invalid), **common)

@@ -188,3 +188,16 @@ def test_explore_page_draws_the_exhibit_as_an_exhibit():
         assert sn["line"]["dash"] != "solid" and _is_red(sn["line"]["color"]), key
         assert "NOT PRIVATE" in sn["hovertemplate"] and "NOT PRIVATE" not in ag["hovertemplate"], key
         assert ag["line"]["dash"] == "solid" and not _is_red(ag["line"]["color"]), key
+
+
+def test_a_band_at_a_single_epsilon_is_drawn_as_an_error_bar():
+    band = _band(["analyze_gauss", "laplace"])
+    one = band[band["epsilon"] == band["epsilon"].min()]
+    traces = _mean_traces(charts.metric_figure(one, "captured_variance_ratio"))
+    for mid in ("analyze_gauss", "laplace"):
+        row = one[one["mechanism"] == mid].iloc[0]
+        bar = traces[charts.trace_style(mid).legend]["error_y"]
+        assert bar["array"][0] == pytest.approx(row["hi"] - row["mean"])
+        assert bar["arrayminus"][0] == pytest.approx(row["mean"] - row["lo"])
+    # with several ε values the shaded band does the job
+    assert all("error_y" not in t for t in _mean_traces(charts.metric_figure(band, "captured_variance_ratio")).values())
