@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,32 @@ def format_delta(value: float | None) -> str:
 def format_deltas(values: Iterable[float | None]) -> list[str]:
     """:func:`format_delta` of every value (for a table column)."""
     return [format_delta(v) for v in values]
+
+
+#: δ·n from which a page notes that δ is not far below 1/n, and from which it warns (δ ≥ 1/n).
+DELTA_N_NOTE, DELTA_N_WARNING = 0.1, 1.0
+
+
+@dataclass(frozen=True)
+class DeltaCheck:
+    """How δ compares with 1/n: ``severe`` when δ ≥ 1/n (a page warns), else a quieter note."""
+
+    severe: bool
+    text: str
+
+
+def delta_vs_n_warning(delta: float, n_rows: int) -> DeltaCheck | None:
+    """None when δ is far below 1/n for ``n_rows`` rows (δ·n < 0.1); otherwise what to tell the user. (ε, δ)-DP
+    lets a mechanism publish each person's record outright with probability δ: about δ·n records in all."""
+    if n_rows < 1 or delta * n_rows < DELTA_N_NOTE:
+        return None
+    expected = f"about δ·n ≈ {delta * n_rows:.2g} records in all"
+    if delta * n_rows >= DELTA_N_WARNING:
+        return DeltaCheck(True, f"δ = {format_delta(delta)} is at least 1/n for this data: an (ε, δ) guarantee then "
+                                f"lets a mechanism publish each person's record outright with probability δ, "
+                                f"{expected}. Choose δ well below 1/n (see Privacy basics).")
+    return DeltaCheck(False, f"δ = {format_delta(delta)} is below 1/n for this data but not far below it "
+                             f"(δ·n ≈ {delta * n_rows:.2g}); a smaller δ is the safer choice (see Privacy basics).")
 
 
 def held_out_note(n_total: int, n_mechanism: int) -> str:

@@ -129,6 +129,11 @@ class EpsilonDemo:
         return math.exp(self.epsilon)
 
 
+#: Keys of the demos' own random streams (each demo draws from its own child of the mechanism stage, so one draw
+#: number never gives two demos the same noise).
+_EPSILON_DEMO, _RECORD_DEMO = 1, 2
+
+
 def epsilon_demo(epsilon: float, random_state: RandomState = None, dataset: Dataset | None = None) -> EpsilonDemo:
     """The Laplace mechanism on a count (sensitivity 1): noise of scale 1/ε, on D and on D′ = D minus one counted
     row. One release on D is drawn from the MECHANISM stream of ``random_state``."""
@@ -141,7 +146,7 @@ def epsilon_demo(epsilon: float, random_state: RandomState = None, dataset: Data
     with_d = np.exp(-np.abs(grid - count) / scale) / (2 * scale)
     without_d = np.exp(-np.abs(grid - (count - 1)) / scale) / (2 * scale)
     ratio = float(np.max(np.maximum(with_d / without_d, without_d / with_d)))
-    noisy = float(count + stage_rng(random_state, Stage.MECHANISM).laplace(0.0, scale))
+    noisy = float(count + stage_rng(random_state, Stage.MECHANISM, _EPSILON_DEMO).laplace(0.0, scale))
     return EpsilonDemo(
         epsilon=epsilon, question=f"How many wines have {COUNT_COLUMN} above {COUNT_THRESHOLD:g} %?",
         true_count=count, grid=grid, density_with=with_d, density_without=without_d, largest_ratio=ratio,
@@ -165,7 +170,8 @@ class DeltaChoice:
 def delta_choices(n: int) -> tuple[DeltaChoice, ...]:
     """The lesson's δ menu for a dataset of ``n`` rows: the app's usual values, then 1/n (teaching only)."""
     n = check_int(n, "n", 2)
-    safe = tuple(DeltaChoice(d, f"δ = {d:g} (a usual choice: far below 1/n)") for d in SAFE_DELTAS)
+    safe = tuple(DeltaChoice(d, f"δ = {d:g} ({'a usual choice: far below' if d * n <= 0.01 else 'NOT far below'}"
+                             f" 1/n)") for d in SAFE_DELTAS)
     return (*safe, DeltaChoice(1.0 / n, f"δ = 1/n = {1.0 / n:.3g} — TEACHING ONLY, NOT SAFE", teaching_only=True))
 
 
@@ -198,7 +204,7 @@ def record_release_demo(delta: float, random_state: RandomState = None,
     if delta * n > 1.0 + 1e-12:
         raise InvalidParameterError(f"δ = {delta:g} is above 1/n = {1.0 / n:.3g}: the demo stops at 1/n.")
     p = min(1.0, delta * n)
-    rng = stage_rng(random_state, Stage.MECHANISM)
+    rng = stage_rng(random_state, Stage.MECHANISM, _RECORD_DEMO)
     record = None
     if rng.random() < p:
         row = dataset.X[int(rng.integers(n))]

@@ -205,7 +205,7 @@ def current_dataset():
     try:
         if ss.dp_dataset == UPLOAD_ID:
             if ss.get("dp_upload") is None:
-                ss.dp_dataset = DEFAULTS["dp_dataset"]
+                select_dataset(DEFAULTS["dp_dataset"])  # with its own data settings, not the upload's
                 return _load_builtin(ss.dp_dataset)
             return _load_upload()
         return _load_builtin(ss.dp_dataset)

@@ -59,7 +59,15 @@ def sweep_caption(config, frame: pd.DataFrame | None, *, dataset_id: str, band: 
                           delta=float(config.deltas[0]),
                           neighbouring=config.neighbouring, trials=int(config.trials), band=band,
                           epsilon=float(config.epsilons[0]) if sample_size else None,
-                          n_text="n: the subsample sizes on the x axis" if sample_size else None)
+                          n_text=_sizes_text(config.neighbouring) if sample_size else None)
+
+
+def _sizes_text(neighbouring: str) -> str:
+    """The row count of a sample-size figure: its largest size is every row that reached the mechanisms, which is
+    public under replace-one but not under add/remove (there the exact n is part of what DP protects)."""
+    if neighbouring == "replace":
+        return "n: the subsample sizes on the x axis"
+    return "n: the subsample sizes on the x axis (the largest is the exact row count: NOT private under add/remove)"
 
 
 def png_export_available() -> bool:

@@ -130,6 +130,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_autorun", True),
     Setting("dp_ss_eps", 1.0, "sseps", encode=lambda v: f"{v:g}", decode=_snap(EPS_GRID, 1e-3, 1e3)),
 )
+#: URL parameters left out of a link while an upload is the dataset: the dataset itself and its data settings.
+UPLOAD_PRIVATE_PARAMS = ("data", "B", "Bsrc", "center", "scale")
 #: Defaults by session key (pages/data.py reads the default dataset from here).
 DEFAULTS: dict[str, Any] = {s.key: s.default for s in SETTINGS}
 
@@ -183,7 +185,10 @@ class Settings:
         if not self.norm_auto and self.norm_from_data:
             out["Bsrc"] = "data"
         if self.dataset == UPLOAD_ID:
-            out.pop("data")
+            # an upload cannot be shared through a link, nor can its data settings: a bound read off its rows (or
+            # its scaling and centring) would otherwise reach whoever opens the link, applied to a built-in dataset
+            for key in UPLOAD_PRIVATE_PARAMS:
+                out.pop(key, None)
         order = ["data", "k", "eps", "delta", "mech", "B", "Bsrc", "center", "trials", "seed", "cap", "nb", "scale",
                  "sseps"]
         return {key: out[key] for key in order if key in out}
@@ -453,6 +458,19 @@ def origin(key: str) -> str | None:
 
 def _reset_setting(key: str) -> None:
     set_state(key, DEFAULTS[key])
+
+
+def delta_note(delta: float, n_rows: int) -> None:
+    """Tell the user when δ is not far below 1/n for the data (a warning from δ ≥ 1/n, a quiet caption below)."""
+    from dpcore.display import delta_vs_n_warning
+
+    check = delta_vs_n_warning(delta, n_rows)
+    if check is None:
+        return
+    if check.severe:
+        st.warning(check.text, icon=":material/warning:")
+    else:
+        st.caption(f":material/info: {check.text}")
 
 
 def origin_note(key: str, *, where: Any = None) -> None:

@@ -102,7 +102,7 @@ st.markdown(
     "the mechanism *“publish one randomly chosen record, verbatim, with probability δ·n (otherwise publish "
     "nothing)”*. Each person's record comes out with probability δ, so two datasets that differ in one record "
     f"differ by at most δ on every outcome: it is **(0, δ)-DP**. With δ = 1/n (here 1/{n}) it publishes a real "
-    "person's record **every time**. So δ must be far below 1/n: the app's menus offer 10⁻⁵ and smaller.")
+    "person's record **every time**. So δ must be far below 1/n: the other pages warn when it is not.")
 choices = teaching.delta_choices(n)
 labels = {c.label: c for c in choices}
 picked = labels[st.radio(
@@ -110,7 +110,7 @@ picked = labels[st.radio(
     format_func=lambda lab: f":red[**{lab}**]" if labels[lab].teaching_only else lab)]
 if picked.teaching_only:
     st.error("**Teaching option: δ = 1/n is NOT a safe setting.** It exists only on this page, to show what it "
-             "allows; no other page of the app offers it.", icon=":material/dangerous:")
+             "allows; no other page of the app offers δ = 1/n.", icon=":material/dangerous:")
 release = teaching.record_release_demo(picked.delta, random_state=_rerun_button("Run the mechanism again",
                                                                                  "basics_delta_draw"),
                                        dataset=dataset)

@@ -132,11 +132,8 @@ for mid in invalid:
     mech = dpcore.get_mechanism(mid)
     statement = mechanism_delta_statement(mech, eps[0], subject="it")
     st.error(f"**{mech.name}** is claimed-invalid, shown as a labelled exhibit only. {statement or ''}")
-if any(dpcore.get_mechanism(m).uses_delta for m in mechanisms) and cfg.delta * mech_rows >= 0.1:
-    st.warning(f"δ = {format_delta(cfg.delta)} is not small next to 1/n ≈ {1 / mech_rows:.2g} "
-               f"({mech_rows:,} rows reach the mechanisms): an (ε, δ) guarantee with δ near 1/n allows publishing "
-               "about one person's record outright. Choose δ well below 1/n (see Privacy basics).",
-               icon=":material/warning:")
+if any(dpcore.get_mechanism(m).uses_delta for m in mechanisms):
+    ui.delta_note(cfg.delta, mech_rows)
 if not mechanisms:
     st.info("Choose at least one mechanism in the sidebar.")
     st.stop()
@@ -265,8 +262,11 @@ with st.expander("Downloads", icon=":material/download:"):
     with d1:
         export.csv_button(lambda: frame.to_csv(index=False), label="Sweep results (CSV)", name_parts=("sweep", name),
                           key="dl_csv",
-                          help="One row per release. svm_majority_baseline is the test accuracy of always "
-                               "predicting the training majority class on the same split: the floor for svm_accuracy.")
+                          help="One row per release. The metric columns (and n, the rows that reached the "
+                               "mechanisms) are computed on the true data: an evaluation, not a private release "
+                               "(under add/remove the exact n is itself private). svm_majority_baseline is the test "
+                               "accuracy of always predicting the training majority class on the same split: the "
+                               "floor for svm_accuracy.")
     preprocessing = ui.preprocess_options()
     d2.download_button("Run configuration (YAML)",
                        lambda: config_yaml(shown_config.as_dict(), dataset=name, preprocessing=preprocessing),

@@ -122,6 +122,8 @@ def _settings(mech, data) -> dict:
                           help="A release that runs longer stops with a 'timed out' outcome.")
     for shared in ("dp_delta", "dp_k", "dp_seed") if mech.uses_delta else ("dp_k", "dp_seed"):
         ui.origin_note(shared)
+    if mech.uses_delta:
+        ui.delta_note(delta, data.n)
     nb = st.radio("Neighbouring relation", list(mech.neighbourings), key="dp_insp_nb", horizontal=True,
                   format_func=lambda r: NEIGHBOURING_LABELS.get(r, r))
     options = _option_widgets(mech)

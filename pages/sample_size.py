@@ -97,6 +97,8 @@ st.markdown(f"**Data:** {ui.dataset_label(cfg.dataset)} · ε = {cfg.ss_eps:g} �
             f"subsamples n = {', '.join(f'{s:,}' for s in sizes)} (fresh subsample per trial)")
 if prepared.n >= SMALL_N and ui.held_out_caption(prepared):
     st.caption(f":material/info: {ui.held_out_caption(prepared)} The largest sample size is all of them.")
+if any(dpcore.get_mechanism(m).uses_delta for m in mechs):
+    ui.delta_note(cfg.delta, mech_rows)
 invalid = any(dpcore.get_mechanism(m).invalid for m in mechs)
 refs = [m.id for m in ui.reference_mechanisms() if cfg.neighbouring in m.neighbourings]
 config = SweepConfig(mechanisms=mechs + refs, epsilons=(cfg.ss_eps,), deltas=(cfg.delta,), ks=(k,),

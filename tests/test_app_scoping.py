@@ -226,3 +226,38 @@ def test_settings_from_a_link_say_so():
     assert any("δ = 1e-06 set by the link" in c for c in captions), captions
     assert any("k = 3 set by the link" in c for c in captions)
     assert not any("seed = " in c for c in captions)  # the default seed: nothing to explain
+
+
+def test_a_link_from_an_upload_carries_none_of_its_data_settings(at):
+    """Privacy review: the Data page's "Use B" reads B off the upload's rows; the URL must not carry it (nor the
+    upload's scaling and centring) to whoever opens the link, where it would be applied to a built-in dataset."""
+    _upload_on_data_page(at)
+    at.session_state["dp_norm_auto"] = False
+    at.session_state["dp_norm_bound"] = 3.172
+    at.session_state["dp_norm_from_data"] = True
+    at.run()
+    no_exception(at)
+    params = dict(at.query_params)
+    assert params, "the settings should still reach the URL"
+    assert not {"data", "B", "Bsrc", "center", "scale"} & set(params), params
+    assert "3.172" not in repr(params)
+    # on a built-in dataset the same settings are shared as before
+    at.selectbox(key="dp_dataset").set_value("wine").run()
+    no_exception(at)
+    assert dict(at.query_params).get("data") in ("wine", ["wine"])
+
+
+def test_delta_not_far_below_one_over_n_is_flagged_on_every_page_that_offers_it(at):
+    """Privacy review: δ = 1e-3 on Adult (≈ 43 × 1/n) was offered on Inspect and Sample size without a word."""
+    at.select_slider(key="dp_delta").set_value(1e-3).run()
+    no_exception(at)
+    assert any("at least 1/n" in w.value for w in at.warning)
+    at.switch_page("pages/sample_size.py").run()
+    no_exception(at)
+    assert any("at least 1/n" in w.value for w in at.warning)
+    at.switch_page("pages/inspect.py").run()
+    no_exception(at)
+    assert any("at least 1/n" in w.value for w in at.warning)
+    at.session_state["dp_delta"] = 1e-6  # far below 1/n for Adult: nothing said
+    at.run()
+    assert not any("1/n" in w.value for w in at.warning) and not any("1/n" in c.value for c in at.caption)

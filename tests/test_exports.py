@@ -72,6 +72,10 @@ def test_sweep_caption_reads_the_shown_sweep():
     text = export.sweep_caption(config, frame.assign(dataset="penguins.csv"), dataset_id="upload", band="sd",
                                 sample_size=True)
     assert "uploaded file penguins.csv" in text and "ε = 0.1" in text and "x axis" in text
+    assert "NOT private" not in text
+    # privacy review: under add/remove the largest size is the exact row count, so the caption says it is not private
+    text = export.sweep_caption(private_n, frame, dataset_id="wine", band="sd", sample_size=True)
+    assert "x axis" in text and "NOT private under add/remove" in text
 
 
 # ------------------------------------------------------------------ file names

@@ -125,3 +125,16 @@ def test_identifiers_get_plain_labels():
     entry = LedgerEntry("min–max", private=False, note="use feature_scaling='schema'")
     (plain,) = plain_ledger([entry])
     assert plain.note == "use feature scaling “public schema ranges”" and plain.private is False
+
+
+def test_delta_vs_n_warning_fires_when_delta_is_not_far_below_one_over_n():
+    from dpcore.display import delta_vs_n_warning
+
+    assert delta_vs_n_warning(1e-5, 125) is None  # wine: δ·n ≈ 0.001
+    assert delta_vs_n_warning(1e-5, 9_999) is None
+    severe = delta_vs_n_warning(1e-3, 42_842)  # adult at the menu's largest δ: δ·n ≈ 43
+    assert severe is not None and severe.severe and "43" in severe.text and "1/n" in severe.text
+    assert delta_vs_n_warning(1e-4, 42_842).severe  # δ·n ≈ 4.3
+    note = delta_vs_n_warning(1e-5, 42_842)  # adult at the default δ: δ·n ≈ 0.43 — a note, not an alarm
+    assert note is not None and not note.severe and "0.43" in note.text
+    assert delta_vs_n_warning(1e-5, 494_021).severe  # kddcup99 at the default δ: δ·n ≈ 4.9

@@ -133,3 +133,20 @@ def test_glossary_covers_the_lesson_terms():
     terms = " ".join(term for term, _ in teaching.GLOSSARY)
     for word in ("ε", "δ", "add/remove", "Claimed-invalid"):
         assert word in terms
+
+
+def test_the_two_demos_draw_from_independent_streams(wine):
+    """Privacy review: with one draw number both demos read the same first uniform, so whether a record was
+    published was a function of the noise on the count. Each demo now has its own child stream."""
+    dataset = wine[0]
+    delta = 1 / (2 * dataset.n)  # publishes with probability 1/2
+    seeds = range(600)
+    noise_positive = np.array([teaching.epsilon_demo(1.0, random_state=s, dataset=dataset).release
+                               > teaching.epsilon_demo(1.0, random_state=None, dataset=dataset).true_count
+                               for s in seeds])
+    published = np.array([teaching.record_release_demo(delta, random_state=s, dataset=dataset).record is not None
+                          for s in seeds])
+    # old code: u > F(0) = 1/2 ⇔ noise > 0 and u < 1/2 ⇔ published, so the two were exact complements
+    table = [[int(np.sum(noise_positive & published)), int(np.sum(noise_positive & ~published))],
+             [int(np.sum(~noise_positive & published)), int(np.sum(~noise_positive & ~published))]]
+    assert stats.fisher_exact(table).pvalue > 1e-6, table
