@@ -18,8 +18,9 @@ any load.
 **Workers and data.** Workers come from :mod:`dpcore.parallel` (``forkserver``, BLAS limited to the worker's share
 of the cores, a hard per-task kill). A job's contexts (its prepared data) are pickled in this process and travel to
 a worker over its pipe only — never through a file — when the worker does not hold them yet; a worker holds at most
-:data:`WORKER_CONTEXTS` of them and forgets a job's contexts when the job is over. Outcomes go to the job that
-submitted the task and nowhere else.
+:data:`WORKER_CONTEXTS` of them and forgets a job's contexts when the job is over. Jobs submitted with
+``shared_contexts=True`` (the same public data for many sessions) share their contexts instead: pickled once, sent to
+a worker once, kept until newer ones push them out. Outcomes go to the job that submitted the task and nowhere else.
 
 **Without processes.** ``SharedPool(processes=False)`` — or a pool whose first worker could not start (its
 :attr:`~SharedPool.fallback_reason` says why) — runs the tasks one at a time on a background thread of this process
@@ -56,6 +57,8 @@ WORKER_CONTEXTS = 2
 WORKER_NICE = 5
 #: Seconds a spare worker (beyond ``slots``) may sit idle before it is stopped.
 SPARE_IDLE_S = 30.0
+#: First element of the worker-side key of a context shared between jobs (a job's own contexts use its id).
+SHARED = "shared"
 
 
 class Job:
@@ -64,9 +67,10 @@ class Job:
     _ids = itertools.count(1)
 
     def __init__(self, pool: SharedPool, tasks: Sequence[Task], contexts: Callable[[Hashable], Any] | None,
-                 label: str) -> None:
+                 label: str, shared_contexts: bool = False) -> None:
         self.id = next(Job._ids)
         self.label = label
+        self.shared_contexts = shared_contexts
         self.tasks = list(tasks)
         self.total = len(self.tasks)
         self._pool = pool
@@ -154,7 +158,14 @@ class Job:
             self._ended = time.monotonic()
         self._over.set()
 
+    def _key(self, context: Hashable) -> tuple:
+        """The key under which a worker holds this job's context ``context``: the job's own, or one shared by every
+        job submitted with ``shared_contexts`` (the same key is the same data)."""
+        return (SHARED, context) if self.shared_contexts else (self.id, context)
+
     def _blob(self, key: Hashable) -> bytes:
+        if self.shared_contexts:
+            return self._pool._shared_blob(key, self._contexts)
         if key not in self._blobs:
             self._blobs[key] = pickle.dumps(self._contexts(key), protocol=pickle.HIGHEST_PROTOCOL)
         return self._blobs[key]
@@ -206,6 +217,7 @@ class SharedPool:
         self._lock = threading.RLock()
         self._jobs: list[Job] = []
         self._slots: list[_Slot] = []
+        self._shared_blobs: OrderedDict[Hashable, bytes] = OrderedDict()  # pickled shared contexts (LRU)
         self._closed = False
         self.fallback_reason = "" if processes else "worker processes were switched off"
         self._wake_r, self._wake_w = mp.Pipe(duplex=False)
@@ -225,12 +237,17 @@ class SharedPool:
         return bool(self.fallback_reason)
 
     def submit(self, tasks: Sequence[Task], contexts: Callable[[Hashable], Any] | None = None, *,
-               label: str = "") -> Job:
+               label: str = "", shared_contexts: bool = False) -> Job:
         """Queue ``tasks`` as one job; ``contexts(key)`` builds the shared input a task names (called in the pool's
-        thread, once per key). Returns the job's handle at once."""
+        thread, once per key). Returns the job's handle at once.
+
+        ``shared_contexts=True`` promises that a context key names the same data in every job submitted so: the
+        context is then pickled once and a worker that holds it serves every such job (many sessions on the same
+        public dataset). Such contexts outlive the job (least recently used dropped first), so never use it for a
+        user's own data."""
         if self._closed:
             raise RuntimeError("this pool is closed")
-        job = Job(self, tasks, contexts, label)
+        job = Job(self, tasks, contexts, label, shared_contexts)
         with self._lock:
             if not job.finished:
                 self._jobs.append(job)
@@ -259,6 +276,15 @@ class SharedPool:
         with contextlib.suppress(Exception):
             while self._wake_r.poll():
                 self._wake_r.recv_bytes()
+
+    def _shared_blob(self, key: Hashable, contexts: Callable[[Hashable], Any]) -> bytes:
+        """A shared context, pickled once for every job that names it (the last :data:`WORKER_CONTEXTS` kept)."""
+        if key not in self._shared_blobs:
+            self._shared_blobs[key] = pickle.dumps(contexts(key), protocol=pickle.HIGHEST_PROTOCOL)
+            while len(self._shared_blobs) > WORKER_CONTEXTS:
+                self._shared_blobs.popitem(last=False)
+        self._shared_blobs.move_to_end(key)
+        return self._shared_blobs[key]
 
     def _prune(self) -> None:
         self._jobs = [j for j in self._jobs if not j.finished]
@@ -289,9 +315,9 @@ class SharedPool:
                 if task.context is None:
                     ctx = None
                 else:
-                    if (job.id, task.context) != held_key:
+                    if job._key(task.context) != held_key:
                         held, held_key = None, None
-                        held, held_key = job._contexts(task.context), (job.id, task.context)
+                        held, held_key = job._contexts(task.context), job._key(task.context)
                     ctx = held
 
                 def report(payload: Any, _job: Job = job, _index: int = index) -> None:
@@ -431,7 +457,7 @@ class SharedPool:
         idle = [s for s in self._slots if s.job is None]
         # prefer a pending task whose context an idle worker already holds
         for pos, index in enumerate(itertools.islice(job._pending, 32)):
-            key = (job.id, job.tasks[index].context)
+            key = job._key(job.tasks[index].context)
             slot = next((s for s in idle if key in s.held), None)
             if slot is not None:
                 del job._pending[pos]
@@ -449,7 +475,7 @@ class SharedPool:
 
     def _start(self, slot: _Slot, job: Job, index: int, now: float) -> bool:
         task = job.tasks[index]
-        key = (job.id, task.context)
+        key = job._key(task.context)
         try:
             if task.context is not None and key not in slot.held:
                 slot.worker.conn.send(("context", key, job._blob(task.context)))
@@ -517,6 +543,10 @@ class SharedPool:
         if msg[0] == "report":
             job._reports[msg[1]] = msg[2]
             return
+        if slot.paused:
+            # The task ended just before it was paused (its result was already in the pipe): the worker is stopped
+            # and would never read the next message sent to it, so it must run again before it counts as free.
+            self._resume(slot, time.monotonic())
         slot.job, slot.task, slot.paused, slot.limit = None, None, False, float("inf")
         slot.idle_since = time.monotonic()
         if msg[0] == "done":

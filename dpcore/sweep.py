@@ -396,10 +396,13 @@ class PooledSweep:
     Only the missing cells are submitted. :meth:`collect` moves finished cells into the frames and into the cache
     (``ok`` and ``bottom`` rows only: an error or a time-out may not happen again). :meth:`frames` gives every
     sweep's frame with the cells finished so far; :meth:`cancel` stops the job and keeps them.
+
+    ``shared_contexts=True`` (public data only): the pool pickles the (sub)samples once for every sweep on the same
+    data (keyed by its fingerprint, seed and SVM hold-out) instead of once per sweep.
     """
 
     def __init__(self, pool, plans: Mapping[str, SweepPlan], cache: dict | None = None, *, label: str = "",
-                 cache_limit: int = 50_000) -> None:
+                 cache_limit: int = 50_000, shared_contexts: bool = False) -> None:
         self.plans = dict(plans)
         self.cache = cache if cache is not None else {}
         self.cache_limit = cache_limit
@@ -410,7 +413,7 @@ class PooledSweep:
         # sweeps with the same seed and SVM hold-out work on the same sample: their cells share its contexts
         builders: dict[tuple, SweepPlan] = {}
         for name, plan in self.plans.items():
-            split = (plan.config.seed, plan.config.svm_holdout)
+            split = (plan.data.fingerprint, plan.config.seed, plan.config.svm_holdout)
             builders.setdefault(split, plan)
             for index in range(plan.total):
                 row = self.cache.get(plan.cell_key(index))
@@ -430,8 +433,8 @@ class PooledSweep:
         self._version = 0
         self._frames: tuple[int, dict[str, pd.DataFrame]] | None = None
         # the job's contexts reference the plans only, never this object (or its cache)
-        self.job = (pool.submit(tasks, lambda key: builders[key[0]].context(key[1]), label=label) if tasks
-                    else None)
+        self.job = (pool.submit(tasks, lambda key: builders[key[0]].context(key[1]), label=label,
+                                shared_contexts=shared_contexts) if tasks else None)
         if self.job is not None:  # nobody left to read it (e.g. a closed browser session): the job stops
             weakref.finalize(self, self.job.cancel)
 

@@ -83,6 +83,12 @@ def public_store() -> _PublicStore:
     return _PublicStore()
 
 
+def is_public(prepared) -> bool:
+    """Whether ``prepared`` is a built-in dataset prepared by :func:`builtin_prepared` (public data: its sweeps may
+    share their inputs on the pool with other sessions' sweeps). Always False for an upload, or with the caches off."""
+    return enabled() and public_store().dataset_of((prepared.fingerprint,)) is not None
+
+
 def builtin_ids() -> frozenset[str]:
     """Ids of the built-in datasets (the registry's)."""
     from pages._state import dataset_infos

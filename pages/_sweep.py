@@ -22,6 +22,7 @@ from dpcore.exceptions import DPCoreError
 from dpcore.sweep import PooledSweep, SweepPlan, plan_sweep, quick_mechanism
 from pages._datasets import current_dataset_name
 from pages._pool import pool_notice, shared_pool
+from pages._server_cache import is_public
 
 #: Minimum seconds between two progress-bar updates of a sweep the page waits for.
 PROGRESS_INTERVAL = 0.2
@@ -88,7 +89,8 @@ def run_sweep_cached(prepared, config, *, label: str = "sweep") -> pd.DataFrame 
     plans = _plans(prepared, {"main": config})
     if plans is None:
         return None
-    sweep = PooledSweep(shared_pool(), plans, _cells(), label=label, cache_limit=CELL_CACHE_MAX)
+    sweep = PooledSweep(shared_pool(), plans, _cells(), label=label, cache_limit=CELL_CACHE_MAX,
+                        shared_contexts=is_public(prepared))
     _wait(sweep, label, float("inf"))
     return sweep.frames()["main"]
 
@@ -156,8 +158,9 @@ def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: st
         if plans is not None and "main" in plans:
             if live is not None:
                 live.sweep.cancel()  # its finished cells are in the cell cache
-            live = _Live(keys, dict(configs), PooledSweep(pool, plans, _cells(), label=label,
-                                                          cache_limit=CELL_CACHE_MAX), label)
+            sweep = PooledSweep(pool, plans, _cells(), label=label, cache_limit=CELL_CACHE_MAX,
+                                shared_contexts=is_public(prepared))
+            live = _Live(keys, dict(configs), sweep, label)
             ss[live_slot] = live
         else:
             started = False

@@ -7,6 +7,8 @@ generous bound, so a slow machine makes the tests slower, not wrong.
 from __future__ import annotations
 
 import gc
+import sys
+import threading
 import time
 from types import SimpleNamespace
 
@@ -122,6 +124,82 @@ def test_contexts_reach_only_their_own_jobs_tasks(pool_factory):
     assert a.wait(WAIT) and b.wait(WAIT)
     assert {o.value[1] for o in a.outcomes().values()} == {("a", "k")}
     assert {o.value[1] for o in b.outcomes().values()} == {("b", "k")}
+
+
+def test_shared_contexts_are_built_once_for_every_job_and_private_ones_stay_apart(pool_factory):
+    pool = pool_factory(2)
+    built: list[str] = []
+
+    def public(key):
+        built.append(key)
+        return ("public", key)
+
+    shared = [pool.submit([Task(_nap, (0.01,), context="k") for _ in range(3)], public, shared_contexts=True)
+              for _ in range(4)]
+    own = pool.submit([Task(_nap, (0.01,), context="k") for _ in range(3)], lambda key: ("own", key))
+    assert all(job.wait(WAIT) for job in [*shared, own])
+    assert built == ["k"]  # pickled once for the four jobs
+    assert {o.value[1] for job in shared for o in job.outcomes().values()} == {("public", "k")}
+    assert {o.value[1] for o in own.outcomes().values()} == {("own", "k")}  # same key, its own data
+
+
+def _worker_states(pool: SharedPool) -> list[str]:
+    """The kernel's state letter of each worker process (Linux /proc; "T" = stopped by SIGSTOP)."""
+    states = []
+    for slot in pool._slots:
+        with open(f"/proc/{slot.worker.proc.pid}/status") as status:
+            states.append(next(line.split()[1] for line in status if line.startswith("State:")))
+    return states
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads worker states from /proc")
+def test_a_task_that_finishes_as_it_is_paused_leaves_its_worker_running(pool_factory):
+    """The race behind a cold classroom that never got its charts: the pool pauses a task whose result is already
+    waiting, unread, in the pipe. Its worker then counts as free but stays stopped, so the next task (or a context
+    too large for the pipe's buffer, with the pool's lock held) is sent to a process that never reads it. Forced
+    here by holding the pool's lock while the heavy task ends and a light job arrives."""
+    pool = pool_factory(1, max_workers=2)
+    heavy = pool.submit([Task(_nap, (0.6,))], label="heavy")
+    _until(lambda: heavy.service > 0.3)
+    with pool._lock:  # the dispatcher wakes for the light job but cannot look before the heavy task has ended
+        light = pool.submit([Task(_nap, (0.05,))], label="light")
+        first = pool._slots[0].worker
+        _until(lambda: first.conn.poll())  # the heavy task's result is waiting, unread
+    assert light.wait(WAIT) and heavy.wait(WAIT)
+    assert heavy.done == 1 and light.done == 1
+    _until(lambda: len(pool._slots) == 2)
+    assert _worker_states(pool).count("T") == 0  # no free worker left stopped
+    for n in range(4):  # and every free worker takes new tasks
+        job = pool.submit([Task(_nap, (0.01,)) for _ in range(2)], label=f"after {n}")
+        assert job.wait(20.0) and job.done == 2
+
+
+def test_many_sessions_submitting_at_once_to_a_fresh_pool_all_finish(pool_factory):
+    """A classroom on a fresh pool: 16 threads submit jobs with a context larger than a pipe's buffer within a
+    second (the pool pauses and resumes workers all the time); every job finishes."""
+    pool = pool_factory(2)
+    blob = bytes(2_000_000)
+    jobs: list = []
+    bell = threading.Barrier(16)
+
+    def session(n: int) -> None:
+        bell.wait()
+        time.sleep(0.04 * n)  # students press the button within a second: earlier jobs are served already
+        tasks = [Task(_nap, (0.03 * (1 + (i + n) % 3),), context="data") for i in range(8)]
+        jobs.append(pool.submit(tasks, lambda key, _n=n: (_n, blob), label=f"session {n}"))
+
+    threads = [threading.Thread(target=session, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    end = time.monotonic() + WAIT
+    assert all(job.wait(max(0.0, end - time.monotonic())) for job in jobs), \
+        f"{sum(not j.finished for j in jobs)} of 16 jobs never finished"
+    assert all(job.done == 8 for job in jobs)
+    owners = [{o.value[1][0] for o in job.outcomes().values()} for job in jobs]
+    assert all(len(owner) == 1 for owner in owners)  # each job's tasks saw its own context only
+    assert sorted(next(iter(owner)) for owner in owners) == list(range(16))
 
 
 SWEEP = dict(mechanisms=["pca", "random", "analyze_gauss", "laplace", "itu"], epsilons=[0.5, 2.0], deltas=[1e-5],
