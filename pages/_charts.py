@@ -36,6 +36,13 @@ NOT_PRIVATE_HOVER = "<b>NOT PRIVATE</b>: its published privacy proof is wrong"
 #: Colour and label of the majority-class baseline drawn on every SVM-accuracy chart.
 BASELINE_COLOR = "#555555"
 MAJORITY_LABEL = "majority class"
+#: Titles and y-axis labels of the sweep metrics' charts (Explore and a loaded sweep CSV draw the same charts).
+METRIC_TITLES = {"captured_variance_ratio": "Captured variance (ratio to optimum)",
+                 "frobenius_error": "Normalised Frobenius error (covariance releases)",
+                 "principal_angle_max_deg": "Largest principal angle",
+                 "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
+METRIC_UNITS = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
+                "captured_variance_ratio": "ratio (1 = non-private PCA)", "frobenius_error": "‖C − Ĉ‖_F / ‖C‖_F"}
 
 
 # ------------------------------------------------------------------------------------------------

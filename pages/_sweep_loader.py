@@ -20,16 +20,12 @@ from dpcore.metrics import METRIC_LABELS, METRIC_NAMES
 from dpcore.privacy import GUARANTEE_LABELS
 from dpcore.reporting import band_table, reference_levels, results_table
 from dpcore.sweep import COLUMNS, STATUSES
+from pages._charts import METRIC_TITLES, METRIC_UNITS
 
 KEY = "explore_sweep_csv"
 #: Columns read as numbers (the metrics, the cell's settings and its runtime).
 NUMERIC = ("epsilon", "delta", "k", "n", "d", "trial", "seed", *METRIC_NAMES, "runtime_s")
-TITLES = {"captured_variance_ratio": "Captured variance (ratio to optimum)",
-          "frobenius_error": "Normalised Frobenius error (covariance releases)",
-          "principal_angle_max_deg": "Largest principal angle",
-          "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
-UNITS = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
-         "captured_variance_ratio": "ratio (1 = non-private PCA)", "frobenius_error": "‖C − Ĉ‖_F / ‖C‖_F"}
+
 
 
 class SweepCsvError(DataError):
@@ -130,8 +126,8 @@ def show(frame: pd.DataFrame, name: str) -> None:
     cols = st.columns(2)
     for i, metric in enumerate(metrics):
         fig = ui.metric_figure(
-            bands, metric, title=TITLES[metric], x_title="ε (privacy loss, log scale)",
-            y_title=UNITS.get(metric, METRIC_LABELS[metric]),
+            bands, metric, title=METRIC_TITLES[metric], x_title="ε (privacy loss, log scale)",
+            y_title=METRIC_UNITS.get(metric, METRIC_LABELS[metric]),
             references={m: v for m, v in levels.get(metric, {}).items()
                         if not (metric == "frobenius_error" and m == "random")},
             baselines={ui.MAJORITY_LABEL: majority} if metric == "svm_accuracy" and majority is not None else None,

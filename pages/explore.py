@@ -18,6 +18,7 @@ from pages import _export as export
 from pages import _sweep_loader as sweep_loader
 from pages import _ui as ui
 from pages import _whatif as whatif
+from pages._charts import METRIC_TITLES, METRIC_UNITS
 
 #: Small classic datasets offered one click away (with why they are noisy), when registered.
 CLASSIC = ("wine", "breast_cancer", "digits")
@@ -170,12 +171,7 @@ band_kind = "sd" if band_choice == "±1 sd" else "minmax"
 metrics = ["captured_variance_ratio", "frobenius_error", "principal_angle_max_deg"]
 if prepared.has_labels:
     metrics.append("svm_accuracy")
-titles = {"captured_variance_ratio": "Captured variance (ratio to optimum)",
-          "frobenius_error": "Normalised Frobenius error (covariance releases)",
-          "principal_angle_max_deg": "Largest principal angle",
-          "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
-units = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
-         "captured_variance_ratio": "ratio (1 = non-private PCA)", "frobenius_error": "‖C − Ĉ‖_F / ‖C‖_F"}
+titles, units = METRIC_TITLES, METRIC_UNITS
 
 # Summaries, figures and the table depend only on the shown sweep: build them once per sweep (and band choice)
 # and reuse them on the reruns that every widget interaction triggers.

@@ -11,33 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
+from _slow_mechanisms import SleepyMechanism
 from streamlit.testing.v1 import AppTest
 
 from dpcore.mechanisms import _INSTANCES, _REGISTRY
-from dpcore.mechanisms.base import Mechanism, MechanismOutput
-from dpcore.noise import uniform_stiefel
-from dpcore.privacy import LedgerEntry
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
 LIVE = "_dp_explore_result_live"
-
-
-class SleepyMechanism(Mechanism):
-    """Pure-DP test fixture: a random subspace, after a long sleep when ε > 1 (test only)."""
-
-    id = "test_sleepy"
-    name = "Sleepy (test only)"
-    summary = "test fixture"
-    reference = "test fixture"
-    guarantee = "pure"
-    output = "subspace"
-
-    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
-        if epsilon > 1.5:
-            time.sleep(120)
-        return MechanismOutput(ledger=[LedgerEntry("test", epsilon)], subspace=uniform_stiefel(data.d, k, rng))
 
 
 @pytest.fixture

@@ -14,12 +14,10 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from _slow_mechanisms import SleepyMechanism
 
 from dpcore.mechanisms import _INSTANCES, _REGISTRY
-from dpcore.mechanisms.base import Mechanism, MechanismOutput
-from dpcore.noise import uniform_stiefel
 from dpcore.parallel import Task
-from dpcore.privacy import LedgerEntry
 from dpcore.scheduler import SharedPool, pick_job
 from dpcore.sweep import PooledSweep, plan_sweep, run_sweep
 
@@ -241,20 +239,11 @@ def test_cell_keys_ignore_other_mechanisms_and_epsilons(small_data):
     assert not keys & {reseeded.cell_key(i) for i in range(reseeded.total)}
 
 
-class _StuckMechanism(Mechanism):
+class _StuckMechanism(SleepyMechanism):
     """Sleeps far past any cap for ε > 1.5 without checking its deadline (test only)."""
 
     id = "test_stuck_in_pool"
     name = "Stuck (test only)"
-    summary = "test fixture"
-    reference = "test fixture"
-    guarantee = "pure"
-    output = "subspace"
-
-    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
-        if epsilon > 1.5:
-            time.sleep(120)
-        return MechanismOutput(ledger=[LedgerEntry("test", epsilon)], subspace=uniform_stiefel(data.d, k, rng))
 
 
 def test_a_stuck_sweep_cell_times_out_at_its_cap_while_another_sessions_sweep_runs(small_data, pool_factory,
