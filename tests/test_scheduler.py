@@ -85,7 +85,9 @@ def test_a_light_job_takes_the_slot_of_a_long_running_task(pool_factory):
     light = pool.submit([Task(_nap, (0.05,)) for _ in range(3)], label="light")
     assert light.wait(WAIT) and light.done == 3
     assert heavy.done == 0 and not heavy.finished  # its task could only end after 90 s
-    assert heavy.pauses == 1 and light.pauses == 0  # paused once for the light job, resumed after it
+    # paused for the light job (once, or again if it was resumed between two light tasks on a loaded machine) and
+    # the light job never paused
+    assert heavy.pauses >= 1 and light.pauses == 0
     heavy.cancel()
     assert heavy.wait(WAIT) and heavy.done == 0
 
