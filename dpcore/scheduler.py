@@ -524,12 +524,21 @@ class SharedPool:
     def _receive(self, slot: _Slot, readable: bool) -> None:
         msg: Any = None
         if readable or slot.worker.conn.poll():
+            if slot.paused:
+                # A worker stopped half-way through writing a message (a large result or report goes out in several
+                # writes) would leave recv() waiting for the rest for ever, with the pool's lock held: let it finish
+                # writing first (a report's sender is stopped again below; a result's worker stays running).
+                with contextlib.suppress(Exception):
+                    os.kill(slot.worker.proc.pid, signal.SIGCONT)
             try:
                 msg = slot.worker.conn.recv()
             except (EOFError, OSError):
                 msg = None
             except Exception as exc:
                 msg = ("failed", slot.task, f"the result could not be read: {type(exc).__name__}: {exc}", slot.ran)
+            if slot.paused and msg is not None and msg[0] == "report":
+                with contextlib.suppress(Exception):
+                    os.kill(slot.worker.proc.pid, signal.SIGSTOP)
         job, index = slot.job, slot.task
         if msg is None:  # the worker process is gone
             slot.worker.proc.join(1.0)

@@ -6,6 +6,7 @@ All computation goes through :mod:`dpcore.audit`; this page only collects inputs
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -17,20 +18,20 @@ from dpcore.audit import (
     CONFORMANCE_DRAWS,
     DEFAULT_TRIALS,
     FIELDS,
+    MIN_TRIALS,
     NEIGHBOUR_CONSTRUCTIONS,
     PROBE_SEEDS,
     STATISTICS,
     determinism_probe,
     estimate_audit_seconds,
     format_p_value,
-    run_audit,
     sampler_conformance,
 )
+from dpcore.audit.runner import audit_task
 from dpcore.display import identifier_label
 from dpcore.exceptions import DPCoreError
 from dpcore.mechanisms import get_mechanism, mechanism_ids
 from dpcore.parallel import Task
-from dpcore.scheduler import call_with_progress
 from dpcore.statements import delta_statement
 from pages import _nav
 from pages._charts import trace_style
@@ -40,9 +41,16 @@ RESULT_KEY = "audit_result"
 #: The session's running audit (a job on the server's shared pool) and the note of the last one that did not finish.
 AUDIT_JOB_KEY = "audit_job"
 AUDIT_NOTE_KEY = "audit_note"
-#: An audit is waited for this long inside the page run (progress bar, Cancel); a longer one is polled.
+#: An audit is waited for this long inside the page run (progress bar, interim results, Cancel); a longer one is
+#: polled. ``DP_AUDIT_WAIT_S`` (environment) overrides it.
 AUDIT_WAIT_S = 20.0
 AUDIT_POLL_S = 0.5
+#: While an audit runs, its interim result is redrawn at most this often (a redraw reruns the whole page).
+AUDIT_REDRAW_S = 1.5
+#: The note shown with the result in RESULT_KEY (e.g. "cancelled after N releases: interim result"), and the
+#: releases per dataset of the interim result last drawn with the time it was drawn.
+RESULT_NOTE_KEY = "audit_result_note"
+AUDIT_DRAWN_KEY = "audit_drawn"
 #: A worker still running an audit AUDIT_HARD_FACTOR × its time limit + AUDIT_HARD_GRACE_S seconds after it started
 #: is stopped (the audit's own time limit normally ends it first, with the releases done so far).
 AUDIT_HARD_FACTOR = 1.5
@@ -132,11 +140,12 @@ def _estimate(mid: str, epsilon: float, delta: float | None, trials: int, neighb
 
 def _verdict(result) -> None:
     conf = f"{100 * result.confidence:g}%"
+    so_far = "Interim: " if result.interim else ""  # the box says so itself, not only the note above it
     if result.violated and result.structural:
         statement = delta_statement(result.claimed_epsilon, result.delta_lower_bound, confidence=result.confidence,
                                     every_epsilon=True)
         st.error(
-            f"**The audit proves this mechanism is NOT {result.claim}.** {statement} Witness (produced by "
+            f"**{so_far}The audit proves this mechanism is NOT {result.claim}.** {statement} Witness (produced by "
             f"{result.counts['numerator']}, impossible under {result.counts['denominator']}): "
             f"{result.event['description']}."
         )
@@ -144,13 +153,13 @@ def _verdict(result) -> None:
             st.caption(f"Why the other dataset cannot produce it: {result.event['assumption']}.")
     elif result.violated:
         st.error(
-            f"**The audit proves this mechanism is NOT {result.claim}.** With {conf} confidence its privacy loss is "
-            f"at least ε = {result.epsilon_lower_bound:.3g}, more than the claimed {result.claimed_epsilon:g}. "
+            f"**{so_far}The audit proves this mechanism is NOT {result.claim}.** With {conf} confidence its privacy "
+            f"loss is at least ε = {result.epsilon_lower_bound:.3g}, more than the claimed {result.claimed_epsilon:g}. "
             f"Witness: {result.event['description']}."
         )
     elif result.inconclusive:
         st.warning(
-            f"**Inconclusive: this test could not have refuted the claim.** With "
+            f"**{so_far}Inconclusive: this test could not have refuted the claim.** With "
             f"{result.counts['held_out_n'][0]:,} counted releases per dataset, no frequency ratio can show more than "
             f"ε ≈ {result.max_certifiable_epsilon:.3g}, less than the claimed {result.claimed_epsilon:g}, and no "
             "output that one dataset can never produce was seen."
@@ -159,7 +168,7 @@ def _verdict(result) -> None:
         )
     else:
         st.info(
-            f"**No violation found.** The audit's lower bound ε ≥ {result.epsilon_lower_bound:.3g} ({conf} "
+            f"**{so_far}No violation found.** The audit's lower bound ε ≥ {result.epsilon_lower_bound:.3g} ({conf} "
             f"confidence) does not exceed the claimed {result.claimed_epsilon:g}. This is consistent with the "
             "claim but does not prove it: an audit can only show that a mechanism leaks *at least* this much."
         )
@@ -206,7 +215,9 @@ def _epsilon_figure(result) -> go.Figure:
         fig.add_vline(x=cap, line_dash="dot", line_color="grey", annotation_text="largest ε this test can show",
                       annotation_position="bottom right")
     fig.update_layout(xaxis_title="ε", height=240, margin={"t": 30, "b": 40},
-                      title=f"{style.legend}: ε lower bound at {100 * result.confidence:g}% confidence vs the claim")
+                      title=f"{style.legend}: ε lower bound at {100 * result.confidence:g}% confidence vs the claim"
+                      + (f" (interim: {result.completed[0]:,} of {result.trials:,} releases)" if result.interim
+                         else ""))
     return fig
 
 
@@ -227,8 +238,10 @@ def _counts_table(result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _show_audit(result) -> None:
-    st.subheader(f"Result: {result.mechanism_name}")
+def _show_audit(result, note: str | None = None) -> None:
+    st.subheader(f"{'Interim result' if result.interim else 'Result'}: {result.mechanism_name}")
+    if result.interim:
+        st.warning(note or result.interim_note(), icon=":material/hourglass_top:")
     _verdict(result)
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric("Claimed ε", f"{result.claimed_epsilon:g}")
@@ -333,15 +346,36 @@ def _audit_job(cancel: bool = False):
     return entry
 
 
+def _wait_seconds() -> float:
+    """Seconds a new audit is waited for inside the page run (:data:`AUDIT_WAIT_S` unless the environment says)."""
+    try:
+        return max(0.1, float(os.environ.get("DP_AUDIT_WAIT_S", AUDIT_WAIT_S)))
+    except ValueError:
+        return AUDIT_WAIT_S
+
+
+def _interim(job):
+    """The latest interim result the running audit has reported (None before the first)."""
+    report = job.reports().get(0)
+    return report[2] if report is not None and len(report) > 2 else None
+
+
 def _audit_finish(job, settings_error: str) -> None:
-    """Move a finished audit's result (or its error) into the page state."""
+    """Move a finished audit's result (or its error; after Cancel, its last interim result) into the page state."""
     st.session_state.pop(AUDIT_JOB_KEY, None)
+    st.session_state.pop(AUDIT_DRAWN_KEY, None)
     outcome = job.outcomes().get(0)
     if job.cancelled or outcome is None:
-        st.session_state[AUDIT_NOTE_KEY] = ("warning", "Audit cancelled: an audit's bound needs its releases, so "
-                                            "nothing is shown. For a quicker run, lower the releases per dataset or "
-                                            "the time limit (a run that reaches it uses the releases completed so "
-                                            "far).")
+        interim = _interim(job)
+        if interim is not None:
+            st.session_state[RESULT_KEY] = interim
+            st.session_state[RESULT_NOTE_KEY] = interim.interim_note(cancelled=True)
+            st.session_state.pop(PROBE_KEY, None)
+        else:
+            st.session_state[AUDIT_NOTE_KEY] = (
+                "warning", f"Audit cancelled before its first interim result (it needs at least {MIN_TRIALS} "
+                "releases per dataset), so nothing is shown. For a quicker run, lower the releases per dataset or "
+                "the time limit (a run that reaches it uses the releases completed so far).")
     elif outcome.status == "killed":
         st.session_state[AUDIT_NOTE_KEY] = ("error", "The audit ran far past its time limit without stopping and "
                                             "was stopped; lower the releases per dataset.")
@@ -352,28 +386,44 @@ def _audit_finish(job, settings_error: str) -> None:
             st.session_state[AUDIT_NOTE_KEY] = ("error", outcome.value[1])
     else:
         st.session_state[RESULT_KEY] = outcome.value[1]
+        st.session_state.pop(RESULT_NOTE_KEY, None)
         st.session_state.pop(PROBE_KEY, None)
 
 
 def _audit_progress_text(job) -> tuple[float, str]:
-    done, total = job.reports().get(0, (0, 1))
+    done, total = (job.reports().get(0) or (0, 1))[:2]
     return min(done / max(total, 1), 1.0), f"{done:,} of {total:,} releases · {job.elapsed:.0f} s"
 
 
 @st.fragment(run_every=AUDIT_POLL_S)
 def _audit_watch() -> None:
-    """Progress of an audit that outlived the page run; reruns the page when it ends."""
+    """Progress of an audit that outlived the page run; reruns the page when it ends or when a newer interim result
+    is worth drawing."""
     entry = _audit_job()
     if entry is None:
         return
-    fraction, text = _audit_progress_text(entry[0])
+    job = entry[0]
+    fraction, text = _audit_progress_text(job)
     st.progress(fraction, text=text)
-    if entry[0].finished:
+    interim = _interim(job)
+    drawn, drawn_at = st.session_state.get(AUDIT_DRAWN_KEY, (0, 0.0))
+    newer = interim is not None and interim.completed[0] > drawn
+    if job.finished or (newer and time.monotonic() - drawn_at >= AUDIT_REDRAW_S):
         st.rerun(scope="app")
 
 
+def _draw_interim(slot, result) -> None:
+    """A compact interim view (no widgets) inside ``slot``, redrawn while the page run waits for the audit."""
+    with slot.container():
+        st.warning(result.interim_note(), icon=":material/hourglass_top:")
+        _verdict(result)
+        st.plotly_chart(_epsilon_figure(result), width="stretch",
+                        key=f"audit_interim_chart_{result.completed[0]}")
+
+
 def _audit_progress(wait: float) -> None:
-    """Progress line and Cancel button of the session's audit; waits up to ``wait`` seconds inside this run."""
+    """Progress line and Cancel button of the session's audit; waits up to ``wait`` seconds inside this run, drawing
+    its interim results as they come."""
     if wait:  # a new audit: the note of the last one goes
         st.session_state.pop(AUDIT_NOTE_KEY, None)
     entry = _audit_job()
@@ -382,20 +432,30 @@ def _audit_progress(wait: float) -> None:
         pool_notice(shared_pool())
         col_progress, col_cancel = st.columns([4, 1], vertical_alignment="center")
         cancel_slot = col_cancel.empty()  # emptied when the audit ends inside this run
-        if cancel_slot.button("Cancel", key="audit_cancel", icon=":material/stop:", help="Stop this audit."):
+        if cancel_slot.button("Cancel", key="audit_cancel", icon=":material/stop:",
+                              help="Stop this audit; its last interim result is kept."):
             job.cancel()
             job.wait(10.0)
             _audit_finish(job, entry[1])
             st.rerun()
         holder = col_progress.empty()
+        interim_slot = st.empty()
+        drawn = 0
         end = time.monotonic() + wait
         while not job.finished and time.monotonic() < end:
             holder.progress(*_audit_progress_text(job))
+            interim = _interim(job)
+            if interim is not None and interim.completed[0] > drawn:
+                _draw_interim(interim_slot, interim)
+                drawn = interim.completed[0]
             job.wait(min(0.2, max(0.0, end - time.monotonic())))
         holder.empty()
+        interim_slot.empty()  # the result section below draws the latest one
         if job.finished:
             cancel_slot.empty()
         else:
+            interim = _interim(job)  # drawn by this run (below): the poller reruns the page only for a newer one
+            st.session_state[AUDIT_DRAWN_KEY] = (0 if interim is None else interim.completed[0], time.monotonic())
             with holder.container():
                 _audit_watch()
     if entry is not None and entry[0].finished:
@@ -403,6 +463,21 @@ def _audit_progress(wait: float) -> None:
     note = st.session_state.get(AUDIT_NOTE_KEY)
     if note:
         (st.warning if note[0] == "warning" else st.error)(note[1])
+
+
+def _show_running_audit() -> bool:
+    """Draw the running audit's latest interim result (or a waiting note); False when no audit is running."""
+    entry = _audit_job()
+    if entry is None or entry[0].finished:
+        return False
+    interim = _interim(entry[0])
+    if interim is None:
+        st.info(f"Waiting for the first interim result (after at least {MIN_TRIALS} releases per dataset)…",
+                icon=":material/hourglass_top:")
+        return True
+    st.session_state[AUDIT_DRAWN_KEY] = (interim.completed[0], time.monotonic())
+    _show_audit(interim)
+    return True
 
 
 def _valid_choice(key: str, options: tuple) -> None:
@@ -500,9 +575,9 @@ def main() -> None:
                           statistic=statistic, trials=int(trials), k=int(k), seed=int(seed) or None,
                           time_limit=float(time_limit), n=int(n), neighbouring=neighbouring, field=field)
         st.session_state[AUDIT_JOB_KEY] = (shared_pool().submit(
-            [Task(call_with_progress, (run_audit, audit_args), hard_limit=AUDIT_HARD_FACTOR * float(time_limit)
+            [Task(audit_task, (audit_args,), hard_limit=AUDIT_HARD_FACTOR * float(time_limit)
                   + AUDIT_HARD_GRACE_S)], label="audit"), settings_error)
-    _audit_progress(AUDIT_WAIT_S if started else 0.0)
+    _audit_progress(_wait_seconds() if started else 0.0)
     if probe or st.session_state.pop("audit_probe_requested", False):
         with st.spinner("Running both datasets with identical seeds…"):
             try:
@@ -516,10 +591,12 @@ def main() -> None:
                 st.session_state[PROBE_KEY] = result
                 st.session_state.pop(RESULT_KEY, None)
 
-    if st.session_state.get(PROBE_KEY) is not None:
+    if _show_running_audit():  # a running audit shows its latest interim result
+        pass
+    elif st.session_state.get(PROBE_KEY) is not None:
         _show_probe(st.session_state[PROBE_KEY])
     elif st.session_state.get(RESULT_KEY) is not None:
-        _show_audit(st.session_state[RESULT_KEY])
+        _show_audit(st.session_state[RESULT_KEY], st.session_state.get(RESULT_NOTE_KEY))
     else:
         st.caption("Choose a preset or press *Run audit*.")
 

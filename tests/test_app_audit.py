@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
+
+from dpcore.audit import MIN_TRIALS
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "audit.py")
 
@@ -134,3 +137,41 @@ def test_relation_choices_follow_the_mechanism():
     at.selectbox(key="audit_mechanism").set_value("laplace").run()
     assert len(at.selectbox(key="audit_neighbouring").options) == 3
     assert any("add or remove" in o for o in at.selectbox(key="audit_neighbouring").options)
+
+
+def test_a_running_audit_draws_interim_results_and_cancel_keeps_the_last(monkeypatch):
+    """A long audit (100,000 releases per dataset) outlives a short in-run wait; the page draws its interim result,
+    and Cancel keeps that result, marked as interim."""
+    monkeypatch.setenv("DP_AUDIT_WAIT_S", "0.5")
+    at = _app()
+    at.selectbox(key="audit_mechanism").set_value("laplace").run()
+    at.select_slider(key="audit_trials").set_value(100_000).run()
+    at.number_input(key="audit_seed").set_value(2).run()
+    at.button(key="audit_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    job = at.session_state["audit_job"][0]
+    try:
+        end = time.monotonic() + 60
+        while (job.reports().get(0) or (0, 1, None))[2] is None:
+            assert time.monotonic() < end and not job.finished, "no interim result within a minute"
+            time.sleep(0.1)
+        at.run()  # what the page's poller does when an interim result is in
+        assert not at.exception, [e.value for e in at.exception]
+        assert not job.finished
+        assert any(s.value.startswith("Interim result") for s in at.subheader)
+        assert any("interim; the verdict is the final run's" in w.value for w in at.warning)
+        assert len(at.get("plotly_chart")) >= 2
+        seen = job.reports()[0][2].completed[0]
+
+        at.button(key="audit_cancel").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert job.cancelled and job.finished and "audit_job" not in at.session_state
+        kept = at.session_state["audit_result"]
+        assert kept.interim and kept.mechanism == "laplace" and kept.trials == 100_000
+        assert MIN_TRIALS <= seen <= kept.completed[0] < 100_000
+        assert f"Cancelled after {kept.completed[0]:,} of 100,000 releases per dataset" in \
+            " ".join(w.value for w in at.warning)
+        assert not [b for b in at.button if b.key == "audit_cancel"]
+        assert len(at.get("plotly_chart")) >= 2
+    finally:
+        job.cancel()

@@ -7,6 +7,8 @@ generous bound, so a slow machine makes the tests slower, not wrong.
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import sys
 import threading
 import time
@@ -172,6 +174,30 @@ def test_a_task_that_finishes_as_it_is_paused_leaves_its_worker_running(pool_fac
     for n in range(4):  # and every free worker takes new tasks
         job = pool.submit([Task(_nap, (0.01,)) for _ in range(2)], label=f"after {n}")
         assert job.wait(20.0) and job.done == 2
+
+
+def _big_result(context, seconds, size, report=None):
+    """Sleep, then return ``size`` bytes: a message the worker writes in many pieces (a pipe holds 64 KiB)."""
+    time.sleep(seconds)
+    return bytes(size)
+
+
+def test_a_worker_paused_half_way_through_sending_its_result_is_read_to_the_end(pool_factory):
+    """The hang of a loaded test run: the pool paused a worker while it was writing a large result, then its recv()
+    waited for the rest for ever with the pool's lock held. Forced here: the lock is held while the worker fills
+    the pipe, and the slot is paused right then, as a preempting light job would."""
+    pool = pool_factory(1, max_workers=2)
+    size = 4_000_000
+    job = pool.submit([Task(_big_result, (1.0, size))], label="big")
+    _until(lambda: any(s.job is job for s in pool._slots))
+    slot = next(s for s in pool._slots if s.job is job)
+    with pool._lock:  # the dispatcher sees the pipe readable but cannot read before the slot is paused
+        _until(lambda: slot.worker.conn.poll())  # the first 64 KiB are in the pipe; the worker is blocked writing
+        pool._pause(slot)
+    finished = job.wait(20.0)
+    if not finished:  # old code: unstick the worker so the pool can shut down, then fail
+        os.kill(slot.worker.proc.pid, signal.SIGCONT)
+    assert finished and job.done == 1 and len(job.outcomes()[0].value) == size
 
 
 def test_many_sessions_submitting_at_once_to_a_fresh_pool_all_finish(pool_factory):

@@ -37,6 +37,8 @@ class AuditResult:
     ratio bound ln((p⁻ − δ)/q⁺) of the reported event; ``delta_lower_bound`` is the δ the claim would need at the
     claimed ε, and with ``structural`` (an output the other neighbour cannot produce) it holds for every ε.
     ``max_certifiable_epsilon`` is the largest ratio bound this number of held-out releases could ever give.
+    ``interim`` marks the analysis of the releases collected so far during a run (``completed`` of ``trials``): a
+    smaller audit by the same recipe; repeated looks are not one test, so the verdict is the final run's.
     """
 
     mechanism: str
@@ -67,6 +69,7 @@ class AuditResult:
     structural: bool = False
     max_certifiable_epsilon: float = math.inf
     trials_needed: int | None = None
+    interim: bool = False
 
     @property
     def violated(self) -> bool:
@@ -79,6 +82,17 @@ class AuditResult:
     @property
     def claim(self) -> str:
         return _claim(self.claimed_epsilon, self.delta)
+
+    def interim_note(self, cancelled: bool = False) -> str:
+        """What an interim result is, in one line ("" for a final result)."""
+        if not self.interim:
+            return ""
+        done = f"{self.completed[0]:,} of {self.trials:,} releases per dataset"
+        if cancelled:
+            return (f"Cancelled after {done}: interim result (an audit of the releases finished so far; the run "
+                    "was stopped, so there is no final verdict).")
+        return (f"After {done} — interim; the verdict is the final run's (each look is a smaller audit, and "
+                "repeated looks are not one test).")
 
     def histogram(self, bins: int = 60) -> dict:
         """Common-bin histograms of the event's statistic for both sides (⊥ and infinite values counted apart)."""
@@ -124,7 +138,8 @@ class AuditResult:
     def summary(self) -> str:
         """A few plain-language lines (CLI output, dashboard verdict)."""
         c = self.counts
-        lines = [
+        lines = [self.interim_note()] if self.interim else []
+        lines += [
             f"Audit of {self.mechanism} ({self.mechanism_name}); claimed {self.claim}; neighbours "
             f"{self.neighbours['name']} ({self.neighbouring.replace('_', '/')}); statistic {self.statistic}"
             + (f" on {self.field}" if self.field else "") + ".",
@@ -164,6 +179,7 @@ class AuditResult:
             "runtime_s": self.runtime_s,
             "neighbours": self.neighbours,
             "truncated": self.truncated,
+            "interim": self.interim,
             "k": self.k,
             "seed": self.seed,
             "orientations": self.orientations,

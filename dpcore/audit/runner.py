@@ -10,10 +10,18 @@ With ``n_jobs > 1`` the releases are split over that many worker processes (:mod
 its share of the trials on its own child stream ``stage_seed(seed, Stage.AUDIT, i)`` (a Generator seed is split
 with ``Generator.spawn``), and the workers' releases are concatenated in worker order. A given seed and job count
 reproduce the same result; different job counts give different (equally valid) release samples.
+
+**Interim results.** With ``on_partial`` (serial runs only) the releases collected so far are analysed every
+``partial_every_s`` seconds by the same recipe — a smaller audit of the first m releases per side, halves of m, the
+same confidence split — and passed on as an :class:`AuditResult` with ``interim=True``. The analysis works on a copy
+of the collected values and draws no randomness, so the final result is the same with or without peeks. Each interim
+result is a valid audit on its own, but repeated looks are not one test: the verdict is the final run's.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -47,7 +55,9 @@ __all__ = [
     "DEFAULT_DELTA",
     "DEFAULT_TRIALS",
     "MIN_TRIALS",
+    "PARTIAL_EVERY_S",
     "audit_all_relations",
+    "audit_task",
     "estimate_audit_seconds",
     "run_audit",
 ]
@@ -63,7 +73,18 @@ DEFAULT_DELTA = 1e-5
 HARD_LIMIT_FACTOR = 1.25
 HARD_LIMIT_GRACE_S = 2.0
 
+#: Seconds between two interim analyses (``on_partial``) by default.
+PARTIAL_EVERY_S = 1.5
+#: An interim analysis follows the previous one after at least this many times that one's duration (so peeks cost at
+#: most about 1/(1 + factor) of the run time however large the store grows).
+PARTIAL_COST_FACTOR = 4.0
+#: Seconds between two progress reports of :func:`audit_task` (an interim result is reported at once).
+REPORT_INTERVAL_S = 0.25
+
 ProgressCallback = Callable[[int, int], None]
+PartialCallback = Callable[[AuditResult], None]
+#: The collector's hook after each trial: peek(store, buffers) with the flushed store and the unflushed releases.
+PeekHook = Callable[[ColumnStore, tuple[list, list]], None]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -136,6 +157,24 @@ def _check_progress(progress: Any) -> None:
         raise InvalidParameterError("progress must be a callable progress(done, total) or None.")
 
 
+def _check_partial(on_partial: Any, partial_every_s: Any, jobs: int) -> float:
+    """Validate the interim-result settings; returns the interval in seconds."""
+    if on_partial is None:
+        return PARTIAL_EVERY_S
+    if not callable(on_partial):
+        raise InvalidParameterError("on_partial must be a callable on_partial(interim_result) or None.")
+    if jobs != 1:
+        raise InvalidParameterError("interim results (on_partial) need n_jobs=1: the releases of worker processes "
+                                    "are only seen when they end.")
+    try:
+        every = float(partial_every_s)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"partial_every_s must be a number of seconds; got {partial_every_s!r}.") from None
+    if not math.isfinite(every) or every <= 0:
+        raise InvalidParameterError(f"partial_every_s must be a positive number of seconds; got {partial_every_s!r}.")
+    return every
+
+
 # ------------------------------------------------------------------------------------------------
 # Run time
 # ------------------------------------------------------------------------------------------------
@@ -171,8 +210,9 @@ def estimate_audit_seconds(mechanism_id: str | Mechanism, epsilon: float, trials
 
 def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float, opts: dict, trials: int,
              families: tuple[str, ...], fields: tuple[str, ...], rng: np.random.Generator, deadline: Deadline,
-             progress: ProgressCallback | None) -> tuple[ColumnStore, int, bool]:
-    """Run up to ``trials`` releases per side; returns the column store, releases per side and a truncated flag."""
+             progress: ProgressCallback | None, peek: PeekHook | None = None) -> tuple[ColumnStore, int, bool]:
+    """Run up to ``trials`` releases per side; returns the column store, releases per side and a truncated flag.
+    ``peek`` is called after every completed trial (both sides) with the store and the releases not yet in it."""
     store = ColumnStore()
     datasets = (pair.D0, pair.D1)
     d = pair.D0.d
@@ -198,6 +238,8 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
                                        random_state=rng, time_limit=limit, allow_invalid=True, **opts)
                     buffers[side].append(rel)
                     counts[side] += 1
+                if peek is not None:
+                    peek(store, buffers)
                 if deadline.expired and counts[1] < trials:
                     truncated = True
                     break
@@ -319,6 +361,8 @@ def run_audit(
     neighbouring: str | None = None,
     field: str = "auto",
     n_jobs: int | None = 1,
+    on_partial: PartialCallback | None = None,
+    partial_every_s: float = PARTIAL_EVERY_S,
     **options: Any,
 ) -> AuditResult:
     """Audit a mechanism's claim "(ε, δ)-DP" on one pair of neighbouring datasets.
@@ -332,7 +376,10 @@ def run_audit(
     choose the event, the other half count it. ``delta`` defaults to 1e-5 for mechanisms that use δ and 0 otherwise.
     ``time_limit`` (seconds) stops the run gracefully and reports the bound from the releases so far
     (``truncated=True``). ``n_jobs`` worker processes share the releases (1: this process; −1: every core; see the
-    module docstring for the seeding). Extra keyword arguments are mechanism options.
+    module docstring for the seeding). ``on_partial(result)`` (serial runs only) receives an interim
+    :class:`AuditResult` (``interim=True``) of the releases collected so far, about every ``partial_every_s``
+    seconds once :data:`MIN_TRIALS` per side are in; it does not change the final result. Extra keyword arguments are
+    mechanism options.
 
     The verdict is "violated" when a bound refutes the claim (a ratio bound above ε, or a δ bound above δ; a
     structural witness gives δ ≥ P[M(D) ∈ S] for every ε), "inconclusive" when the claimed ε is beyond what the
@@ -351,9 +398,16 @@ def run_audit(
     deadline = Deadline(check_time_limit(time_limit))
     _check_progress(progress)
     jobs = resolve_jobs(n_jobs)
+    every = _check_partial(on_partial, partial_every_s, jobs)
+
+    def analyse(store: ColumnStore, m: int, truncated: bool) -> AuditResult:
+        return _analyse(mech, k, opts, epsilon, delta, confidence, trials, store, m, families, statistic, field,
+                        pair, seed, truncated, time.perf_counter() - started)
+
     if jobs == 1:
+        peek = None if on_partial is None else _peeker(analyse, on_partial, every, pair, k, families, fields)
         store, m, truncated = _collect(mech, pair, k, epsilon, delta, opts, trials, families, fields, make_rng(seed),
-                                       deadline, progress)
+                                       deadline, progress, peek)
     else:
         store, m, truncated = _collect_parallel(mech, pair, k, epsilon, delta, opts, trials, families, fields, seed,
                                                 deadline, progress, jobs)
@@ -362,7 +416,57 @@ def run_audit(
         raise MechanismTimeout(
             f"the audit stopped at {cap} after only {m} releases per side (need at least {MIN_TRIALS}); "
             "raise the time limit or audit a faster setting (smaller ε, fewer features).")
+    return analyse(store, m, truncated)
 
+
+def _snapshot(store: ColumnStore, buffers: tuple[list, list], pair: NeighbourPair, k: int,
+              families: tuple[str, ...], fields: tuple[str, ...]) -> tuple[ColumnStore, int]:
+    """A copy of the collected values (the store's and the unflushed releases'), and the releases per side in it.
+    Called between two trials, so both sides hold the same number of releases."""
+    parts: list[list[list[tuple[Column, np.ndarray]]]] = [[], []]  # per side: the store's part, the buffers'
+    for side in (0, 1):
+        if store.columns:
+            parts[side].append([(col, store.values(side, key)) for key, col in store.columns.items()])
+        if buffers[side]:
+            batch = ReleaseBatch.from_releases(list(buffers[side]), pair.D0.d, k, fields)
+            parts[side].append(extract_columns(batch, pair, families, fields))
+    keys = set.intersection(*({col.key for col, _ in part} for side in parts for part in side)) if parts[0] else set()
+    snap = ColumnStore()
+    for side in (0, 1):
+        for part in parts[side]:
+            snap.add(side, [(col, np.array(values)) for col, values in part if col.key in keys])
+    m = len(snap.values(0, "status")) if "status" in keys else 0
+    return snap, m
+
+
+def _peeker(analyse: Callable[[ColumnStore, int, bool], AuditResult], on_partial: PartialCallback, every: float,
+            pair: NeighbourPair, k: int, families: tuple[str, ...], fields: tuple[str, ...]) -> PeekHook:
+    """The collector's hook that hands an interim result to ``on_partial`` when one is due."""
+    state = {"due": time.monotonic() + every, "m": 0}
+
+    def peek(store: ColumnStore, buffers: tuple[list, list]) -> None:
+        if time.monotonic() < state["due"]:
+            return
+        t0 = time.monotonic()
+        snap, m = _snapshot(store, buffers, pair, k, families, fields)
+        if m >= MIN_TRIALS and m > state["m"]:
+            try:
+                result = analyse(snap, m, False)
+            except DPCoreError:  # e.g. no usable values yet: try again at the next look
+                result = None
+            if result is not None:
+                state["m"] = m
+                on_partial(dataclasses.replace(result, interim=True))
+        spent = time.monotonic() - t0
+        state["due"] = time.monotonic() + max(every, PARTIAL_COST_FACTOR * spent)
+
+    return peek
+
+
+def _analyse(mech: Mechanism, k: int, opts: dict, epsilon: float, delta: float, confidence: float, trials: int,
+             store: ColumnStore, m: int, families: tuple[str, ...], statistic: str, field: str,
+             pair: NeighbourPair, seed: RandomState, truncated: bool, runtime: float) -> AuditResult:
+    """Choose the event on the first half of the ``m`` releases per side, count it on the second half."""
     half = m // 2
     level = (1.0 - confidence) / 4  # two orientations × two one-sided intervals
     if families == ("classifier",):
@@ -380,7 +484,7 @@ def run_audit(
     best = max(findings, key=lambda f: (f.violated, f.structural and f.violated, f.epsilon_lb, f.delta_lb,
                                         f.candidate.key()))
     return _result(mech, k, opts, epsilon, delta, confidence, trials, m, half, level, store, findings, best,
-                   pair, seed, truncated, time.perf_counter() - started)
+                   pair, seed, truncated, runtime)
 
 
 def _result(mech: Mechanism, k: int, opts: dict, epsilon: float, delta: float, confidence: float, trials: int,
@@ -437,6 +541,32 @@ def _trials_needed(epsilon: float, delta: float, level: float) -> int | None:
     """Releases per side (both halves) a frequency ratio would need to certify ε; None beyond 10¹² (hopeless)."""
     held_out = trials_to_certify(epsilon, delta, level)
     return 2 * held_out if held_out <= 5 * 10**11 else None
+
+
+def audit_task(context: Any, kwargs: dict, *, report: Callable[[Any], None]) -> tuple[str, Any]:
+    """A task for :class:`dpcore.scheduler.SharedPool` that runs ``run_audit(**kwargs)`` (serially) and reports
+    ``(done, total, interim)``: releases finished (both sides), releases planned, and the latest interim
+    :class:`AuditResult` (None before the first). Returns ``("ok", result)``, or ``("error", message)`` for a
+    :class:`DPCoreError`."""
+    state: dict[str, Any] = {"done": 0, "total": 1, "interim": None, "sent": -math.inf}
+
+    def send(now: bool = False) -> None:
+        if now or time.monotonic() - state["sent"] >= REPORT_INTERVAL_S:
+            state["sent"] = time.monotonic()
+            report((state["done"], state["total"], state["interim"]))
+
+    def progress(done: int, total: int) -> None:
+        state["done"], state["total"] = done, total
+        send(done >= total)
+
+    def on_partial(result: AuditResult) -> None:
+        state["interim"] = result
+        send(True)
+
+    try:
+        return "ok", run_audit(**kwargs, progress=progress, on_partial=on_partial, n_jobs=1)
+    except DPCoreError as exc:
+        return "error", str(exc)
 
 
 def audit_all_relations(mechanism_id: str | Mechanism, epsilon: float, *, confidence: float = 0.95,
