@@ -44,7 +44,7 @@ from typing import Any
 
 from .parallel import Outcome, Task, _Worker
 
-__all__ = ["PREEMPT_MARGIN_S", "WORKER_CONTEXTS", "Job", "SharedPool", "call_with_progress", "pick_job"]
+__all__ = ["PREEMPT_MARGIN_S", "WORKER_CONTEXTS", "Job", "SharedPool", "pick_job"]
 
 #: A job takes a running slot from another only when it has received less than half of the other's service minus
 #: this many worker-seconds (hysteresis, so two similar jobs do not take turns pausing each other).
@@ -564,26 +564,3 @@ class SharedPool:
             job._record(Outcome(msg[1], "failed", seconds=msg[3], message=msg[2]))
         self._after_job(job)
 
-
-#: Seconds between two progress reports of :func:`call_with_progress` (the last one is always sent).
-REPORT_INTERVAL_S = 0.2
-
-
-def call_with_progress(context: Any, fn: Callable[..., Any], kwargs: dict, *, report: Callable[[Any], None]) -> Any:
-    """A task that runs ``fn(**kwargs, progress=...)`` — e.g. :func:`dpcore.audit.run_audit` — and passes its
-    ``progress(done, total)`` calls on as reports ``(done, total)`` (a few per second). A :class:`DPCoreError` comes
-    back as the value ``("error", message)``, anything else as ``("ok", result)``."""
-    from .exceptions import DPCoreError
-
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= REPORT_INTERVAL_S or done >= total:
-            last[0] = now
-            report((done, total))
-
-    try:
-        return "ok", fn(**kwargs, progress=progress)
-    except DPCoreError as exc:
-        return "error", str(exc)

@@ -26,6 +26,7 @@ from ._validation import check_delta, check_epsilon, check_int
 from .data.datasets import Dataset, load_dataset
 from .data.prepared import PreparedData
 from .data.preprocess import preprocess
+from .display import delta_vs_n_warning
 from .exceptions import InvalidParameterError
 from .mechanisms import get_mechanism, list_mechanisms
 from .privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, l2_sensitivity_upper_triangle
@@ -170,8 +171,9 @@ class DeltaChoice:
 def delta_choices(n: int) -> tuple[DeltaChoice, ...]:
     """The lesson's δ menu for a dataset of ``n`` rows: the app's usual values, then 1/n (teaching only)."""
     n = check_int(n, "n", 2)
-    safe = tuple(DeltaChoice(d, f"δ = {d:g} ({'a usual choice: far below' if d * n <= 0.01 else 'NOT far below'}"
-                             f" 1/n)") for d in SAFE_DELTAS)
+    # "far below 1/n" by the same rule the other pages use to flag δ (dpcore.display.delta_vs_n_warning)
+    safe = tuple(DeltaChoice(d, f"δ = {d:g} (a usual choice: far below 1/n)" if delta_vs_n_warning(d, n) is None
+                             else f"δ = {d:g} (NOT far below 1/n)") for d in SAFE_DELTAS)
     return (*safe, DeltaChoice(1.0 / n, f"δ = 1/n = {1.0 / n:.3g} — TEACHING ONLY, NOT SAFE", teaching_only=True))
 
 

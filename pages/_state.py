@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import dpcore
-from dpcore.display import format_delta
+from dpcore.display import delta_vs_n_warning, format_delta
 from dpcore.privacy import GUARANTEES, NEIGHBOURING_LABELS
 from dpcore.vocabulary import Centering, FeatureScaling, values
 from pages import _nav
@@ -462,8 +462,6 @@ def _reset_setting(key: str) -> None:
 
 def delta_note(delta: float, n_rows: int) -> None:
     """Tell the user when δ is not far below 1/n for the data (a warning from δ ≥ 1/n, a quiet caption below)."""
-    from dpcore.display import delta_vs_n_warning
-
     check = delta_vs_n_warning(delta, n_rows)
     if check is None:
         return
