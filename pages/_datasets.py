@@ -247,8 +247,6 @@ def current_prepared():
     opts = preprocess_options()
     key = dataset_key()
     shared = key[0] == "builtin" and server_cache.enabled()
-    if shared:  # public built-in data: its releases are shared between sessions too
-        server_cache.install_session_cells()
 
     def prepare():
         if shared:  # public built-in data: preprocessed once per server (pages/_server_cache.py); never an upload

@@ -142,15 +142,5 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def install_session_cells() -> None:
-    """Make the session's release cache (``pages._sweep.CELL_CACHE``) a :class:`SessionCells` (keeping its rows)."""
-    from pages._sweep import CELL_CACHE
-
-    ss = st.session_state
-    cells = ss.get(CELL_CACHE)
-    if not isinstance(cells, SessionCells):
-        ss[CELL_CACHE] = SessionCells(cells or {})
-
-
 if enabled():
     freeze_startup_objects()

@@ -22,7 +22,7 @@ from dpcore.exceptions import DPCoreError
 from dpcore.sweep import PooledSweep, SweepPlan, plan_sweep, quick_mechanism
 from pages._datasets import current_dataset_name
 from pages._pool import pool_notice, shared_pool
-from pages._server_cache import is_public
+from pages._server_cache import SessionCells, is_public
 
 #: Minimum seconds between two progress-bar updates of a sweep the page waits for.
 PROGRESS_INTERVAL = 0.2
@@ -43,7 +43,9 @@ def sweep_key(prepared, config) -> tuple:
 
 
 def _cells() -> dict:
-    return st.session_state.setdefault(CELL_CACHE, {})
+    """The session's finished releases; those on public built-in data also go to (and come from) the server-level
+    store (:class:`pages._server_cache.SessionCells`), every other row stays in the session."""
+    return st.session_state.setdefault(CELL_CACHE, SessionCells())
 
 
 def _plans(prepared, configs: dict[str, Any]) -> dict[str, SweepPlan] | None:
