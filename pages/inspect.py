@@ -219,9 +219,10 @@ def _grid_check(mech, data, cfg: dict) -> None:
 
 
 _WHAT_TO_CHANGE = {
-    "ss_exact": "Check that k is the dimension the data live in, raise the tolerance for rounded data, or centre the "
-                "data; more rows in the subspace or a larger ε make the gap clear A_T. The exact variant needs the "
-                "points *exactly* in a k-dim subspace — for noisy data use the approximate one.",
+    "ss_exact": "Check that k is the dimension the data live in, or centre the data; more rows in the subspace or a "
+                "larger ε make the gap clear A_T. The exact variant needs the points *exactly* in a k-dim subspace — "
+                "for noisy or rounded data use the approximate one (a tolerance > 0 only makes an exhibit that is "
+                "NOT private: the released plane is then fitted to rows merely near it).",
     "ss_approx": "If the data really lie near a k-dim subspace, raise the public gap guess γ_pub (option gamma_pub) "
                  "towards their gap γ "
                  "(a coarser grid, so the blocks agree more easily, at the cost of precision) or give each block more "

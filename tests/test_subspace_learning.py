@@ -365,3 +365,57 @@ def test_registry_metadata():
         assert m.guarantee == "approx" and m.uses_delta and m.needs_rows and m.output == "subspace"
         assert m.describe()["params"]
     assert get_mechanism("ss_approx").neighbourings == ("replace",)
+
+
+# ==================================================================================================
+# Issue 18 item 2: a tolerance > 0 released the plane fitted to the member rows
+# ==================================================================================================
+
+def _plane_with_target(offset: float, n: int = 70, d: int = 6, seed: int = 21) -> np.ndarray:
+    """n points in a random plane of R^d; row 0 moved ``offset`` (relative) off the plane."""
+    rng = np.random.default_rng(seed)
+    B = np.linalg.qr(rng.standard_normal((d, 2)))[0]
+    X = rng.standard_normal((n, 2)) @ B.T
+    normal = rng.standard_normal(d)
+    normal -= B @ (B.T @ normal)
+    X[0] += offset * np.linalg.norm(X[0]) * normal / np.linalg.norm(normal)
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+def test_ss_exact_with_a_tolerance_is_never_labelled_private_when_one_row_moves_its_output():
+    """The review's attack: a row 1e-7 off the plane (default tolerance 1e-4) counts as a member, and the released
+    projector moves by a fixed multiple of its offset — distinguishable with probability 1 on every seed. A release
+    whose output one row's offset moves must not claim privacy (it did on 40144d4: both labelled (ε, δ)-DP)."""
+    mech = get_mechanism("ss_exact")
+    X, Y = _plane_with_target(0.0), _plane_with_target(1e-7)
+    moved = 0
+    for seed in range(6):
+        a = mech.release(X, 2, EPS, DELTA, random_state=seed)
+        b = mech.release(Y, 2, EPS, DELTA, random_state=seed)
+        assert not a.is_bottom and not b.is_bottom
+        diff = float(np.abs(a.projector - b.projector).max())
+        moved += diff > 1e-12
+        if diff > 1e-12:  # the output depends on the row's offset: the release must say it is not private
+            assert not a.is_private and not b.is_private and a.guarantee == "none"
+            assert any(not e.private and "tolerance" in e.note for e in a.ledger)
+    assert moved == 6  # the attack itself still works (the test has power): the label is what changed
+
+
+def test_ss_exact_with_tolerance_zero_is_private_and_exact():
+    """Exact membership (tolerance 0) is the private setting: the guarantee is (ε, δ)-DP, the ledger all private;
+    a row off the plane (even 1e-7) is not a member, so the projector cannot move with its offset."""
+    mech = get_mechanism("ss_exact")
+    assert mech.guarantee_for(2, {"tolerance": 0.0}) == "approx"
+    assert mech.guarantee_for(2, {"tolerance": 1e-4}) == "none"
+    X = np.zeros((70, 4))
+    X[:, :2] = np.random.default_rng(3).integers(-8, 9, size=(70, 2))  # exactly in the x–y plane
+    X[~X.any(axis=1), 0] = 1.0
+    X /= 16.0  # a power of two: exact
+    Y = X.copy()
+    Y[5, 3] = 1e-7  # the target row moves off the plane
+    for seed in range(4):
+        a = mech.release(X, 2, EPS, DELTA, random_state=seed, tolerance=0.0)
+        b = mech.release(Y, 2, EPS, DELTA, random_state=seed, tolerance=0.0)
+        assert a.is_private and b.is_private and a.guarantee == "approx"
+        if not a.is_bottom and not b.is_bottom:
+            np.testing.assert_allclose(a.projector, b.projector, atol=1e-12)

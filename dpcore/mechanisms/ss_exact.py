@@ -7,10 +7,18 @@ q(X, S) = #{x_i ∈ S} − max_{T ⊂ S, dim T = k−1} #{x_i ∈ T} (sensitivit
 A_T = (2/ε)·ln(1 + (e^ε − 1)/(2δ)). Default ⊥ scored q(⊥) = ℓ + 1 [R]. Succeeds with probability 1 when
 n > 3ℓ + 2 + 2A_T on data with all but ℓ points in S* and ≤ ℓ points in any (k−1)-dim subspace.
 The released basis of S₁ is orth(Π_{S₁}G) with fresh Gaussian G: it depends on S₁ only (spec errata §3.12).
+
+Tolerance (issue 18 item 2): the privacy proof is for exact membership. With a tolerance > 0 the member rows only lie
+*near* a k-dimensional subspace, and the released plane is fitted to them: a row 10⁻⁷ off the plane moves the
+output by a fixed multiple of its offset (an event of probability 1 vs 0). No function of the member rows is
+covered by the proof, and the candidate spans themselves are spans of data points, so such a release is labelled
+NOT private (guarantee "none", a non-private ledger step). Tolerance 0 (exact membership) keeps (ε, δ)-DP; in
+floating point it finds a subspace only when the points lie in it exactly (e.g. a coordinate subspace).
 """
 
 from __future__ import annotations
 
+from ..exceptions import InvalidParameterError
 from ..privacy import LedgerEntry
 from ..subspace_learning import (
     DEFAULT_MAX_WORK,
@@ -24,6 +32,17 @@ from ..subspace_learning import (
 )
 from . import register
 from .base import Mechanism, MechanismOutput, Param
+
+
+def tolerance_ledger_entry(tolerance: float) -> LedgerEntry:
+    """The non-private step a tolerance > 0 adds: the released plane is fitted to rows merely near it."""
+    if not tolerance > 0:
+        raise InvalidParameterError("tolerance_ledger_entry is for a tolerance > 0.")
+    return LedgerEntry(
+        "membership within a tolerance (plane fitted to the member rows)", private=False,
+        note=(f"tolerance {tolerance:g} > 0: rows up to {tolerance:g}·‖x‖ off the selected subspace count as "
+              "members and the released plane is fitted to them, so one row's offset moves the output — outside "
+              "the privacy proof, which needs exact membership (tolerance 0)."))
 
 
 @register
@@ -61,11 +80,16 @@ class SinghalSteinkeExact(Mechanism):
               "subspace. Values below k−1 are raised to k−1 (points in general position). ⊥ gets the default score "
               "ℓ + 1; success is certain when n > 3ℓ + 2 + 2A_T.", kind="int", low=0),
         Param("tolerance", DEFAULT_TOLERANCE, "Relative membership tolerance: x ∈ S iff ‖x − Π_S x‖ ≤ tol·‖x‖. "
-              "Fixed and data-independent; raise it for rounded data (e.g. 1e-3 for 4-digit CSVs).",
-              kind="float", low=1e-10, high=0.1),
+              "Only tolerance 0 (exact membership) is private; any tolerance > 0 fits the released plane to rows "
+              "that lie merely near it, so the release is labelled NOT private (a teaching exhibit of the exact "
+              "case on floating-point data).", kind="float", low=0.0, high=0.1),
         Param("max_work", DEFAULT_MAX_WORK, "Limit on the search size n·C(n, k); 3e8 ≈ n = 200 at k = 3 (a few "
               "seconds). Subsample rows or raise it for larger inputs.", kind="float", low=1.0),
     )
+
+    def guarantee_for(self, k: int, options: dict) -> str:
+        """(ε, δ)-DP only with exact membership (tolerance 0); a tolerance > 0 is outside the proof."""
+        return self.guarantee if float(options.get("tolerance", DEFAULT_TOLERANCE)) == 0 else "none"
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, ell=0, tolerance=DEFAULT_TOLERANCE,
                  max_work=DEFAULT_MAX_WORK):
@@ -77,6 +101,8 @@ class SinghalSteinkeExact(Mechanism):
         released, noisy_gap = gap_max_step(sel.gap, epsilon, delta, rng)
         ledger = [LedgerEntry("GAP-MAX over spans of k points (truncated Laplace)", epsilon, delta,
                               note=f"gap sensitivity 2, A_T = {A_T:.4g}, q(⊥) = ℓ + 1 = {ell_eff + 1}")]
+        if tolerance > 0:
+            ledger.append(tolerance_ledger_entry(tolerance))
         diagnostics = {
             "A_T": A_T, "ell": ell_eff, "bottom_score": sel.bottom_score, "work": work,
             "success_threshold_n": 3 * ell_eff + 2 + 2 * A_T,
