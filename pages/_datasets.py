@@ -12,7 +12,7 @@ import dpcore
 from dpcore.data.roles import guess_label
 from dpcore.display import held_out_note, plain_words
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
-from dpcore.vocabulary import FeatureScaling
+from dpcore.vocabulary import FeatureScaling, NormMode
 from pages import _server_cache as server_cache
 from pages._state import DEFAULTS, UPLOAD_ID, dataset_infos, memo, select_dataset
 
@@ -229,6 +229,15 @@ def preprocess_options() -> dict:
         opts["centering_epsilon"] = float(ss.dp_centering_eps)
         opts["neighbouring"] = ss.dp_neighbouring
     return opts
+
+
+def auto_bound_from_data(dataset, prepared) -> bool:
+    """Whether the automatic B of ``prepared`` was derived from the records: B = max‖x‖ ('divide all by max
+    norm'), or a default that counts columns whose existence was read off the data (a vocabulary or roles from the
+    data — a non-private load step). Such a number stays marked so when it is copied into the bound widget."""
+    if prepared.info.get("norm_mode") == NormMode.MAX_NORM:
+        return True
+    return not all(entry.private for entry in getattr(dataset, "load_ledger", ()))
 
 
 def dataset_key() -> tuple:

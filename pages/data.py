@@ -25,6 +25,7 @@ from dpcore.reporting import explained_variance, k_for_fraction, label_balance
 from dpcore.vocabulary import CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
 from pages import _schema_editor as schema_editor
 from pages import _ui as ui
+from pages._datasets import auto_bound_from_data
 
 ui.init_state()
 ss = st.session_state
@@ -130,10 +131,18 @@ def _bound_typed() -> None:
     ss.dp_norm_from_data = False
 
 
+def _confirm_bound_public() -> None:
+    """The user states that the bound shown is public knowledge (not read off this data)."""
+    ss.dp_norm_from_data = False
+
+
 # preprocess first (it only reads session state), so the automatic B can be shown in its widget
 prepared = ui.current_prepared()
 if prepared is not None and ss.dp_norm_auto:
+    # the number shown keeps its provenance: B = max‖x‖ (or √d of a vocabulary read off the data) stays marked as
+    # read off the data when "Automatic B" is turned off, until the user types another value or confirms it
     ss.dp_norm_bound = float(prepared.norm_bound)
+    ss.dp_norm_from_data = auto_bound_from_data(dataset, prepared)
 
 # ------------------------------------------------------------------ preprocessing
 st.subheader("Preprocessing")
@@ -155,7 +164,14 @@ with p2:
     st.number_input("Norm bound B", min_value=1e-6, format="%.4g", key="dp_norm_bound",
                     disabled=ss.dp_norm_auto, on_change=_bound_typed,
                     help="A public bound on the row norm. A value read off this data (the clipping advisor's "
-                         "suggestion) is recorded as NOT private.")
+                         "suggestion, or max‖x‖ shown by 'divide all by max norm') stays recorded as NOT private "
+                         "until you type another value or confirm it as public knowledge.")
+    if not ss.dp_norm_auto and ss.get("dp_norm_from_data", False):
+        st.caption(":red[:material/warning: This B was read off the data (NOT private).]")
+        st.button("I know this bound from public knowledge", key="confirm_bound_public", type="tertiary",
+                  icon=":material/verified_user:", on_click=_confirm_bound_public,
+                  help="Only if the same bound follows from public facts (documentation, a schema, physical "
+                       "limits) — not from having seen it here. The ledger then records B as public.")
     st.radio("Rows above B", values(NormMode), key="dp_norm_mode", horizontal=True,
              format_func={"clip": "clip to B", "max_norm": "divide all by max norm (not private)"}.get)
 with p3:
