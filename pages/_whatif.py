@@ -62,7 +62,13 @@ def render(config) -> None:
                 if frame is None:
                     return
                 frames[name] = frame
+            # whether the "declared" pipeline is really publishable (a bound read off the data stays so here too)
+            ss["_dp_whatif_declared_private"] = prepared["declared"].is_private
             ss["_dp_whatif"] = frames
+        if ss.get("_dp_whatif_declared_private") is False:
+            st.warning("The declared pipeline has a non-private step too (e.g. a norm bound read off the data, or "
+                       "schema values not yet confirmed as public — see the ledger on the Data page): neither "
+                       "curve can be published as it stands.", icon=":material/warning:")
         metric = "captured_variance_ratio"
         table = compare_sweeps(frames, metric)
         if table.empty:
