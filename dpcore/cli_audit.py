@@ -26,8 +26,10 @@ EXIT_USAGE = 2
 DEFAULT_TRIALS = 10_000
 PROBE_SEEDS = 20
 CONFORMANCE_DRAWS = 20_000
-NEIGHBOUR_CONSTRUCTIONS = ("zero_vs_unit", "top_eigvec", "smallest_eigvec", "copies_add_remove", "in_plane")
-STATISTICS = ("auto", "support", "quadratic", "alignment", "eigenvalue", "atom", "status", "classifier")
+NEIGHBOUR_CONSTRUCTIONS = ("zero_vs_unit", "top_eigvec", "smallest_eigvec", "unit_swap", "all_entries",
+                           "copies_add_remove", "in_plane")
+STATISTICS = ("auto", "support", "quadratic", "difference", "alignment", "eigenvalue", "atom", "status", "text",
+              "classifier")
 FIELDS = ("auto", "covariance", "covariance_post", "eigenvalues", "subspace", "status")
 #: Exit code of ``--sampler-selftest`` when the sampler's output law is rejected.
 EXIT_REJECTED = 1
@@ -40,16 +42,22 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
         "audit", help="empirically lower-bound ε and δ for a mechanism (privacy audit)",
         description="Run a mechanism many times on two neighbouring datasets and report Clopper–Pearson lower "
                     "bounds on its ε and δ. 'violated' means the claim is refuted; 'consistent' means no violation "
-                    "was found, not that the mechanism is private; 'inconclusive' means this test could not have "
-                    "refuted the claim. With --probe, run the determinism probe instead; with --sampler-selftest, "
+                    "was found by a test that flags the same mechanism with half its noise (or twice its ε) — not "
+                    "that the mechanism is private; 'inconclusive' means this test could not have refuted the claim "
+                    "(it could not tell the mechanism from its half-noise mutant, or ε is beyond what frequencies "
+                    "can certify). With --probe, run the determinism probe instead; with --sampler-selftest, "
                     "test the exact Bingham sampler's output law (chi-square).",
     )
     p.add_argument("--mechanism", help="mechanism id (see 'dpcore mechanisms'); required unless --sampler-selftest")
     p.add_argument("--epsilon", type=float, help="the claimed ε to audit; required unless --sampler-selftest")
     p.add_argument("--delta", type=float, default=None,
                    help="the claimed δ (default: 1e-5 for mechanisms that use δ, otherwise 0)")
-    p.add_argument("--neighbours", default=None, choices=tuple(NEIGHBOUR_CONSTRUCTIONS),
-                   help="construction of the neighbouring datasets (default zero_vs_unit; in_plane with --probe)")
+    p.add_argument("--neighbours", default=None, choices=("all", *NEIGHBOUR_CONSTRUCTIONS),
+                   help="construction of the neighbouring datasets (default all: every construction, the confidence "
+                        "split over them; in_plane with --probe)")
+    p.add_argument("--no-power", dest="power", action="store_false",
+                   help="skip the power check (the same test on the mechanism's half-noise / 2ε mutants); without "
+                        "it no verdict is 'consistent' (nothing shows the test could have found a violation)")
     p.add_argument("--neighbouring", default=None, choices=RELATION_CHOICES,
                    help="neighbouring relation: replace, add_remove, or all (each relation the mechanism declares; "
                         "the confidence is split over them). Default: the construction's own relation if the "
@@ -158,7 +166,8 @@ def run_audit_command(args: argparse.Namespace) -> int:
     relation = getattr(args, "neighbouring", None)
     try:
         kwargs = dict(
-            delta=getattr(args, "delta", None), neighbours=getattr(args, "neighbours", None) or "zero_vs_unit",
+            delta=getattr(args, "delta", None), neighbours=getattr(args, "neighbours", None) or "all",
+            power=getattr(args, "power", True),
             statistic=getattr(args, "statistic", "auto"), field=getattr(args, "field", "auto"),
             trials=getattr(args, "trials", DEFAULT_TRIALS), k=getattr(args, "k", None) or 1,
             confidence=getattr(args, "confidence", 0.95), seed=getattr(args, "seed", None),

@@ -16,7 +16,6 @@ import streamlit as st
 
 from dpcore.audit import (
     CONFORMANCE_DRAWS,
-    DEFAULT_TRIALS,
     FIELDS,
     MIN_TRIALS,
     NEIGHBOUR_CONSTRUCTIONS,
@@ -53,7 +52,7 @@ RESULT_NOTE_KEY = "audit_result_note"
 AUDIT_DRAWN_KEY = "audit_drawn"
 #: A worker still running an audit AUDIT_HARD_FACTOR × its time limit + AUDIT_HARD_GRACE_S seconds after it started
 #: is stopped (the audit's own time limit normally ends it first, with the releases done so far).
-AUDIT_HARD_FACTOR = 1.5
+AUDIT_HARD_FACTOR = 2.5  # the time limit bounds the audit and, separately, its power check
 AUDIT_HARD_GRACE_S = 30.0
 PROBE_KEY = "audit_probe_result"
 SELFTEST_KEY = "audit_selftest_result"
@@ -67,8 +66,10 @@ RELATION_LABELS = {"auto": "the construction's own (if supported)", "replace": "
 PRESETS: dict[str, dict] = {
     "SN Wishart (invalid) — support attack": {"mechanism": "sn_imtiaz", "epsilon": 1.0, "trials": 5_000},
     "Jiang Wishart (invalid) — support attack": {"mechanism": "wishart_jiang", "epsilon": 1.0, "trials": 5_000},
-    "Analyze Gauss (valid)": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000},
-    "Laplace (valid)": {"mechanism": "laplace", "epsilon": 1.0, "trials": 5_000},
+    "Analyze Gauss (valid) — power check": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5,
+                                            "trials": 5_000, "neighbours": "unit_swap"},
+    "Laplace (valid) — power check": {"mechanism": "laplace", "epsilon": 1.0, "trials": 5_000,
+                                      "neighbours": "all_entries"},
     "add/remove n leak (copies of e₁)": {
         "mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000,
         "neighbours": "copies_add_remove", "neighbouring": "add_remove", "n": 21},
@@ -79,8 +80,12 @@ PRESETS: dict[str, dict] = {
         "mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000, "statistic": "support"},
 }
 
-DEFAULTS = {"audit_epsilon": 1.0, "audit_delta": 1e-5, "audit_trials": DEFAULT_TRIALS,
-            "audit_neighbours": "zero_vs_unit", "audit_neighbouring": "auto", "audit_statistic": "auto",
+#: Releases per dataset and neighbour pair on the page (every construction is audited by default, so this is run
+#: for each of them, and again by the power check).
+PAGE_TRIALS = 2_000
+NEIGHBOUR_CHOICES = ("all", *NEIGHBOUR_CONSTRUCTIONS)
+DEFAULTS = {"audit_epsilon": 1.0, "audit_delta": 1e-5, "audit_trials": PAGE_TRIALS,
+            "audit_neighbours": "all", "audit_neighbouring": "auto", "audit_statistic": "auto",
             "audit_field": "auto", "audit_n": 30, "audit_k": 1, "audit_seed": 0, "audit_time_limit": 60.0,
             "audit_bins": 60, "audit_log_y": False, "audit_probe_seeds": PROBE_SEEDS}
 #: Presets run with a fixed seed so that they show the same numbers every time.
@@ -166,11 +171,15 @@ def _verdict(result) -> None:
             + ("" if result.trials_needed is None else
                f" Testing this ε by frequencies would need about {result.trials_needed:,} releases per dataset.")
         )
+    elif result.inconclusive and result.inconclusive_reason in ("power", "unchecked"):
+        st.warning(f"**{so_far}Inconclusive: no violation found, but this test could not have found one of a "
+                   f"comparable size.** {result.verdict_text().split(': ', 1)[1]}")
     else:
         st.info(
-            f"**{so_far}No violation found.** The audit's lower bound ε ≥ {result.epsilon_lower_bound:.3g} ({conf} "
-            f"confidence) does not exceed the claimed {result.claimed_epsilon:g}. This is consistent with the "
-            "claim but does not prove it: an audit can only show that a mechanism leaks *at least* this much."
+            f"**{so_far}No violation found, by a test that demonstrably finds a comparable one.** The audit's lower "
+            f"bound ε ≥ {result.epsilon_lower_bound:.3g} ({conf} confidence) does not exceed the claimed "
+            f"{result.claimed_epsilon:g}. {result.power_text()} This is consistent with the claim but does not "
+            "prove it: an audit can only show that a mechanism leaks *at least* this much."
         )
     if result.truncated:
         st.warning("The run hit its time limit; the bound uses the releases completed so far.")
@@ -251,6 +260,7 @@ def _show_audit(result, note: str | None = None) -> None:
     m5.metric("Run time", f"{result.runtime_s:.1f} s")
     st.caption(f"Neighbours: {result.neighbours['name']} ({RELATION_LABELS[result.neighbouring]}); released field "
                f"read: {result.field} ({FIELDS.get(result.field, 'classifier features')}).")
+    _power_and_pairs(result)
     st.plotly_chart(_epsilon_figure(result), width="stretch")
 
     st.markdown(f"**The two output distributions** — {result.event['variable']}")
@@ -265,6 +275,28 @@ def _show_audit(result, note: str | None = None) -> None:
     if result.counterexample_delta is not None:
         st.caption("Theory for this exhibit: "
                    + delta_statement(result.claimed_epsilon, result.counterexample_delta))
+
+
+def _power_and_pairs(result) -> None:
+    """The power check (the same test on the mechanism's mutants) and the per-pair verdicts, as tables."""
+    if result.power:
+        st.markdown("**Power check** — the same test on deliberately broken copies of the mechanism")
+        st.dataframe(pd.DataFrame([{
+            "mutant": line["description"],
+            "flagged by the same test": ("yes" if line["flagged"] else
+                                         ("not run" if not line.get("run", True) else "no")),
+            "on neighbours": line["neighbours"] or "—",
+            "its ε lower bound": f"{line['epsilon_lower_bound']:.3g}",
+            "releases per dataset": f"{line['releases']:,}"} for line in result.power]),
+            hide_index=True, width="stretch")
+    if result.pairs:
+        st.markdown(f"**Neighbour pairs** — {len(result.pairs)} of {result.pairs_planned} audited, the confidence "
+                    "split over them; the result above shows the most revealing one")
+        st.dataframe(pd.DataFrame([{
+            "neighbours": identifier_label(p["neighbours"]), "relation": RELATION_LABELS[p["neighbouring"]],
+            "verdict": p["verdict"], "ε lower bound": f"{p['epsilon_lower_bound']:.3g}",
+            "δ lower bound": f"{p['delta_lower_bound']:.3g}", "releases": f"{p['releases']:,}"}
+            for p in result.pairs]), hide_index=True, width="stretch")
 
 
 def _show_probe(result) -> None:
@@ -524,11 +556,14 @@ def main() -> None:
         delta = 0.0
         c3.caption("This mechanism claims pure ε-DP, so the audit uses δ = 0.")
     c4, c5, c6 = st.columns(3)
-    trials = c4.select_slider("Releases per dataset", options=TRIAL_CHOICES, key="audit_trials")
-    neighbours = c5.selectbox("Neighbouring datasets", tuple(NEIGHBOUR_CONSTRUCTIONS), key="audit_neighbours",
-                              format_func=identifier_label,
-                              help="\n\n".join(f"**{identifier_label(k)}**: {v}"
-                                               for k, v in NEIGHBOUR_CONSTRUCTIONS.items()))
+    trials = c4.select_slider("Releases per dataset (per neighbour pair)", options=TRIAL_CHOICES,
+                              key="audit_trials")
+    _valid_choice("audit_neighbours", NEIGHBOUR_CHOICES)
+    neighbours = c5.selectbox("Neighbouring datasets", NEIGHBOUR_CHOICES, key="audit_neighbours",
+                              format_func=lambda k: "every construction" if k == "all" else identifier_label(k),
+                              help="\n\n".join(["**every construction**: each pair below, the confidence split "
+                                                  "over them", *(f"**{identifier_label(k)}**: {v}"
+                                                               for k, v in NEIGHBOUR_CONSTRUCTIONS.items())]))
     relations = ("auto", *mech.neighbourings)
     _valid_choice("audit_neighbouring", relations)
     relation = c6.selectbox("Neighbouring relation", relations, key="audit_neighbouring",
@@ -581,7 +616,8 @@ def main() -> None:
     if probe or st.session_state.pop("audit_probe_requested", False):
         with st.spinner("Running both datasets with identical seeds…"):
             try:
-                result = determinism_probe(mid, float(epsilon), delta_arg, neighbours=neighbours,
+                result = determinism_probe(mid, float(epsilon), delta_arg,
+                                           neighbours="in_plane" if neighbours == "all" else neighbours,
                                            neighbouring=neighbouring, k=int(k), n=int(n), seeds=int(probe_seeds),
                                            seed=int(seed) or None, time_limit=float(time_limit))
             except DPCoreError as exc:
@@ -609,12 +645,17 @@ def main() -> None:
             "claimed. The proof is a concrete pair of datasets and an outcome. The strongest proofs are outcomes "
             "that one dataset can never produce (a release outside its support, or an exact value it never "
             "outputs): they show δ is too small at every ε.\n"
-            "- **Consistent** only means this particular test found nothing. A smarter test, other datasets or "
-            "more releases might still find a leak. Only a correct proof (and a correct implementation) "
-            "establishes privacy.\n"
-            "- **Inconclusive** means the test could not have found a leak of the claimed size: with N releases, "
-            "frequencies can show at most ε ≈ ln(N/4), so a large claimed ε needs far more releases or an "
-            "outcome that one dataset cannot produce.\n"
+            "- **Consistent** means this test found nothing *and* the same test (same neighbours, same events, "
+            "same number of releases) flags a deliberately broken copy of the mechanism — with half its noise "
+            "(σ/2) for mechanisms that add noise to C, or spending twice the claimed ε for the others. It is "
+            "still not a proof: a smarter test, other datasets or more releases might find a smaller leak. Only a "
+            "correct proof (and a correct implementation) establishes privacy.\n"
+            "- **Inconclusive** means the test could not have found a leak of a comparable size: either it could "
+            "not tell the mechanism from its half-noise copy (the power check), or, with N releases, frequencies "
+            "can show at most ε ≈ ln(N/4), so a large claimed ε needs far more releases or an outcome that one "
+            "dataset cannot produce.\n"
+            "- **Every construction** of neighbouring datasets is audited by default, and every released field, "
+            "text included: the ⊥ reason, an error message when a release is refused, the ledger notes.\n"
             "- Half of the releases choose which outcome to look at, the other half count it, so the choice "
             "cannot flatter the result. Both directions (with and without the record) are tried and the "
             "confidence is split between them.\n"

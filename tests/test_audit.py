@@ -79,7 +79,8 @@ def test_epsilon_lower_bound_formula_and_edge_cases():
 # ------------------------------------------------------------------------------------------------
 
 
-CANARY_CONSTRUCTIONS = [name for name in NEIGHBOUR_CONSTRUCTIONS if name != "in_plane"]  # C(D′) = C(D) + uuᵀ
+CANARY_CONSTRUCTIONS = [name for name in NEIGHBOUR_CONSTRUCTIONS
+                        if name not in ("in_plane", "unit_swap")]  # C(D′) = C(D) + uuᵀ
 
 
 @pytest.mark.parametrize("name", CANARY_CONSTRUCTIONS)
@@ -119,7 +120,7 @@ def test_user_pair_is_checked():
 @pytest.mark.parametrize(("mid", "violation"), [("sn_imtiaz", 1 - math.exp(-1.0)),
                                                 ("wishart_jiang", 1 - math.exp(-1.0 / 3))])
 def test_invalid_wishart_mechanisms_are_violated_with_default_trials(mid, violation):
-    r = run_audit(mid, 1.0, seed=11)
+    r = run_audit(mid, 1.0, neighbours="zero_vs_unit", seed=11)
     assert r.verdict == "violated" and r.epsilon_lower_bound > 3.0
     assert r.statistic == "support" and r.delta == 0.0 and not r.truncated
     assert r.runtime_s < 30
@@ -139,25 +140,31 @@ def test_runtime_estimate_is_positive_and_validates():
 
 @pytest.mark.parametrize("mid", ["laplace", "analyze_gauss", "mod_sulq"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_valid_mechanisms_are_consistent(mid, seed):
-    r = run_audit(mid, 1.0, trials=1500, seed=seed)
-    assert r.verdict == "consistent"
+def test_valid_mechanisms_are_not_flagged_nor_called_consistent_without_power(mid, seed):
+    """Issue 18 item 7: at 1,500 releases the same test cannot tell these mechanisms from their half-noise mutants,
+    so the verdict is "inconclusive" (40144d4 said "consistent")."""
+    r = run_audit(mid, 1.0, neighbours="zero_vs_unit", trials=1500, seed=seed)
+    assert r.verdict == "inconclusive" and r.inconclusive_reason == "power"
+    assert r.power[0]["mutant"] == "σ/2" and not r.power[0]["flagged"] and r.power[0]["releases"] == 1500
+    assert not r.power[1]["run"]  # σ/1.5 is only tried once σ/2 is told apart
     assert 0.0 <= r.epsilon_lower_bound <= 1.0
     assert r.delta == (1e-5 if mid != "laplace" else 0.0)
+    assert "half its noise" in r.verdict_text()
 
 
 def test_non_private_pca_is_caught_by_a_projection_threshold():
-    r = run_audit("pca", 1.0, trials=300, seed=0)
-    assert r.statistic == "quadratic" and r.verdict == "violated"
-    r = run_audit("pca", 1.0, trials=300, seed=0, statistic="alignment")  # the flip of v̂₁
+    r = run_audit("pca", 1.0, neighbours="zero_vs_unit", trials=300, seed=0)
+    assert r.statistic in ("quadratic", "difference") and r.verdict == "violated"
+    r = run_audit("pca", 1.0, neighbours="zero_vs_unit", trials=300, seed=0, statistic="alignment")  # v̂₁ flips
     assert r.verdict == "violated"
-    r = run_audit("sn_imtiaz", 1.0, trials=600, seed=0, statistic="classifier")
+    r = run_audit("sn_imtiaz", 1.0, neighbours="zero_vs_unit", trials=600, seed=0, statistic="classifier")
     assert r.verdict == "violated"
 
 
-def test_random_subspace_is_consistent():
-    r = run_audit("random", 0.5, trials=1000, seed=5, statistic="alignment")
-    assert r.verdict == "consistent" and r.epsilon_lower_bound < 0.5
+def test_random_subspace_is_not_flagged_and_its_power_check_says_why_not_consistent():
+    r = run_audit("random", 0.5, neighbours="zero_vs_unit", trials=1000, seed=5, statistic="alignment")
+    assert r.verdict == "inconclusive" and r.epsilon_lower_bound < 0.5
+    assert r.power[0]["mutant"] == "2ε" and not r.power[0]["flagged"]  # it never reads the data
 
 
 def test_reversed_user_pair_uses_the_other_orientation():
@@ -168,7 +175,8 @@ def test_reversed_user_pair_uses_the_other_orientation():
 
 def test_progress_time_limit_and_serialisation():
     calls = []
-    r = run_audit("laplace", 1.0, trials=400, seed=0, progress=lambda done, total: calls.append((done, total)))
+    r = run_audit("laplace", 1.0, neighbours="zero_vs_unit", trials=400, seed=0, power=False,
+                  progress=lambda done, total: calls.append((done, total)))
     assert calls[-1] == (800, 800) and all(a[0] <= b[0] for a, b in itertools.pairwise(calls))
     d = r.as_dict()
     json.dumps(d)
@@ -179,7 +187,7 @@ def test_progress_time_limit_and_serialisation():
     h = r.histogram(20)
     assert sum(h["counts"][0]) + h["nonfinite"][0] == 400
 
-    t = run_audit("sn_imtiaz", 1.0, trials=10_000_000, seed=0, time_limit=0.5)
+    t = run_audit("sn_imtiaz", 1.0, neighbours="zero_vs_unit", trials=10_000_000, seed=0, time_limit=0.5)
     assert t.truncated and 20 <= t.completed[0] < 10_000_000
     assert t.verdict == "violated"
 
@@ -213,7 +221,8 @@ def _parse(argv):
 
 
 def test_cli_json(capsys):
-    args = _parse(["--mechanism", "wishart_jiang", "--epsilon", "1", "--trials", "1000", "--seed", "2", "--json"])
+    args = _parse(["--mechanism", "wishart_jiang", "--epsilon", "1", "--trials", "1000", "--seed", "2", "--json",
+                   "--neighbours", "zero_vs_unit"])
     assert run_audit_command(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mechanism"] == "wishart_jiang" and out["verdict"] == "violated"
@@ -223,10 +232,11 @@ def test_cli_json(capsys):
 
 def test_cli_summary_and_options(capsys):
     args = _parse(["--mechanism", "laplace", "--epsilon", "1", "--trials", "500", "--seed", "2",
-                   "--option", "sensitivity=tight"])
+                   "--option", "sensitivity=tight", "--neighbours", "zero_vs_unit"])
     assert run_audit_command(args) == 0
     out = capsys.readouterr().out
-    assert "CONSISTENT" in out and "not a proof of privacy" in out
+    assert "INCONCLUSIVE" in out and "could not tell the mechanism from a version with half its noise" in out
+    assert "Power check" in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -457,9 +467,9 @@ def test_cli_epsilon_audit_still_needs_mechanism_and_epsilon(argv, capsys):
 
 
 def test_audit_of_correct_toy_sampler_is_consistent():
-    r = run_audit(ToyBinghamPCA(), 1.0, trials=500, seed=4)
-    assert r.statistic == "alignment" and r.verdict == "consistent"
-    broken = run_audit(BrokenToyBinghamPCA(), 1.0, trials=300, seed=4)
+    r = run_audit(ToyBinghamPCA(), 1.0, neighbours="zero_vs_unit", trials=500, seed=4, power=False)
+    assert r.statistic == "alignment" and not r.violated
+    broken = run_audit(BrokenToyBinghamPCA(), 1.0, neighbours="zero_vs_unit", trials=300, seed=4, power=False)
     assert broken.mechanism == "toy_bingham_pca_broken"  # runs; its verdict is not evidence either way
 
 

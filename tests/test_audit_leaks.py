@@ -225,17 +225,18 @@ def test_clip_to_exact_n_under_add_remove_is_an_atom_witness():
 
 def test_clip_to_n_is_harmless_under_replace_one_and_all_relations_are_audited():
     results = audit_all_relations(ClipToNLeak(), 1.0, neighbours="copies_add_remove", n=21, trials=1000, seed=4,
-                                  confidence=CONF)
+                                  confidence=CONF, power=False)
     assert [r.neighbouring for r in results] == ["replace", "add_remove"]
-    assert [r.verdict for r in results] == ["consistent", "violated"]  # n is public under replace-one
+    assert [r.verdict for r in results] == ["inconclusive", "violated"]  # n is public under replace-one
+    assert results[0].inconclusive_reason == "unchecked"  # not flagged; without a power check never "consistent"
     assert all(r.confidence == pytest.approx(1 - 0.5e-6) for r in results)
     assert combined_verdict(results) == "violated"
 
 
 @pytest.mark.parametrize("mech", [HonestGauss(), "analyze_gauss", "laplace"])
-def test_honest_mechanisms_are_consistent_on_the_copies_pair(mech):
-    r = run_audit(mech, 1.0, neighbours="copies_add_remove", n=21, trials=1000, seed=5, confidence=CONF)
-    assert r.neighbouring == "add_remove" and r.verdict == "consistent" and not r.structural
+def test_honest_mechanisms_are_not_flagged_on_the_copies_pair(mech):
+    r = run_audit(mech, 1.0, neighbours="copies_add_remove", n=21, trials=1000, seed=5, confidence=CONF, power=False)
+    assert r.neighbouring == "add_remove" and not r.violated and not r.structural
 
 
 # ------------------------------------------------------------------------------------------------
@@ -271,11 +272,11 @@ def test_basis_atoms_are_structural_only_when_the_other_side_releases_the_same_s
     assert leak.verdict == "violated" and leak.structural and leak.delta_lower_bound > 0.8
     assert leak.event["variable"].startswith("basis entry")
     honest = run_audit(RandomBasisInPlane(), 1.0, neighbours="in_plane", n=70, k=2, trials=400, seed=0,
-                       confidence=CONF)
-    assert honest.verdict == "consistent"
+                       confidence=CONF, power=False)
+    assert not honest.violated
     # different subspaces with canonical bases: a plain (non-private) leak, but no structural claim on the basis
-    other = run_audit(CanonicalSelection(), 1.0, k=2, statistic="atom", field="subspace", trials=200, seed=0,
-                      confidence=CONF)
+    other = run_audit(CanonicalSelection(), 1.0, neighbours="zero_vs_unit", k=2, statistic="atom", field="subspace",
+                      trials=200, seed=0, confidence=CONF)
     assert other.verdict == "violated" and not other.structural
 
 
@@ -285,7 +286,7 @@ def test_basis_atoms_are_structural_only_when_the_other_side_releases_the_same_s
 
 
 def test_support_witness_at_large_epsilon_bounds_delta():
-    r = run_audit(SmallWishart(), 10.0, 1e-5, trials=1000, seed=6, confidence=CONF)
+    r = run_audit(SmallWishart(), 10.0, 1e-5, neighbours="zero_vs_unit", trials=1000, seed=6, confidence=CONF)
     assert r.verdict == "violated" and r.structural and r.statistic == "support"
     assert r.epsilon_lower_bound < 10.0  # the ratio alone could not refute ε = 10 …
     assert r.max_certifiable_epsilon < 10.0
@@ -296,16 +297,19 @@ def test_support_witness_at_large_epsilon_bounds_delta():
 
 
 def test_claims_beyond_the_design_are_inconclusive():
-    r = run_audit("random", 10.0, trials=500, seed=7, statistic="alignment", confidence=CONF)
+    r = run_audit("random", 10.0, neighbours="zero_vs_unit", trials=500, seed=7, statistic="alignment",
+                  confidence=CONF)
     assert r.verdict == "inconclusive" and r.inconclusive and not r.violated
     assert r.max_certifiable_epsilon < 10.0 and r.trials_needed > 100_000
     assert "INCONCLUSIVE" in r.summary() and "could not have refuted" in r.summary()
-    small = run_audit("random", 1.0, trials=500, seed=7, statistic="alignment", confidence=CONF)
-    assert small.verdict == "consistent"
+    small = run_audit("random", 1.0, neighbours="zero_vs_unit", trials=500, seed=7, statistic="alignment",
+                      confidence=CONF)
+    assert small.verdict == "inconclusive" and small.inconclusive_reason == "power"  # no mutant it could tell
 
 
 def test_every_release_draws_fresh_randomness():
-    r = run_audit(HonestGauss(), 1.0, trials=300, seed=8, statistic="quadratic", field="covariance")
+    r = run_audit(HonestGauss(), 1.0, neighbours="zero_vs_unit", trials=300, seed=8, statistic="quadratic",
+                  field="covariance", power=False)
     for side in r.samples:
         assert np.unique(side).size == side.size
     assert not np.allclose(r.samples[0] - r.samples[1], r.samples[0][0] - r.samples[1][0])
@@ -313,8 +317,8 @@ def test_every_release_draws_fresh_randomness():
 
 def test_field_and_statistic_choices_are_checked():
     r = run_audit(ClipToNLeak(), 1.0, neighbours="copies_add_remove", n=21, field="covariance_post", trials=200,
-                  seed=0)
-    assert r.field == "covariance_post" and r.verdict == "consistent"  # the leak is only in the eigenvalues field
+                  seed=0, power=False)
+    assert r.field == "covariance_post" and not r.violated  # the leak is only in the eigenvalues field
     with pytest.raises(InvalidParameterError):
         run_audit("random", 1.0, field="covariance", trials=20)
     with pytest.raises(InvalidParameterError):
@@ -345,7 +349,8 @@ def test_cli_probe_and_field(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["kind"] == "determinism_probe" and out["verdict"] == "passed" and out["seeds"] == 3
     assert run_audit_command(_parse(["--mechanism", "laplace", "--epsilon", "1", "--field", "covariance_post",
-                                     "--statistic", "quadratic", "--trials", "200", "--seed", "0"])) == 0
+                                     "--statistic", "quadratic", "--trials", "200", "--seed", "0",
+                                     "--neighbours", "zero_vs_unit"])) == 0
     assert "on covariance_post" in capsys.readouterr().out
     assert run_audit_command(_parse(["--mechanism", "ss_exact", "--epsilon", "1", "--probe", "--neighbouring",
                                      "all"])) == 2

@@ -12,6 +12,7 @@ frequencies, which is what refutes claims with a large ε.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ __all__ = [
     "EVENT_FAMILIES",
     "FIELDS",
     "STATISTICS",
+    "STATUS_CODES",
     "Column",
     "Event",
     "EventFamily",
@@ -31,6 +33,8 @@ __all__ = [
     "atom_tolerance",
     "effective_threshold",
     "extract_columns",
+    "released_text",
+    "text_hash",
 ]
 
 #: Released fields an audit can read, with what they are.
@@ -40,7 +44,8 @@ FIELDS: dict[str, str] = {
     "covariance_post": "the post-processed covariance (positive semi-definite, eigenvalues clipped)",
     "eigenvalues": "the released eigenvalue estimates",
     "subspace": "the released basis V̂ (d×k) and its projector V̂V̂ᵀ",
-    "status": "whether the release is ⊥ (no output)",
+    "status": "whether the release is ⊥ (no output) or refused (an error), and every text it shows: the ⊥ reason, "
+              "the refusal message, the ledger notes",
 }
 
 #: Fields a mechanism releases, by its declared output kind.
@@ -66,40 +71,62 @@ def effective_threshold(t: float | np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(t), t + atom_tolerance(np.where(np.isfinite(t), t, 0.0)), t)
 
 
+#: Status codes of the ``status`` column: an output, ⊥, or a refusal (the release raised an error).
+STATUS_CODES = {"ok": 0.0, "bottom": 1.0, "refused": 2.0}
+
+
+def text_hash(text: str) -> float:
+    """A released text as one number (48-bit BLAKE2b, exact in a float): equal texts give equal numbers."""
+    return float(int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).digest(),
+                                "big"))
+
+
+def released_text(release: object) -> str:
+    """Every text a release (or a refusal) shows: its status, its ⊥ reason or refusal message, its ledger notes."""
+    ledger = getattr(release, "ledger", ()) or ()
+    notes = "\x1e".join(f"{getattr(e, 'step', '')}\x1f{getattr(e, 'note', '')}" for e in ledger)
+    return f"{getattr(release, 'status', '')}\x1d{getattr(release, 'reason', '')}\x1d{notes}"
+
+
 @dataclass
 class ReleaseBatch:
-    """Stacked fields of a chunk of releases of one side; NaN marks ⊥ or a field the release lacks."""
+    """Stacked fields of a chunk of releases of one side; NaN marks ⊥, a refusal or a field the release lacks.
 
-    bottom: np.ndarray  # (b,) bool
+    ``status`` holds :data:`STATUS_CODES`; ``text`` the :func:`text_hash` of :func:`released_text`."""
+
+    bottom: np.ndarray  # (b,) bool: ⊥ or refused
     covariance: np.ndarray | None = None  # (b, d, d)
     covariance_post: np.ndarray | None = None  # (b, d, d)
     eigenvalues: np.ndarray | None = None  # (b, d), NaN-padded
     subspace: np.ndarray | None = None  # (b, d, k)
+    status: np.ndarray | None = None  # (b,) float codes
+    text: np.ndarray | None = None  # (b,) float hashes
 
     @classmethod
     def from_releases(cls, releases: list, d: int, k: int, fields: tuple[str, ...]) -> ReleaseBatch:
         b = len(releases)
-        bottom = np.array([r.is_bottom for r in releases], dtype=bool)
-        out = cls(bottom=bottom)
+        status = np.array([STATUS_CODES.get(getattr(r, "status", "ok"), 2.0) for r in releases], dtype=float)
+        bottom = status > 0
+        out = cls(bottom=bottom, status=status, text=np.array([text_hash(released_text(r)) for r in releases]))
         for name in ("covariance", "covariance_post"):
             if name in fields:
                 arr = np.full((b, d, d), np.nan)
                 for i, r in enumerate(releases):
-                    M = getattr(r, name)
-                    if not r.is_bottom and M is not None:
+                    M = getattr(r, name, None)
+                    if not bottom[i] and M is not None:
                         arr[i] = M
                 setattr(out, name, arr)
         if "eigenvalues" in fields:
             arr = np.full((b, d), np.nan)
             for i, r in enumerate(releases):
-                if not r.is_bottom and r.eigenvalues is not None:
+                if not bottom[i] and r.eigenvalues is not None:
                     lam = np.asarray(r.eigenvalues, dtype=float).ravel()[:d]
                     arr[i, :lam.size] = lam
             out.eigenvalues = arr
         if "subspace" in fields:
             arr = np.full((b, d, k), np.nan)
             for i, r in enumerate(releases):
-                if not r.is_bottom and r.subspace is not None:
+                if not bottom[i] and r.subspace is not None:
                     arr[i] = np.asarray(r.subspace, dtype=float)[:, :k]
             out.subspace = arr
         return out
@@ -233,6 +260,22 @@ def _quadratic(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tup
     return [(Column(f"quadratic:{field}", "quadratic", field, label), np.einsum("i,nij,j->n", u, stack, u))]
 
 
+def _difference(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tuple[Column, np.ndarray]]:
+    """⟨Ĉ, C(D′) − C(D)⟩ over the upper triangle, normalised: the likelihood-ratio statistic of i.i.d. Gaussian
+    noise on the upper triangle (the most powerful test against additive Gaussian mechanisms)."""
+    stack = getattr(batch, field, None) if field in ("covariance", "covariance_post") else None
+    if stack is None:
+        return []
+    iu = np.triu_indices(stack.shape[1])
+    w = (pair.D1.C - pair.D0.C)[iu]
+    norm = float(np.linalg.norm(w))
+    if norm == 0.0:
+        return []
+    label = ("⟨Ĉ, ΔC⟩" if field == "covariance" else "⟨Ĉ, ΔC⟩ of the post-processed covariance") + \
+        " (upper triangle, ΔC = C(D′) − C(D), normalised)"
+    return [(Column(f"difference:{field}", "difference", field, label), stack[:, iu[0], iu[1]] @ (w / norm))]
+
+
 def _alignment(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tuple[Column, np.ndarray]]:
     if field != "subspace" or batch.subspace is None:
         return []
@@ -254,7 +297,20 @@ def _projector_entries(batch: ReleaseBatch, family: str) -> list[tuple[Column, n
              P[:, i, j]) for i, j in pairs]
 
 
+def _entry_atoms(batch: ReleaseBatch, field: str) -> list[tuple[Column, np.ndarray]]:
+    """Every upper-triangle entry of a released matrix, as an atom column (an entry released without noise)."""
+    M = getattr(batch, field, None)
+    if M is None:
+        return []
+    d = M.shape[1]
+    pairs = [(i, j) for i in range(d) for j in range(i, d)][:_MAX_ENTRY_COLUMNS]
+    return [(Column(f"atom:{field}:entry:{i}:{j}", "atom", field, f"{_FIELD_WORDS[field]} entry [{i + 1},{j + 1}]",
+                    structural=True), M[:, i, j]) for i, j in pairs]
+
+
 def _atom(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tuple[Column, np.ndarray]]:
+    if field in ("covariance", "covariance_post"):
+        return _eigen_columns(batch, field, "atom", structural=True) + _entry_atoms(batch, field)
     if field != "subspace":
         return _eigen_columns(batch, field, "atom", structural=True)
     if batch.subspace is None:
@@ -269,7 +325,15 @@ def _atom(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tuple[Co
 def _status(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tuple[Column, np.ndarray]]:
     if field != "status":
         return []
-    return [(Column("status", "status", field, "release is ⊥ (1) or an output (0)"), batch.bottom.astype(float))]
+    codes = batch.status if batch.status is not None else batch.bottom.astype(float)
+    return [(Column("status", "status", field, "release is refused (2), ⊥ (1) or an output (0)"), codes)]
+
+
+def _text(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tuple[Column, np.ndarray]]:
+    if field != "status" or batch.text is None:
+        return []
+    return [(Column("text:hash", "text", field, "the released text (status, ⊥ reason or refusal message, ledger "
+                    "notes; as a hash)"), batch.text)]
 
 
 def _classifier_inputs(batch: ReleaseBatch, pair: NeighbourPair, field: str) -> list[tuple[Column, np.ndarray]]:
@@ -298,14 +362,19 @@ _FAMILIES: tuple[EventFamily, ...] = (
                 _support, _STRUCTURAL_SUPPORT),
     EventFamily("quadratic", "uᵀĈu, the released covariance along the canary direction (raw and post-processed)",
                 ("covariance", "covariance_post"), "threshold", 2, _quadratic),
+    EventFamily("difference", "⟨Ĉ, C(D′) − C(D)⟩ on the upper triangle: the likelihood-ratio statistic against "
+                "additive Gaussian noise", ("covariance", "covariance_post"), "threshold", 2, _difference),
     EventFamily("alignment", "‖V̂ᵀu‖², the canary's energy in the released subspace (|⟨v̂₁, u⟩|² for k = 1)",
                 ("subspace",), "threshold", 3, _alignment),
     EventFamily("eigenvalue", "a released eigenvalue (raw, post-processed or the released estimates) above or below "
                 "a threshold", ("eigenvalues", "covariance_post", "covariance"), "threshold", 4, _eigenvalue),
-    EventFamily("atom", "a released number (an eigenvalue, a basis or projector entry) equal to one exact value "
-                "that one side repeats", ("eigenvalues", "covariance_post", "covariance", "subspace"), "atom", 5,
-                _atom, _STRUCTURAL_ATOM),
-    EventFamily("status", "whether the release is ⊥ (no output)", ("status",), "threshold", 6, _status),
+    EventFamily("atom", "a released number (an eigenvalue, a covariance, basis or projector entry) equal to one "
+                "exact value that one side repeats", ("eigenvalues", "covariance_post", "covariance", "subspace"),
+                "atom", 5, _atom, _STRUCTURAL_ATOM),
+    EventFamily("status", "whether the release is ⊥ (no output) or refused (an error)", ("status",), "threshold", 6,
+                _status),
+    EventFamily("text", "the released text (⊥ reason, refusal message, ledger notes) equal to one exact text that "
+                "one side repeats", ("status",), "atom", 6, _text),
     EventFamily("classifier", "a logistic regression trained to tell the two sides apart (DP-Sniper style)",
                 ("covariance", "covariance_post", "eigenvalues", "subspace", "status"), "classifier", 7,
                 _classifier_inputs),
@@ -314,7 +383,8 @@ _FAMILIES: tuple[EventFamily, ...] = (
 #: Event families by id.
 EVENT_FAMILIES: dict[str, EventFamily] = {f.id: f for f in _FAMILIES}
 #: Families searched by ``statistic="auto"`` (the classifier only on request).
-AUTO_FAMILIES: tuple[str, ...] = ("support", "quadratic", "alignment", "eigenvalue", "atom", "status")
+AUTO_FAMILIES: tuple[str, ...] = ("support", "quadratic", "difference", "alignment", "eigenvalue", "atom", "status",
+                                  "text")
 #: Statistic choices in plain words (CLI, dashboard).
 STATISTICS: dict[str, str] = {
     "auto": "every event family below except the classifier, on every released field; the strongest event found "

@@ -105,6 +105,20 @@ def _eigvec(which: int) -> Callable[[int, int, str], tuple[np.ndarray, np.ndarra
     return build
 
 
+def _unit_swap(d: int, n: int, relation: str) -> tuple[np.ndarray, np.ndarray]:
+    """Replace-one: the last row is e₁ in D and e₂ in D′ (C changes by e₂e₂ᵀ − e₁e₁ᵀ, the full L2 sensitivity √2 of
+    the upper triangle); add/remove: D′ adds e₂."""
+    base = default_base_rows(d, n)
+    e1, e2 = np.eye(d)[0], np.eye(d)[1]
+    X1 = np.vstack([base, e2[None, :]])
+    X0 = base if relation == "add_remove" else np.vstack([base, e1[None, :]])
+    return X0, X1
+
+
+def _all_entries(d: int, n: int, relation: str) -> tuple[np.ndarray, np.ndarray]:
+    return _with_canary(default_base_rows(d, n), np.full(d, 1.0 / math.sqrt(d)), relation)
+
+
 def _copies(d: int, n: int, relation: str) -> tuple[np.ndarray, np.ndarray]:
     d = check_int(d, "d (audit data dimension)", 1, 50)
     n = check_int(n, "n (audit data rows)", 2, 100_000)
@@ -141,6 +155,13 @@ _CONSTRUCTIONS: tuple[Construction, ...] = (
                  "in D′.", "replace", _eigvec(-1)),
     Construction("smallest_eigvec", "The last row is 0 in D and a unit row along the smallest eigenvector of the "
                  "other rows in D′.", "replace", _eigvec(0)),
+    Construction("unit_swap",
+                 "The last row is e₁ in D and e₂ in D′ (add/remove: D′ adds e₂): C changes by e₂e₂ᵀ − e₁e₁ᵀ, the "
+                 "largest change one record can make to the upper triangle in L2 (√2), which is what additive "
+                 "Gaussian mechanisms are calibrated to.", "replace", _unit_swap),
+    Construction("all_entries",
+                 "The last row is 0 in D and u = (1, …, 1)/√d in D′: every entry of C changes (by 1/d), so an "
+                 "entry released without noise, at any index, differs between the two.", "replace", _all_entries),
     Construction("copies_add_remove",
                  "D holds n − 1 copies of e₁ and D′ holds n copies (add/remove; under replace-one D has a zero row "
                  "instead). A release that uses the exact n, e.g. eigenvalues clipped to [0, n], shows a point mass "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -19,9 +20,12 @@ SIDE_NAMES = ("D", "D′")
 #: Possible verdicts, in plain words.
 VERDICTS: dict[str, str] = {
     "violated": "the releases prove, at the stated confidence, that the mechanism leaks more than claimed",
-    "consistent": "no violation found by a test that could have found one of this size (not a proof of privacy)",
-    "inconclusive": "the test could not have refuted this claim: the claimed ε is beyond what this number of "
-                    "releases can certify, and no output impossible under one neighbour was seen",
+    "consistent": "no violation found, by a test that demonstrably flags the same mechanism with half its noise "
+                  "(or twice its ε) on the same neighbours with the same number of releases (not a proof of "
+                  "privacy)",
+    "inconclusive": "the test could not have refuted this claim: either it could not tell the mechanism from a "
+                    "version with half its noise (the power check), or the claimed ε is beyond what this number of "
+                    "releases can certify and no output impossible under one neighbour was seen",
 }
 
 
@@ -70,6 +74,15 @@ class AuditResult:
     max_certifiable_epsilon: float = math.inf
     trials_needed: int | None = None
     interim: bool = False
+    #: The power check: one entry per mutant (:mod:`dpcore.audit.mutants`), strongest first, with whether the same
+    #: test flagged it ("flagged"), on which neighbours, and its bounds. Empty when no power check ran.
+    power: list = dataclasses.field(default_factory=list)
+    #: Why the verdict is "inconclusive": "ratio" (ε beyond what frequencies can certify), "power" (the mutant
+    #: was not told apart) or "unchecked" (no power check ran); None otherwise.
+    inconclusive_reason: str | None = None
+    #: One line per neighbour pair audited (``neighbours="all"``); empty for a single pair.
+    pairs: list = dataclasses.field(default_factory=list)
+    pairs_planned: int = 1
 
     @property
     def violated(self) -> bool:
@@ -110,9 +123,37 @@ class AuditResult:
         return {"edges": edges, "counts": (np.histogram(fa, edges)[0], np.histogram(fb, edges)[0]),
                 "nonfinite": (int(a.size - fa.size), int(b.size - fb.size)), "labels": SIDE_NAMES}
 
+    def power_text(self) -> str:
+        """What the power check found, in one or two sentences ("" when none ran)."""
+        if not self.power:
+            return ""
+        first = self.power[0]
+        same = (f"the same test ({self.completed[0]:,} releases per dataset"
+                + (f" on each of {self.pairs_planned} neighbour pairs" if self.pairs_planned > 1 else "") + ")")
+        if not first["flagged"]:
+            return (f"Power check: {same} could not tell the mechanism from {first['description']}: that mutant "
+                    f"was not flagged either (its best bound ε ≥ {first['epsilon_lower_bound']:.3g}).")
+        parts = [f"Power check: {same} flags {first['description']} (ε ≥ {first['epsilon_lower_bound']:.3g} on "
+                 f"{first['neighbours']})"]
+        for line in self.power[1:]:
+            if line["flagged"]:
+                parts.append(f"and {line['description']} (ε ≥ {line['epsilon_lower_bound']:.3g})")
+            elif line.get("run", True):
+                parts.append(f"but not {line['description']}")
+        return " ".join(parts) + "."
+
     def verdict_text(self) -> str:
         """The verdict in one or two plain sentences (shared by the CLI and the dashboard)."""
         conf = f"{100 * self.confidence:g}%"
+        if self.inconclusive and self.inconclusive_reason == "unchecked":
+            return (f"INCONCLUSIVE: no violation found (ε ≥ {self.epsilon_lower_bound:.3g}, {conf} confidence), but "
+                    "the power check was skipped, so nothing shows that this test could have found one.")
+        if self.inconclusive and self.inconclusive_reason == "power":
+            first = self.power[0]
+            return (f"INCONCLUSIVE: no violation found (ε ≥ {self.epsilon_lower_bound:.3g}, {conf} confidence), but "
+                    f"the test could not tell the mechanism from {first['description']}, which is not "
+                    f"{self.claim}: the same test did not flag that mutant either. This test could not have found "
+                    "a violation of that size; run more releases.")
         if self.violated and self.structural:
             statement = delta_statement(self.claimed_epsilon, self.delta_lower_bound, confidence=self.confidence,
                                         every_epsilon=True)
@@ -131,9 +172,10 @@ class AuditResult:
                     f"ratio can certify more than ε ≈ {self.max_certifiable_epsilon:.3g} ({conf} confidence), less "
                     f"than the claimed {self.claimed_epsilon:g}, and no output impossible under one of the "
                     f"neighbours was seen. This test could not have refuted the claim.{need}")
+        power = f" {self.power_text()}" if self.power else ""
         return (f"CONSISTENT: the lower bound ε ≥ {self.epsilon_lower_bound:.3g} ({conf} confidence) does not exceed "
-                f"the claimed {self.claimed_epsilon:g}. Audits only give lower bounds: this is not a proof of "
-                "privacy.")
+                f"the claimed {self.claimed_epsilon:g}.{power} Audits only give lower bounds: this is not a proof "
+                "of privacy.")
 
     def summary(self) -> str:
         """A few plain-language lines (CLI output, dashboard verdict)."""
@@ -149,7 +191,15 @@ class AuditResult:
         ]
         if self.violated and self.structural and self.event.get("assumption"):
             lines.append(f"Why the other side cannot produce it: {self.event['assumption']}.")
-        lines.append(f"{self.completed[0]} + {self.completed[1]} releases in {self.runtime_s:.2f} s"
+        if self.power and self.inconclusive_reason == "power":
+            lines.append(self.power_text())
+        if self.pairs:
+            lines.append(f"Neighbour pairs ({len(self.pairs)} of {self.pairs_planned} audited, confidence split "
+                         "over them): " + "; ".join(
+                             f"{p['neighbours']} ({p['neighbouring'].replace('_', '/')}): {p['verdict']}, "
+                             f"ε ≥ {p['epsilon_lower_bound']:.3g}" for p in self.pairs) + ".")
+        per_pair = f" on each of {len(self.pairs)} neighbour pairs" if self.pairs else ""
+        lines.append(f"{self.completed[0]} + {self.completed[1]} releases{per_pair} in {self.runtime_s:.2f} s"
                      + (" (stopped early at the time limit)" if self.truncated else "") + ".")
         return "\n".join(lines)
 
@@ -184,6 +234,11 @@ class AuditResult:
             "seed": self.seed,
             "orientations": self.orientations,
             "counterexample_delta": self.counterexample_delta,
+            "power": self.power,
+            "power_text": self.power_text(),
+            "inconclusive_reason": self.inconclusive_reason,
+            "pairs": self.pairs,
+            "pairs_planned": self.pairs_planned,
         }
         if include_samples:
             out["samples"] = {"D": self.samples[0], "D′": self.samples[1]}

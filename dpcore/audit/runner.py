@@ -180,15 +180,16 @@ def _check_partial(on_partial: Any, partial_every_s: Any, jobs: int) -> float:
 # ------------------------------------------------------------------------------------------------
 
 def estimate_audit_seconds(mechanism_id: str | Mechanism, epsilon: float, trials: int = DEFAULT_TRIALS, *,
-                           delta: float | None = None, neighbours: Any = "zero_vs_unit", k: int = 1,
+                           delta: float | None = None, neighbours: Any = "all", k: int = 1,
                            pilot: int = 30, max_seconds: float = 0.5, d: int = 3, n: int = 30,
                            neighbouring: str | None = None, **options: Any) -> float:
-    """Rough wall time of an audit with ``trials`` releases per side, from a pilot of at most ``pilot`` releases
-    (stopping after ``max_seconds`` once two are done)."""
+    """Rough wall time of an audit with ``trials`` releases per side and pair, from a pilot of at most ``pilot``
+    releases (stopping after ``max_seconds`` once two are done). The power check can add up to as much again."""
     mech = resolve_mechanism(mechanism_id)
     epsilon = check_epsilon(epsilon)
     delta = resolve_delta(delta, mech)
-    pair = resolve_pair(mech, neighbours, neighbouring, d, n)
+    pairs = _pairs(mech, neighbours, neighbouring, d, n)
+    pair = pairs[0]
     opts = mech.validate_options(options)
     trials = check_int(trials, "trials", 1)
     pilot = check_int(pilot, "pilot", 1, 10_000)
@@ -197,26 +198,62 @@ def estimate_audit_seconds(mechanism_id: str | Mechanism, epsilon: float, trials
     t0 = time.perf_counter()
     done = 0
     while done < pilot and not (done >= 2 and time.perf_counter() - t0 > max_seconds):
-        mech.release(pair.D1 if done % 2 else pair.D0, k, epsilon, delta, neighbouring=pair.neighbouring,
-                     random_state=rng, allow_invalid=True, **opts)
+        _release_or_refusal(mech, pair.D1 if done % 2 else pair.D0, k, epsilon, delta, pair.neighbouring, rng, None,
+                            opts)
         done += 1
     per = (time.perf_counter() - t0) / done
-    return per * 2 * trials * 1.1 + 0.2
+    return per * 2 * trials * len(pairs) * 1.1 + 0.2
 
 
 # ------------------------------------------------------------------------------------------------
 # The audit
 # ------------------------------------------------------------------------------------------------
 
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """A release that raised an error: under a fixed relation and public settings a refusal is an output too."""
+
+    reason: str
+    error: BaseException
+    status: str = "refused"
+    ledger: tuple = ()
+
+    @property
+    def is_bottom(self) -> bool:
+        return True
+
+
+def _release_or_refusal(mech: Mechanism, data: Any, k: int, epsilon: float, delta: float, neighbouring: str,
+                        rng: np.random.Generator, limit: float | None, opts: dict) -> Any:
+    """One release, or a :class:`Refusal` for a :class:`DPCoreError` other than a time-out."""
+    try:
+        return mech.release(data, k, epsilon, delta, neighbouring=neighbouring, random_state=rng, time_limit=limit,
+                            allow_invalid=True, **opts)
+    except MechanismTimeout:
+        raise
+    except DPCoreError as exc:
+        return Refusal(f"{type(exc).__name__}: {exc}", exc)
+
+
+def _check_first_trial(first: list) -> None:
+    """Both sides refused the first trial with the same message: the settings are refused, not one record."""
+    if len(first) == 2 and all(isinstance(r, Refusal) for r in first) and first[0].reason == first[1].reason:
+        raise first[0].error
+
+
 def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float, opts: dict, trials: int,
              families: tuple[str, ...], fields: tuple[str, ...], rng: np.random.Generator, deadline: Deadline,
-             progress: ProgressCallback | None, peek: PeekHook | None = None) -> tuple[ColumnStore, int, bool]:
+             progress: ProgressCallback | None, peek: PeekHook | None = None,
+             derive: tuple = ()) -> tuple[ColumnStore, int, bool]:
     """Run up to ``trials`` releases per side; returns the column store, releases per side and a truncated flag.
-    ``peek`` is called after every completed trial (both sides) with the store and the releases not yet in it."""
+    ``peek`` is called after every completed trial (both sides) with the store and the releases not yet in it.
+    ``derive``: noise mutants whose releases are computed from the same draws (``Mutant.derive``); their columns go
+    to ``store.derived[i]``."""
     store = ColumnStore()
+    store.derived = [ColumnStore() for _ in derive]
     datasets = (pair.D0, pair.D1)
     d = pair.D0.d
-    chunk = max(1, min(500, trials // 100))
+    chunk = max(1, min(500, trials // 20))
     buffers: tuple[list, list] = ([], [])
     counts = [0, 0]
     total = 2 * trials
@@ -227,6 +264,10 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
             if buffers[side]:
                 batch = ReleaseBatch.from_releases(buffers[side], d, k, fields)
                 store.add(side, extract_columns(batch, pair, families, fields))
+                for mutant, target in zip(derive, store.derived):
+                    rels = [mutant.derive(r, datasets[side]) for r in buffers[side]]
+                    target.add(side, extract_columns(ReleaseBatch.from_releases(rels, d, k, fields), pair, families,
+                                                     fields))
                 buffers[side].clear()
 
     try:
@@ -234,10 +275,12 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
             for _ in range(min(chunk, trials - counts[1])):
                 for side in (0, 1):
                     limit = None if deadline.seconds is None else max(deadline.remaining, 1e-3)
-                    rel = mech.release(datasets[side], k, epsilon, delta, neighbouring=pair.neighbouring,
-                                       random_state=rng, time_limit=limit, allow_invalid=True, **opts)
+                    rel = _release_or_refusal(mech, datasets[side], k, epsilon, delta, pair.neighbouring, rng,
+                                              limit, opts)
                     buffers[side].append(rel)
                     counts[side] += 1
+                if counts[1] == 1 and not store.columns:
+                    _check_first_trial([buffers[0][0], buffers[1][0]])
                 if peek is not None:
                     peek(store, buffers)
                 if deadline.expired and counts[1] < trials:
@@ -265,11 +308,12 @@ def _worker_seeds(seed: RandomState, jobs: int) -> list:
 
 def _collect_task(context: Any, mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float,
                   opts: dict, trials: int, families: tuple[str, ...], fields: tuple[str, ...], seed: Any,
-                  seconds: float | None, report: Callable[[Any], None]) -> tuple:
+                  seconds: float | None, derive: tuple, report: Callable[[Any], None]) -> tuple:
     """One worker's share of an audit: ``trials`` releases per side on its own stream."""
     try:
         store, m, truncated = _collect(mech, pair, k, epsilon, delta, opts, trials, families, fields,
-                                       make_rng(seed), Deadline(seconds), lambda done, total: report(done))
+                                       make_rng(seed), Deadline(seconds), lambda done, total: report(done),
+                                       derive=derive)
     except DPCoreError as exc:  # re-raised by the parent, as the serial audit would raise it
         return "error", exc
     return "ok", (store, m, truncated)
@@ -278,14 +322,14 @@ def _collect_task(context: Any, mech: Mechanism, pair: NeighbourPair, k: int, ep
 def _collect_parallel(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float, opts: dict,
                       trials: int, families: tuple[str, ...], fields: tuple[str, ...], seed: RandomState,
                       deadline: Deadline, progress: ProgressCallback | None,
-                      jobs: int) -> tuple[ColumnStore, int, bool]:
+                      jobs: int, derive: tuple = ()) -> tuple[ColumnStore, int, bool]:
     """:func:`_collect` split over ``jobs`` worker processes; the stores are concatenated in worker order."""
     shares = [trials // jobs + (i < trials % jobs) for i in range(jobs)]
     seeds = _worker_seeds(seed, jobs)
     seconds = deadline.seconds
     hard = None if seconds is None else HARD_LIMIT_FACTOR * seconds + HARD_LIMIT_GRACE_S
-    tasks = [Task(_collect_task, (mech, pair, k, epsilon, delta, opts, share, families, fields, seeds[i], seconds),
-                  hard_limit=hard) for i, share in enumerate(shares) if share > 0]
+    tasks = [Task(_collect_task, (mech, pair, k, epsilon, delta, opts, share, families, fields, seeds[i], seconds,
+                                  derive), hard_limit=hard) for i, share in enumerate(shares) if share > 0]
     done = [0] * len(tasks)
 
     def on_report(index: int, count: int) -> None:
@@ -308,15 +352,21 @@ def _collect_parallel(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: flo
         truncated |= trunc
         if m > 0:
             parts[out.index] = (store, m)
+    merged = _merge([(store, m) for _, (store, m) in sorted(parts.items())])
+    merged.derived = [_merge([(store.derived[i], m) for _, (store, m) in sorted(parts.items())])
+                      for i in range(len(derive))]
+    return merged, sum(m for _, m in parts.values()), truncated
+
+
+def _merge(parts: list[tuple[ColumnStore, int]]) -> ColumnStore:
+    """The workers' stores (first ``m`` releases of each) concatenated, keeping the columns they all have."""
     merged = ColumnStore()
     if parts:
-        keys = [key for key in next(iter(parts.values()))[0].columns if all(key in st.columns for st, _ in
-                                                                            parts.values())]
-        for i in sorted(parts):
-            store, m = parts[i]
+        keys = [key for key in parts[0][0].columns if all(key in st.columns for st, _ in parts)]
+        for store, m in parts:
             for side in (0, 1):
                 merged.add(side, [(store.columns[key], store.values(side, key, m)) for key in keys])
-    return merged, sum(m for _, m in parts.values()), truncated
+    return merged
 
 
 def _add_classifier_score(store: ColumnStore, half: int, m: int) -> str:
@@ -343,11 +393,32 @@ def _add_classifier_score(store: ColumnStore, half: int, m: int) -> str:
     return col.key
 
 
+ALL_CONSTRUCTIONS = "all"
+
+
+#: The key under which the parts of an audit (its pairs, its mutants) get their child streams.
+_PART_KEY = 7
+
+
+def _child_seed(seed: RandomState, key: int) -> RandomState:
+    """An independent child stream of ``seed`` for one part of an audit (a pair, a mutant); None stays None."""
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(1)[0]
+    return stage_seed(seed, Stage.AUDIT, _PART_KEY, key)
+
+
+def _pairs(mech: Mechanism, neighbours: Any, neighbouring: str | None, d: int, n: int) -> list[NeighbourPair]:
+    """The neighbour pairs of an audit: every construction for ``"all"``, else the one asked for."""
+    if isinstance(neighbours, str) and neighbours == ALL_CONSTRUCTIONS:
+        return [resolve_pair(mech, name, neighbouring, d, n) for name in CONSTRUCTIONS]
+    return [resolve_pair(mech, neighbours, neighbouring, d, n)]
+
+
 def run_audit(
     mechanism_id: str | Mechanism,
     epsilon: float,
     delta: float | None = None,
-    neighbours: str | tuple = "zero_vs_unit",
+    neighbours: str | tuple = ALL_CONSTRUCTIONS,
     statistic: str = "auto",
     trials: int = DEFAULT_TRIALS,
     k: int = 1,
@@ -363,60 +434,210 @@ def run_audit(
     n_jobs: int | None = 1,
     on_partial: PartialCallback | None = None,
     partial_every_s: float = PARTIAL_EVERY_S,
+    power: bool = True,
     **options: Any,
 ) -> AuditResult:
-    """Audit a mechanism's claim "(ε, δ)-DP" on one pair of neighbouring datasets.
+    """Audit a mechanism's claim "(ε, δ)-DP" on neighbouring datasets, with a power check.
 
     ``mechanism_id`` is a registered id or a :class:`Mechanism` instance (e.g. a test-only mechanism).
-    ``trials`` releases are run on each of the two neighbours: a built-in construction from
-    :data:`~dpcore.audit.NEIGHBOUR_CONSTRUCTIONS` (D′ with ``n`` rows and ``d`` features) or a pair of PreparedData.
-    ``neighbouring`` ("replace" or "add_remove") picks the relation; None takes the construction's own (or the
-    pair's) when the mechanism supports it. ``statistic`` picks an event family (:data:`STATISTICS`; "auto" searches
-    all but the classifier) and ``field`` the released field it reads (:data:`FIELDS`). Half of each side's releases
-    choose the event, the other half count it. ``delta`` defaults to 1e-5 for mechanisms that use δ and 0 otherwise.
-    ``time_limit`` (seconds) stops the run gracefully and reports the bound from the releases so far
-    (``truncated=True``). ``n_jobs`` worker processes share the releases (1: this process; −1: every core; see the
-    module docstring for the seeding). ``on_partial(result)`` (serial runs only) receives an interim
-    :class:`AuditResult` (``interim=True``) of the releases collected so far, about every ``partial_every_s``
-    seconds once :data:`MIN_TRIALS` per side are in; it does not change the final result. Extra keyword arguments are
-    mechanism options.
+    ``neighbours`` is "all" (default: every built-in construction of :data:`~dpcore.audit.NEIGHBOUR_CONSTRUCTIONS`,
+    the confidence split over them), one construction (D′ with ``n`` rows and ``d`` features) or a pair of
+    PreparedData; ``trials`` releases are run on each side of each pair. ``neighbouring`` ("replace" or
+    "add_remove") picks the relation; None takes each construction's own (or the pair's) when the mechanism
+    supports it. ``statistic`` picks an event family (:data:`STATISTICS`; "auto" searches all but the classifier)
+    and ``field`` the released field it reads (:data:`FIELDS`). Half of each side's releases choose the event, the
+    other half count it. ``delta`` defaults to 1e-5 for mechanisms that use δ and 0 otherwise. ``time_limit``
+    (seconds) bounds the audit and, separately, its power check; a run stopped by it reports the bound from the
+    releases so far (``truncated=True``). ``n_jobs`` worker processes share the releases (1: this process; −1:
+    every core). ``on_partial(result)`` (serial runs only) receives interim results of the pair being audited.
+    Extra keyword arguments are mechanism options. A release that raises a :class:`DPCoreError` is recorded as a
+    refusal (an output), unless both sides refuse the first trial with the same message (then it is raised).
 
     The verdict is "violated" when a bound refutes the claim (a ratio bound above ε, or a δ bound above δ; a
-    structural witness gives δ ≥ P[M(D) ∈ S] for every ε), "inconclusive" when the claimed ε is beyond what the
-    held-out releases could certify and no structural witness was seen, and "consistent" otherwise.
+    structural witness gives δ ≥ P[M(D) ∈ S] for every ε); "inconclusive" when the claimed ε is beyond what the
+    held-out releases could certify and no structural witness was seen, or — with ``power`` — when the same test
+    did not flag the mechanism's half-noise mutant (:mod:`dpcore.audit.mutants`); "consistent" otherwise.
     """
     started = time.perf_counter()
     mech = resolve_mechanism(mechanism_id)
     epsilon = check_epsilon(epsilon)
     delta = resolve_delta(delta, mech)
-    pair = resolve_pair(mech, neighbours, neighbouring, d, n)
+    pairs = _pairs(mech, neighbours, neighbouring, d, n)
     families, fields = _resolve_events(statistic, field, mech)
     opts = mech.validate_options(options)
-    check_int(k, "k (number of components)", 1, pair.D0.d)
+    check_int(k, "k (number of components)", 1, pairs[0].D0.d)
     trials = check_int(trials, "trials", MIN_TRIALS, 10_000_000)
     confidence = check_fraction(confidence, "confidence")
-    deadline = Deadline(check_time_limit(time_limit))
+    seconds = check_time_limit(time_limit)
     _check_progress(progress)
     jobs = resolve_jobs(n_jobs)
     every = _check_partial(on_partial, partial_every_s, jobs)
+    if not isinstance(power, bool):
+        raise InvalidParameterError(f"power must be True or False; got {power!r}.")
+    from .mutants import mutants_for
 
+    mutants = mutants_for(mech) if power else []
+    each = 1.0 - (1.0 - confidence) / len(pairs)
+    plan = _Plan(k, opts, epsilon, delta, each, trials, families, fields, statistic, field, jobs,
+                 tuple(mu for mu in mutants if mu.derivable))
+    deadline = Deadline(seconds)
+    runs: list[_PairRun] = []
+    for j, pair in enumerate(pairs):
+        if runs and deadline.expired:
+            break
+
+        def pair_progress(done: int, total: int, offset: int = 2 * trials * j) -> None:
+            progress(offset + done, 2 * trials * len(pairs))
+
+        single = len(pairs) == 1
+        try:
+            runs.append(_audit_pair(mech, plan, pair, seed if single else _child_seed(seed, j),
+                                    None if progress is None else pair_progress, deadline, on_partial, every,
+                                    started))
+        except MechanismTimeout:
+            if single or not runs:
+                raise
+    result = _combine([r.result for r in runs], confidence, len(pairs))
+    if mutants and result.verdict == "consistent":
+        result = _power_check(mutants, plan, result, runs, seed, seconds, started)
+    elif result.verdict == "consistent":  # no power check: nothing shows this test could have found a violation
+        result = dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="unchecked")
+    return dataclasses.replace(result, runtime_s=time.perf_counter() - started)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """The settings every pair and every mutant of one audit share (the same test)."""
+
+    k: int
+    opts: dict
+    epsilon: float
+    delta: float
+    confidence: float
+    trials: int
+    families: tuple[str, ...]
+    fields: tuple[str, ...]
+    statistic: str
+    field: str
+    jobs: int
+    derive: tuple = ()
+
+
+@dataclasses.dataclass
+class _PairRun:
+    """The audit of one pair, with what the power check needs: the derived mutants' columns."""
+
+    pair: NeighbourPair
+    result: AuditResult
+    store: ColumnStore
+    m: int
+    seed: RandomState
+
+
+def _audit_pair(mech: Mechanism, plan: _Plan, pair: NeighbourPair, seed: RandomState,
+                progress: ProgressCallback | None, deadline: Deadline, on_partial: PartialCallback | None,
+                every: float, started: float, derive: bool = True) -> _PairRun:
+    """The audit of one pair: collect ``plan.trials`` releases per side, choose and count the event."""
     def analyse(store: ColumnStore, m: int, truncated: bool) -> AuditResult:
-        return _analyse(mech, k, opts, epsilon, delta, confidence, trials, store, m, families, statistic, field,
-                        pair, seed, truncated, time.perf_counter() - started)
+        return _analyse(mech, plan.k, plan.opts, plan.epsilon, plan.delta, plan.confidence, plan.trials, store, m,
+                        plan.families, plan.statistic, plan.field, pair, seed, truncated,
+                        time.perf_counter() - started)
 
-    if jobs == 1:
-        peek = None if on_partial is None else _peeker(analyse, on_partial, every, pair, k, families, fields)
-        store, m, truncated = _collect(mech, pair, k, epsilon, delta, opts, trials, families, fields, make_rng(seed),
-                                       deadline, progress, peek)
+    derived = plan.derive if derive else ()
+    if plan.jobs == 1:
+        peek = None if on_partial is None else _peeker(analyse, on_partial, every, pair, plan.k, plan.families,
+                                                       plan.fields)
+        store, m, truncated = _collect(mech, pair, plan.k, plan.epsilon, plan.delta, plan.opts, plan.trials,
+                                       plan.families, plan.fields, make_rng(seed), deadline, progress, peek,
+                                       derive=derived)
     else:
-        store, m, truncated = _collect_parallel(mech, pair, k, epsilon, delta, opts, trials, families, fields, seed,
-                                                deadline, progress, jobs)
+        store, m, truncated = _collect_parallel(mech, pair, plan.k, plan.epsilon, plan.delta, plan.opts,
+                                                plan.trials, plan.families, plan.fields, seed, deadline, progress,
+                                                plan.jobs, derive=derived)
     if m < MIN_TRIALS:
-        cap = "the time limit" if time_limit is None else f"the time limit of {float(time_limit):g} s"
+        cap = "the time limit" if deadline.seconds is None else f"the time limit of {deadline.seconds:g} s"
         raise MechanismTimeout(
             f"the audit stopped at {cap} after only {m} releases per side (need at least {MIN_TRIALS}); "
             "raise the time limit or audit a faster setting (smaller ε, fewer features).")
-    return analyse(store, m, truncated)
+    return _PairRun(pair, analyse(store, m, truncated), store, m, seed)
+
+
+def _pair_line(r: AuditResult) -> dict:
+    return {"neighbours": r.neighbours["name"], "neighbouring": r.neighbouring, "verdict": r.verdict,
+            "epsilon_lower_bound": r.epsilon_lower_bound, "delta_lower_bound": r.delta_lower_bound,
+            "event": r.event["description"], "releases": r.completed[0], "truncated": r.truncated}
+
+
+def _combine(results: list[AuditResult], confidence: float, planned: int) -> AuditResult:
+    """One result for the pairs of an audit: the violated pair (strongest), else the most revealing pair."""
+    if len(results) == 1 and planned == 1:
+        return results[0]
+    violated = [r for r in results if r.violated]
+    if violated:
+        best = max(violated, key=lambda r: (r.structural, r.delta_lower_bound, r.epsilon_lower_bound))
+    else:
+        best = max(results, key=lambda r: (r.epsilon_lower_bound, r.delta_lower_bound))
+    verdict = "violated" if violated else ("inconclusive" if any(r.inconclusive for r in results)
+                                           else "consistent")
+    return dataclasses.replace(best, verdict=verdict, pairs=[_pair_line(r) for r in results],
+                               confidence=confidence, pairs_planned=planned,
+                               truncated=any(r.truncated for r in results) or len(results) < planned)
+
+
+def _mutant_result(mutant: Mechanism, plan: _Plan, run: _PairRun, index: int, deadline: Deadline,
+                   started: float) -> AuditResult:
+    """The same test on one pair for one mutant: its derived columns, or a run of the mutant itself."""
+    if getattr(mutant, "derivable", False) and mutant in plan.derive:
+        store = run.store.derived[plan.derive.index(mutant)]
+        return _analyse(mutant, plan.k, plan.opts, plan.epsilon, plan.delta, plan.confidence, plan.trials, store,
+                        run.m, plan.families, plan.statistic, plan.field, run.pair, run.seed, False,
+                        time.perf_counter() - started)
+    return _audit_pair(mutant, plan, run.pair, _child_seed(run.seed, 1000 + index), None, deadline, None,
+                       PARTIAL_EVERY_S, started, derive=False).result
+
+
+def _power_check(mutants: list, plan: _Plan, result: AuditResult, runs: list[_PairRun], seed: RandomState,
+                 seconds: float | None, started: float) -> AuditResult:
+    """Run the same test on the mechanism's mutants (:func:`~dpcore.audit.mutants.mutants_for`), strongest first.
+
+    A noise mutant is tested on the same draws as the audit (its releases are derived from them, the same number
+    per pair); an ε mutant runs the mechanism again, pair by pair (the pairs that separated the sides best first),
+    until one pair flags it. "consistent" stands only when the strongest mutant is flagged; the weaker ones are run
+    only then, to say how fine the test is.
+    """
+    order = sorted(runs, key=lambda r: -r.result.epsilon_lower_bound)
+    deadline = Deadline(seconds)
+    lines: list[dict] = []
+    for i, mutant in enumerate(mutants):
+        line = {"mutant": mutant.spec.label, "description": mutant.spec.words, "kind": mutant.spec.kind,
+                "factor": mutant.spec.factor, "flagged": False, "neighbours": None, "epsilon_lower_bound": 0.0,
+                "delta_lower_bound": 0.0, "releases": 0, "run": True, "truncated": False, "event": None}
+        if i > 0 and not lines[0]["flagged"]:
+            lines.append({**line, "run": False})
+            continue
+        for run in order:
+            if deadline.expired and not mutant.derivable:
+                line["truncated"] = True
+                break
+            try:
+                r = _mutant_result(mutant, plan, run, i, deadline, started)
+            except MechanismTimeout:
+                line["truncated"] = True
+                break
+            except DPCoreError as exc:  # e.g. 2ε is outside the mechanism's proof domain
+                line.update(run=False, error=str(exc))
+                break
+            line.update(releases=r.completed[0], truncated=line["truncated"] or r.truncated)
+            if r.violated or r.epsilon_lower_bound > line["epsilon_lower_bound"]:
+                line.update(epsilon_lower_bound=r.epsilon_lower_bound, delta_lower_bound=r.delta_lower_bound,
+                            neighbours=run.pair.name, event=r.event["description"])
+            if r.violated:
+                line["flagged"] = True
+                break
+        lines.append(line)
+    verdict = "consistent" if lines and lines[0]["flagged"] else "inconclusive"
+    return dataclasses.replace(result, verdict=verdict, power=lines,
+                               inconclusive_reason="power" if verdict == "inconclusive" else None)
 
 
 def _snapshot(store: ColumnStore, buffers: tuple[list, list], pair: NeighbourPair, k: int,
@@ -439,6 +660,13 @@ def _snapshot(store: ColumnStore, buffers: tuple[list, list], pair: NeighbourPai
     return snap, m
 
 
+def _interim(result: AuditResult) -> AuditResult:
+    """An interim result: no power check has run yet, so a "consistent" is reported as unchecked."""
+    if result.verdict == "consistent":
+        result = dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="unchecked")
+    return dataclasses.replace(result, interim=True)
+
+
 def _peeker(analyse: Callable[[ColumnStore, int, bool], AuditResult], on_partial: PartialCallback, every: float,
             pair: NeighbourPair, k: int, families: tuple[str, ...], fields: tuple[str, ...]) -> PeekHook:
     """The collector's hook that hands an interim result to ``on_partial`` when one is due."""
@@ -456,7 +684,7 @@ def _peeker(analyse: Callable[[ColumnStore, int, bool], AuditResult], on_partial
                 result = None
             if result is not None:
                 state["m"] = m
-                on_partial(dataclasses.replace(result, interim=True))
+                on_partial(_interim(result))
         spent = time.monotonic() - t0
         state["due"] = time.monotonic() + max(every, PARTIAL_COST_FACTOR * spent)
 
@@ -534,6 +762,7 @@ def _result(mech: Mechanism, k: int, opts: dict, epsilon: float, delta: float, c
         delta_lower_bound=max(f.delta_lb for f in findings), field=col.field, neighbouring=pair.neighbouring,
         structural=best.structural and best.violated, max_certifiable_epsilon=eps_max,
         trials_needed=_trials_needed(epsilon, delta, level) if verdict == "inconclusive" else None,
+        inconclusive_reason="ratio" if verdict == "inconclusive" else None,
     )
 
 

@@ -1,0 +1,141 @@
+"""Built-in mutants of a mechanism: the same mechanism with a comparable, known violation of its claim.
+
+An audit's "consistent" is only worth something where the same test (same neighbours, same events, same number of
+releases) would have flagged a comparable violation. :func:`mutants_for` gives the violations the power check runs
+the test against, strongest first:
+
+* **additive-noise mechanisms** (noise added to C: Laplace, Analyze Gauss, MOD-SuLQ, the Wishart mechanisms, and any
+  unregistered mechanism that releases only a covariance): the release with its noise divided by 2 and by 1.5,
+  Ĉ′ = C + (Ĉ − C)/c (σ/2, σ/1.5; the true ε of Analyze Gauss σ/2 at ε = 1, δ = 1e-5 is ≈ 2.15);
+* **every other mechanism** (exponential-mechanism and selection-type releases, subspace outputs): the mechanism
+  run at 2ε and at 1.5ε while its ledger still claims ε.
+
+A mutant is an ordinary :class:`~dpcore.mechanisms.base.Mechanism` (picklable, so parallel audits can run it); its
+ledger shows the claimed budget, as a buggy implementation's would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+from ..linalg import clip_spectrum_and_top_k
+from ..mechanisms.base import Mechanism, MechanismOutput, Release, eigenvalue_ceiling
+
+__all__ = ["ADDITIVE_NOISE_MECHANISMS", "MUTATION_FACTORS", "Mutant", "MutantSpec", "mutants_for"]
+
+#: Registered mechanisms whose release is C plus data-independent noise (the noise can be scaled).
+ADDITIVE_NOISE_MECHANISMS = ("laplace", "analyze_gauss", "mod_sulq", "wishart_sheffet", "sn_imtiaz", "wishart_jiang")
+#: The violations tried, strongest first: noise divided by c (or ε multiplied by c).
+MUTATION_FACTORS = (2.0, 1.5)
+
+
+@dataclass(frozen=True)
+class MutantSpec:
+    """How a mutant breaks its mechanism: ``kind`` "noise" (noise/``factor``) or "epsilon" (ε·``factor``)."""
+
+    kind: str
+    factor: float
+
+    @property
+    def label(self) -> str:
+        if self.kind == "noise":
+            return "σ/2" if self.factor == 2.0 else f"σ/{self.factor:g}"
+        return "2ε" if self.factor == 2.0 else f"{self.factor:g}ε"
+
+    @property
+    def words(self) -> str:
+        if self.kind == "noise":
+            part = "half its noise" if self.factor == 2.0 else f"its noise divided by {self.factor:g}"
+            return f"a version with {part} ({self.label})"
+        return f"a version that spends {self.factor:g}× the claimed ε ({self.label})"
+
+
+def _kind(mech: Mechanism) -> str:
+    additive = mech.id in ADDITIVE_NOISE_MECHANISMS
+    if not additive and mech.output == "covariance":
+        from ..mechanisms import mechanism_ids
+
+        additive = mech.id not in mechanism_ids()  # an unregistered (e.g. test-only) covariance mechanism
+    return "noise" if additive else "epsilon"
+
+
+def mutants_for(mech: Mechanism) -> list[Mutant]:
+    """The mutants the power check runs for ``mech``, strongest violation first."""
+    kind = _kind(mech)
+    return [Mutant(mech, MutantSpec(kind, f)) for f in MUTATION_FACTORS]
+
+
+class Mutant(Mechanism):
+    """``base`` with the violation ``spec``; every class attribute of ``base`` is copied onto the instance."""
+
+    summary = "a deliberately broken copy of a mechanism (audit power check)"
+    reference = "dpcore.audit.mutants"
+
+    def __init__(self, base: Mechanism, spec: MutantSpec) -> None:
+        if isinstance(base, Mutant):
+            raise InvalidParameterError("a mutant of a mutant is not a comparable violation.")
+        if spec.kind not in ("noise", "epsilon") or not spec.factor > 1.0:
+            raise InvalidParameterError(f"unknown mutation {spec!r}.")
+        self.base = base
+        self.spec = spec
+        for attr in ("guarantee", "output", "uses_delta", "strict_k", "needs_rows", "params", "neighbourings",
+                     "domain"):
+            setattr(self, attr, getattr(base, attr))
+        self.id = f"{base.id}~{spec.label}"
+        self.name = f"{base.name} — mutant with {spec.label}"
+
+    def guarantee_for(self, k: int, options: dict) -> str:
+        return self.base.guarantee_for(k, options)
+
+    def check_domain(self, *, d: int, k: int, epsilon: float, delta: float, neighbouring: str,
+                     options: dict) -> None:
+        self.base.check_domain(d=d, k=k, epsilon=epsilon, delta=delta, neighbouring=neighbouring, options=options)
+        if self.spec.kind == "epsilon":
+            self.base.check_domain(d=d, k=k, epsilon=epsilon * self.spec.factor, delta=delta,
+                                   neighbouring=neighbouring, options=options)
+
+    @property
+    def derivable(self) -> bool:
+        """True when the mutant's release is a function of the base's release (noise kind): the power check then
+        reuses the audit's own draws instead of running the mechanism again."""
+        return self.spec.kind == "noise"
+
+    def _scaled(self, C: np.ndarray, covariance: Any, eigenvalues: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        c = self.spec.factor
+        scaled = C + (np.asarray(covariance, dtype=float) - C) / c
+        if eigenvalues is None:
+            return scaled, None
+        lam = np.asarray(eigenvalues, dtype=float)
+        exact = np.linalg.eigvalsh(C)[::-1][:lam.size]
+        return scaled, exact + (lam - exact) / c
+
+    def derive(self, release: Any, data: Any) -> Any:
+        """The mutant's release made from the base's ``release`` on ``data`` with the same draws (noise kind):
+        identical to what :meth:`release` returns for the same random stream. ⊥ and refusals pass unchanged."""
+        if not self.derivable:
+            raise InvalidParameterError(f"the {self.spec.label} mutant runs the mechanism itself; it cannot be "
+                                        "derived from a release.")
+        if not isinstance(release, Release) or release.is_bottom or release.covariance is None:
+            return release
+        covariance, eigenvalues = self._scaled(data.C, release.covariance, release.eigenvalues)
+        post, subspace = clip_spectrum_and_top_k(covariance, release.k,
+                                                 upper=eigenvalue_ceiling(data, release.neighbouring))
+        return dataclasses.replace(release, mechanism=self.id, covariance=covariance, covariance_post=post,
+                                   subspace=subspace, eigenvalues=eigenvalues)
+
+    def _release(self, data: Any, k: int, epsilon: float, delta: float, **kwargs: Any) -> MechanismOutput:
+        c = self.spec.factor
+        if self.spec.kind == "epsilon":
+            out = self.base._release(data, k, epsilon * c, delta, **kwargs)
+            ledger = [dataclasses.replace(e, epsilon=e.epsilon / c) for e in out.ledger]  # claims ε, spends c·ε
+            return dataclasses.replace(out, ledger=ledger)
+        out = self.base._release(data, k, epsilon, delta, **kwargs)
+        if out.bottom_reason is not None or out.covariance is None:
+            return out
+        covariance, eigenvalues = self._scaled(data.C, out.covariance, out.eigenvalues)
+        return dataclasses.replace(out, covariance=covariance, eigenvalues=eigenvalues, subspace=None)
