@@ -193,9 +193,91 @@ def config_yaml(config: dict, **extra) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-__all__ = ["BANDS", "GUARANTEE_SHORT", "band_table", "config_yaml", "explained_variance", "export_caption",
-           "export_filename", "guarantee_short", "k_for_fraction", "label_balance", "legend_label",
-           "reference_levels", "results_table", "rows_text", "run_guarantees", "short_name"]
+__all__ = ["BANDS", "GUARANTEE_SHORT", "WARNING_KINDS", "band_table", "config_yaml", "explained_variance",
+           "export_caption", "export_filename", "guarantee_short", "k_for_fraction", "label_balance", "legend_label",
+           "reference_levels", "release_warning_kind", "release_warnings", "results_table", "rows_text",
+           "run_guarantees", "short_name", "text_width_px", "warning_counts", "warning_text", "wrap_caption"]
+
+
+# ------------------------------------------------------------------------------------------------
+# releases with a warning status (drawn on the charts, named in the hover and above the tables)
+#: How a chart names a release that produced no subspace, by its status.
+WARNING_KINDS = {"bottom": "⊥ (no output)", "timeout": "capped (time limit)", "error": "error"}
+NOT_CONVERGED = "not converged"
+
+
+def release_warning_kind(status: str, message: str = "") -> str | None:
+    """The warning a release carries (None for a plain "ok" release): its status when it produced no subspace
+    (⊥, capped, error), else the first words of the message an "ok" release came with ("not converged" for an
+    MCMC chain whose burn-in diagnostic failed)."""
+    status = str(status)
+    if status != "ok":
+        return WARNING_KINDS.get(status, status)
+    text = "" if message is None or (isinstance(message, float) and np.isnan(message)) else str(message).strip()
+    if not text:
+        return None
+    if NOT_CONVERGED in text.lower():
+        return NOT_CONVERGED
+    return text.split(" (")[0].split(";")[0].strip()[:60]
+
+
+def _kinds(frame: pd.DataFrame) -> np.ndarray:
+    status = frame["status"].astype(str).to_numpy(dtype=object)
+    messages = frame["message"].to_numpy(dtype=object) if "message" in frame else np.full(len(frame), "")
+    return np.array([release_warning_kind(s, m) for s, m in zip(status, messages)], dtype=object)
+
+
+def warning_text(kinds: dict[str, int], releases: int) -> str:
+    """``"not converged in 35 of 35 releases"`` (several kinds joined by "; ")."""
+    word = "release" if releases == 1 else "releases"
+    return "; ".join(f"{kind} in {count} of {releases} {word}" for kind, count in kinds.items() if count)
+
+
+def release_warnings(frame: pd.DataFrame, *, x: str = "epsilon",
+                     by: Sequence[str] = ("mechanism",)) -> pd.DataFrame:
+    """Per ``by`` × ``x``: releases, those with a subspace (``ok``), those with a warning status (``warned``:
+    not converged, ⊥, capped, error) and ``text`` (what went wrong, :func:`warning_text`). Groups without any
+    warning are left out, so an empty table means every release is clean."""
+    cols = [*by, x, "releases", "ok", "warned", "text"]
+    if frame is None or frame.empty or "status" not in frame or any(k not in frame for k in (*by, x)):
+        return pd.DataFrame(columns=cols)
+    frame = _bare(frame)
+    kinds = _kinds(frame)
+    warned = np.array([k is not None for k in kinds])
+    if not warned.any():
+        return pd.DataFrame(columns=cols)
+    rows = []
+    keys = [*by, x]
+    for key, idx in frame.groupby(keys, sort=True, dropna=True).indices.items():
+        if not warned[idx].any():
+            continue
+        counts: dict[str, int] = {}
+        for kind in kinds[idx]:
+            if kind is not None:
+                counts[kind] = counts.get(kind, 0) + 1
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append([*key, len(idx), int((frame["status"].to_numpy()[idx] == "ok").sum()), int(warned[idx].sum()),
+                     warning_text(counts, len(idx))])
+    return pd.DataFrame(rows, columns=cols)
+
+
+def warning_counts(frame: pd.DataFrame) -> dict[str, tuple[dict[str, int], int]]:
+    """``{mechanism: ({warning kind: count}, releases)}`` for every mechanism with at least one warned release."""
+    if frame is None or frame.empty or "status" not in frame or "mechanism" not in frame:
+        return {}
+    frame = _bare(frame)
+    kinds = _kinds(frame)
+    mechs = frame["mechanism"].astype(str).to_numpy(dtype=object)
+    out: dict[str, tuple[dict[str, int], int]] = {}
+    for mid in dict.fromkeys(mechs):
+        mine = kinds[mechs == mid]
+        counts: dict[str, int] = {}
+        for kind in mine:
+            if kind is not None:
+                counts[kind] = counts.get(kind, 0) + 1
+        if counts:
+            out[mid] = (counts, int(mine.size))
+    return out
 
 
 def explained_variance(eigenvalues: Sequence[float]) -> pd.DataFrame:
@@ -317,6 +399,52 @@ def export_caption(*, dataset: str, k: int, delta: float, neighbouring: str, tri
     second = [f"band: {BAND_MEANINGS[band]} over {trials} {trial_word}",
               "evaluated on the true data (a sandbox, not a private release)"]
     return " · ".join(first) + "<br>" + " · ".join(second)
+
+
+#: Width of a character in units of the font size, for the wrap estimate (Open Sans / Arial / DejaVu: the widest of
+#: the three, so the estimate errs on the long side).
+_NARROW, _WIDE = set("il.,:;'|!()[]·/ fjtrI1"), set("mwMW@%—–")
+
+
+def text_width_px(text: str, font_px: float) -> float:
+    """A conservative estimate of ``text``'s rendered width in pixels (one line, no markup)."""
+    units = 0.0
+    for ch in text:
+        if ch in _NARROW:
+            units += 0.34
+        elif ch in _WIDE:
+            units += 0.95
+        elif ch.isupper():
+            units += 0.72
+        else:
+            units += 0.6
+    return 1.1 * units * font_px  # 10 % over the measured widths of Plotly's export font
+
+
+def wrap_caption(caption: str, width_px: float, font_px: float = 13.0) -> str:
+    """``caption`` (lines joined by ``<br>``) re-broken so that no line is estimated wider than ``width_px``:
+    lines break between " · " items first, and inside an item at spaces only when the item alone is too wide."""
+    if width_px <= 0:
+        raise InvalidParameterError(f"width_px must be positive, got {width_px!r}.")
+    out: list[str] = []
+    for line in caption.split("<br>"):
+        current = ""
+        for item in line.split(" · "):
+            candidate = f"{current} · {item}" if current else item
+            if text_width_px(candidate, font_px) <= width_px:
+                current = candidate
+                continue
+            if current:
+                out.append(current + " ·")
+            current = ""
+            for word in item.split(" "):
+                candidate = f"{current} {word}" if current else word
+                if current and text_width_px(candidate, font_px) > width_px:
+                    out.append(current)
+                    candidate = word
+                current = candidate
+        out.append(current)
+    return "<br>".join(out)
 
 
 def export_filename(*parts: str, ext: str) -> str:

@@ -20,7 +20,14 @@ import streamlit as st
 import dpcore
 from dpcore.exceptions import DPCoreError
 from dpcore.privacy import GUARANTEE_LABELS, LedgerEntry
-from dpcore.reporting import guarantee_short, legend_label
+from dpcore.reporting import (
+    guarantee_short,
+    legend_label,
+    release_warnings,
+    short_name,
+    warning_counts,
+    warning_text,
+)
 
 BANNER = "These charts use the true data and are an evaluation sandbox, not a private release."
 GUARANTEE_COLORS = {"pure": "green", "approx": "blue", "heuristic-mcmc": "orange",
@@ -42,7 +49,8 @@ METRIC_TITLES = {"captured_variance_ratio": "Captured variance (ratio to optimum
                  "principal_angle_max_deg": "Largest principal angle",
                  "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
 METRIC_UNITS = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
-                "captured_variance_ratio": "ratio (1 = non-private PCA)", "frobenius_error": "‖C − Ĉ‖_F / ‖C‖_F"}
+                "captured_variance_ratio": "ratio (1 = non-private PCA)",
+                "frobenius_error": "‖C − Ĉ‖<sub>F</sub> / ‖C‖<sub>F</sub> (log scale)"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -211,94 +219,215 @@ def figure_from_dict(spec: dict) -> go.Figure:
         return go.Figure(spec)
 
 
-def _hline(value: float, color: str, dash: str, label: str, *, right: bool = False) -> tuple[dict, dict]:
-    """A full-width horizontal line with a label above its left end (what ``add_hline`` produces); ``right``
-    puts the label below the right end instead (so two close lines keep readable labels)."""
+#: Chart fonts, readable on a projector at 1280×800 (legend, axis ticks, reference-line tags).
+LEGEND_FONT = 12
+TAG_FONT = 12
+#: Short tags printed in the right margin next to each reference line (the legend carries the full name), so no
+#: label ever sits on a curve; the right margin holds the widest tag.
+REFERENCE_TAGS = {"pca": "PCA", "random": "random"}
+TAG_MARGIN = 80
+#: The Frobenius panel's floor of usefulness: releasing Ĉ = 0 has normalised error ‖C − 0‖_F / ‖C‖_F = 1.
+ZERO_LABEL = "releasing zero (Ĉ = 0)"
+ZERO_TAG = "release 0"
+
+
+def tick_text(value: float) -> str:
+    """A tick label without exponent noise: "0.1", "2", "1,000", "34,189", "1e-05"."""
+    if value >= 1000 and float(value).is_integer():
+        return f"{value:,.0f}"
+    if value >= 1e-3:
+        return f"{value:,.4g}"
+    return f"{value:.0e}"
+
+
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Ticks of a log axis over [lo, hi] with a label on every tick and no minor-tick labels: 1-2-5 in each decade
+    when the range spans under two decades, whole decades otherwise (every other one beyond six decades)."""
+    if not (lo > 0 and hi > 0):
+        raise ValueError(f"a log axis needs positive limits, got {lo!r}, {hi!r}")
+    lo, hi = min(lo, hi), max(lo, hi)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mults in ((1.0,), (1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)):
+        if math.log10(hi / lo) < 2 and mults == (1.0,):
+            continue
+        step = 2 if last - first > 6 and mults == (1.0,) else 1
+        values = [float(f"{m * 10.0 ** e:.12g}") for e in range(first, last + 1, step) for m in mults]
+        values = [v for v in values if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)]
+        if len(values) >= 2:
+            return values, [tick_text(v) for v in values]
+    return [lo, hi], [tick_text(lo), tick_text(hi)]
+
+
+def _hline(value: float, color: str, dash: str, tag: str, label: str, *, log_y: bool,
+           yshift: float = 0.0) -> tuple[dict, dict]:
+    """A full-width horizontal line and its short ``tag`` in the right margin (never on a curve); the full
+    ``label`` is the tag's hover text (and the legend's entry, see :func:`_reference_marks`)."""
+    y = math.log10(value) if log_y else value
     shape = {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
              "line": {"color": color, "dash": dash}, "opacity": 0.9}
-    note = {"text": label, "showarrow": False, "xref": "x domain", "x": 1 if right else 0,
-            "xanchor": "right" if right else "left", "yref": "y", "y": value,
-            "yanchor": "top" if right else "bottom", "font": {"size": 11}}
+    note = {"text": tag, "hovertext": label, "showarrow": False, "xref": "x domain", "x": 1, "xanchor": "left",
+            "xshift": 4, "yshift": yshift, "yref": "y", "y": y, "yanchor": "middle",
+            "font": {"size": TAG_FONT, "color": color}}
     return shape, note
+
+
+def _reference_marks(lines: list[tuple[float, str, str, str, str]], *, log_y: bool,
+                     span: float) -> tuple[list[dict], list[dict], list[dict]]:
+    """Shapes, margin tags and legend-only traces of the reference lines ``(level, colour, dash, tag, label)``;
+    tags of lines closer than a tag's height are moved apart."""
+    shapes, notes, legend = [], [], []
+    last_y, shift = None, 0.0
+    for value, color, dash, tag, label in sorted(lines, key=lambda line: -line[0]):
+        y = math.log10(value) if log_y else value
+        shift = shift - 14.0 if last_y is not None and abs(last_y - y) < 0.08 * span else 0.0
+        last_y = y
+        shape, note = _hline(value, color, dash, tag, label, log_y=log_y, yshift=shift)
+        shapes.append(shape)
+        notes.append(note)
+        legend.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": label,
+                       "line": {"color": color, "dash": dash, "width": 1.5}, "hoverinfo": "skip"})
+    return shapes, notes, legend
+
+
+def _warning_lookup(releases: pd.DataFrame | None, x: str) -> tuple[dict, dict]:
+    """``({(mechanism, x): (ok, warned, text)}, {mechanism: legend note})`` of the releases with a warning
+    status (:func:`dpcore.reporting.release_warnings`)."""
+    if releases is None or "status" not in releases or x not in releases:
+        return {}, {}
+    table = release_warnings(releases, x=x)
+    points = {(str(r.mechanism), float(getattr(r, x))): (int(r.ok), int(r.warned), str(r.text))
+              for r in table.itertuples(index=False)}
+    notes = {mid: warning_text(kinds, total) for mid, (kinds, total) in warning_counts(releases).items()}
+    return points, notes
+
+
+def _curve_traces(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, style: TraceStyle,
+                  hover: str, warned: dict, note: str | None, dashed: bool) -> list[dict]:
+    """The band and mean line of one mechanism; points where some release carried a warning status are hollow,
+    with the warning in the hover, and the legend entry says in how many releases."""
+    name = f"{style.legend} · ⚠ {note}" if note else style.legend
+    flags = [warned.get((mid, float(v))) for v in xs]
+    custom = [f"<br>⚠ {f[2]}" if f else "" for f in flags]
+    hover = hover.replace("<extra>", "%{customdata}<extra>")
+    if dashed:  # reference curve: no band
+        return [{"type": "scatter", "x": xs, "y": mean, "mode": "lines", "name": name, "customdata": custom,
+                 "line": {"color": style.color, "dash": style.dash if style.dash != "solid" else "dash",
+                          "width": 1.5}, "hovertemplate": hover}]
+    most = note is not None and sum(f[1] for f in flags if f) * 2 > max(len(xs), 1)
+    base = style.symbol.removesuffix("-open")
+    symbols = [f"{base}-open" if f else style.symbol for f in flags]
+    sizes = [10 if f else (7 if style.not_private else 6) for f in flags]
+    traces = [{"type": "scatter", "x": xs.tolist() + xs[::-1].tolist(), "y": hi.tolist() + lo[::-1].tolist(),
+               "fill": "toself", "fillcolor": _rgba(style.color, 0.1 if style.not_private else 0.15),
+               "line": {"width": 0}, "mode": "lines", "hoverinfo": "skip", "showlegend": False,
+               "legendgroup": mid, "name": f"{style.legend} band"},
+              {"type": "scatter", "x": xs, "y": mean, "mode": "lines+markers", "name": name, "legendgroup": mid,
+               "line": {"color": style.color, "width": style.width,
+                        "dash": "dot" if most and style.dash == "solid" else style.dash},
+               "marker": {"size": sizes, "symbol": symbols, "line": {"width": 2, "color": style.color}},
+               "customdata": custom, "hovertemplate": hover}]
+    if len(xs) == 1:  # a band over one x value has no width: show it as an error bar instead
+        traces[-1]["error_y"] = {"type": "data", "symmetric": False, "color": style.color, "thickness": 1.5,
+                                 "array": [max(hi[0] - mean[0], 0.0)], "arrayminus": [max(mean[0] - lo[0], 0.0)]}
+    return traces
+
+
+def _failed_marks(warned: dict, drawn: dict[str, set], x_label: str, *, log_x: bool,
+                  guarantees: dict[str, str]) -> list[dict]:
+    """A crossed mark (✕) on the x axis where every release of a mechanism failed (⊥, capped, error), for the
+    mechanisms this chart draws (``drawn``: mechanism → x values with a point)."""
+    marks, stacked = [], {}
+    for (mid, xv), (ok, _, text) in sorted(warned.items()):
+        if ok or mid not in drawn or xv in drawn[mid]:
+            continue
+        style = trace_style(mid, guarantees.get(mid))
+        level = stacked[xv] = stacked.get(xv, -1) + 1
+        marks.append({"text": "✕", "showarrow": False, "xref": "x", "x": math.log10(xv) if log_x else xv,
+                      "yref": "y domain", "y": 0, "yanchor": "bottom", "yshift": 2 + 14 * level,
+                      "font": {"size": 14, "color": style.color},
+                      "hovertext": f"{style.legend}: no result at {x_label} = {xv:g} ({text})"})
+    return marks
 
 
 def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title: str = "", x_title: str = "",
                   y_title: str = "", references: dict[str, float] | None = None, log_x: bool = True,
                   guides: Sequence[dict] = (), dashed: Sequence[str] = (), note: str | None = None,
                   baselines: dict[str, float | None] | None = None,
-                  guarantees: dict[str, str] | None = None) -> go.Figure:
+                  guarantees: dict[str, str] | None = None, releases: pd.DataFrame | None = None,
+                  log_y: bool | None = None) -> go.Figure:
     """Mean line + shaded band per mechanism (``band`` from :func:`dpcore.reporting.band_table`).
 
     Every curve is drawn by :func:`trace_style` (claimed-invalid exhibits dashed red with "NOT PRIVATE" in the
     legend and hover, references grey; every legend entry names its guarantee; ``guarantees`` gives the one the
-    releases carried, see :func:`dpcore.reporting.run_guarantees`). ``references`` draws labelled horizontal
-    lines (``{mechanism id: level}``), ``baselines`` more of them under free labels (``{label: level}``,
-    dash-dot grey: e.g. the SVM's majority class), ``guides`` extra dotted traces (dicts with x, y, name[, color]),
-    ``dashed`` reference mechanisms as curves without a band, and ``note`` a centred message (e.g. when no
-    mechanism reports the metric). The figure is assembled as one plain dict and wrapped without re-validation:
-    building it through ``add_*``/``update_*`` calls cost ~30 ms per chart.
+    releases carried, see :func:`dpcore.reporting.run_guarantees`). ``releases`` (the sweep's rows) marks the
+    releases with a warning status: hollow markers where some release of a point was not converged, ⊥, capped or
+    an error, a ✕ on the axis where none gave a result, the warning in the hover and "⚠ … in k of n releases" in
+    the legend. ``references`` draws horizontal lines (``{mechanism id: level}``), ``baselines`` more of them
+    under free labels (``{label: level}``, dash-dot grey: e.g. the SVM's majority class), each tagged in the right
+    margin and named in the legend; ``guides`` extra dotted traces (dicts with x, y, name[, color]); ``dashed``
+    reference mechanisms as curves without a band; ``note`` a centred message. The Frobenius panel gets a log
+    axis (``log_y``) and the "releasing zero" line; the SVM panel's axis spans its baseline and 1. The figure is
+    one plain dict, wrapped without re-validation (``add_*``/``update_*`` calls cost ~30 ms per chart).
     """
     guarantees = guarantees or {}
+    log_y = (metric == "frobenius_error") if log_y is None else log_y
     x_label = {"epsilon": "ε", "n": "n"}.get(x, x)
-    traces: list[dict] = []
     rows = (band["metric"] == metric).to_numpy(dtype=bool) if "metric" in band else np.ones(len(band), dtype=bool)
     mechs = band["mechanism"].to_numpy(dtype=object)[rows]
     cols = {c: band[c].to_numpy(dtype=float)[rows] for c in (x, "mean", "lo", "hi")}
+    if log_y:  # a band reaching zero or below has no place on a log axis: cut it at a tenth of the mean
+        cols["lo"] = np.where(cols["lo"] > 0, cols["lo"], cols["mean"] / 10)
+    warned, warn_notes = _warning_lookup(releases, x)
+    traces: list[dict] = []
+    drawn: dict[str, set] = {}
     for mid in _legend_order(dict.fromkeys(mechs)):
         idx = np.flatnonzero(mechs == mid)
         idx = idx[np.argsort(cols[x][idx], kind="stable")]
         style = trace_style(mid, guarantees.get(mid))
-        xs, mean = cols[x][idx], cols["mean"][idx]
+        drawn[mid] = {float(v) for v in cols[x][idx]}
         hover = f"{style.hover}<br>{x_label} = %{{x:,~g}}<br>value = %{{y:.4g}}<extra></extra>"
-        if mid in dashed:  # reference curve: no band
-            traces.append({"type": "scatter", "x": xs, "y": mean, "mode": "lines", "name": style.legend,
-                           "line": {"color": style.color, "dash": style.dash if style.dash != "solid" else "dash",
-                                    "width": 1.5}, "hovertemplate": hover})
-            continue
-        traces.append({"type": "scatter", "x": xs.tolist() + xs[::-1].tolist(),
-                       "y": cols["hi"][idx].tolist() + cols["lo"][idx][::-1].tolist(),
-                       "fill": "toself", "fillcolor": _rgba(style.color, 0.1 if style.not_private else 0.15),
-                       "line": {"width": 0}, "mode": "lines", "hoverinfo": "skip", "showlegend": False,
-                       "legendgroup": mid, "name": f"{style.legend} band"})
-        traces.append({"type": "scatter", "x": xs, "y": mean, "mode": "lines+markers", "name": style.legend,
-                       "legendgroup": mid,
-                       "line": {"color": style.color, "width": style.width, "dash": style.dash},
-                       "marker": {"size": 7 if style.not_private else 6, "symbol": style.symbol},
-                       "hovertemplate": hover})
-        if len(idx) == 1:  # a band over one x value has no width: show it as an error bar instead
-            traces[-1]["error_y"] = {"type": "data", "symmetric": False, "color": style.color, "thickness": 1.5,
-                                     "array": [max(cols["hi"][idx][0] - mean[0], 0.0)],
-                                     "arrayminus": [max(mean[0] - cols["lo"][idx][0], 0.0)]}
-    shapes, notes = [], []
+        traces += _curve_traces(mid, cols[x][idx], cols["mean"][idx], cols["lo"][idx], cols["hi"][idx],
+                                style=style, hover=hover, warned=warned, note=warn_notes.get(mid),
+                                dashed=mid in dashed)
+    if metric in ("captured_variance_ratio", "principal_angle_max_deg"):  # every subspace reports these
+        for mid in warn_notes:
+            if mid not in drawn:  # no release of it gave a result: a legend entry and crosses only
+                style = trace_style(mid, guarantees.get(mid))
+                drawn[mid] = set()
+                traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
+                               "name": f"{style.legend} · ⚠ {warn_notes[mid]}", "hoverinfo": "skip",
+                               "marker": {"symbol": "x-thin-open", "size": 10,
+                                          "line": {"width": 2, "color": style.color}}})
+    lines = []
     for ref_id, value in (references or {}).items():
-        if value is None or not math.isfinite(value):
-            continue
-        style = trace_style(ref_id)
-        shape, label = _hline(float(value), style.color, style.dash if style.dash != "solid" else "dot",
-                              style.legend)
-        shapes.append(shape)
-        notes.append(label)
+        if value is not None and math.isfinite(value) and (value > 0 or not log_y):
+            style = trace_style(ref_id)
+            lines.append((float(value), style.color, style.dash if style.dash != "solid" else "dot",
+                          REFERENCE_TAGS.get(ref_id, short_name(ref_id) if ref_id in dpcore.mechanism_ids()
+                                             else ref_id), style.legend))
     for label, value in (baselines or {}).items():
-        if value is None or not math.isfinite(value):
-            continue
-        shape, text = _hline(float(value), BASELINE_COLOR, "dashdot", label, right=True)
-        shapes.append(shape)
-        notes.append(text)
+        if value is not None and math.isfinite(value) and (value > 0 or not log_y):
+            lines.append((float(value), BASELINE_COLOR, "dashdot", label.split(" ")[0], label))
+    if metric == "frobenius_error":
+        lines.append((1.0, BASELINE_COLOR, "longdash", ZERO_TAG, ZERO_LABEL))
     for guide in guides:
         traces.append({"type": "scatter", "x": guide["x"], "y": guide["y"], "mode": "lines", "name": guide["name"],
                        "line": {"dash": "dot", "width": 1.5, "color": guide.get("color", "#888888")}})
+    levels = [line[0] for line in lines]
+    y_lo, y_hi = _span(cols["lo"], cols["hi"], levels)
+    span = (math.log10(y_hi / y_lo) if log_y else y_hi - y_lo) or 1.0
+    shapes, notes, ref_legend = _reference_marks(lines, log_y=log_y, span=span)
+    traces += ref_legend
+    notes += _failed_marks(warned, drawn, x_label, log_x=log_x, guarantees=guarantees)
     if note:
         notes.append({"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5})
-    xaxis: dict[str, Any] = {"title": {"text": x_title}, "type": "log" if log_x else "linear", "automargin": True}
-    xs_all = sorted({float(v) for v in cols[x]})
-    if log_x and 0 < len(xs_all) <= 13:
-        xaxis.update(tickvals=xs_all, ticktext=[f"{v:,.4g}" for v in xs_all])
     entries = sum(1 for t in traces if t.get("showlegend", True))
     layout: dict[str, Any] = {
         "title": {"text": title, "font": {"size": 15}}, "height": chart_height(340, entries),
-        "margin": {"l": 60, "r": 10, "t": 45, "b": 40},
+        "margin": {"l": 60, "r": TAG_MARGIN if lines else 10, "t": 45, "b": 40},
         "legend": legend_layout(),
-        "xaxis": xaxis, "yaxis": {"title": {"text": y_title}, "automargin": True},
+        "xaxis": _x_axis(cols[x], x_title, log_x),
+        "yaxis": _y_axis(metric, y_title, log_y, y_lo, y_hi, levels),
     }
     if shapes:
         layout["shapes"] = shapes
@@ -307,11 +436,43 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
     return figure_from_dict({"data": traces, "layout": layout})
 
 
+def _span(lo: np.ndarray, hi: np.ndarray, levels: Sequence[float]) -> tuple[float, float]:
+    """The smallest and largest positive value a chart shows (band and reference levels); (0.1, 1) when empty."""
+    values = np.concatenate([lo, hi, np.asarray(levels, dtype=float)]) if len(lo) or levels else np.empty(0)
+    values = values[np.isfinite(values) & (values > 0)]
+    return (float(values.min()), float(values.max())) if values.size else (0.1, 1.0)
+
+
+def _x_axis(xs: np.ndarray, title: str, log_x: bool) -> dict[str, Any]:
+    """The x axis: on a log scale, ticks at the values that were run (up to 13 of them), else clean decades."""
+    axis: dict[str, Any] = {"title": {"text": title}, "type": "log" if log_x else "linear", "automargin": True}
+    values = sorted({float(v) for v in xs if np.isfinite(v) and v > 0})
+    if log_x and 0 < len(values) <= 13:
+        axis.update(tickvals=values, ticktext=[tick_text(v) for v in values])
+    elif log_x and values:
+        axis["tickvals"], axis["ticktext"] = log_ticks(values[0], values[-1])
+    return axis
+
+
+def _y_axis(metric: str, title: str, log_y: bool, lo: float, hi: float, levels: Sequence[float]) -> dict[str, Any]:
+    """The y axis: log with a label on every tick (the Frobenius error), or the SVM panel spanning its majority
+    baseline and 1, so trial-to-trial noise does not look like signal."""
+    axis: dict[str, Any] = {"title": {"text": title}, "automargin": True}
+    if log_y:
+        axis["type"] = "log"
+        axis["tickvals"], axis["ticktext"] = log_ticks(lo / 1.3, hi * 1.3)
+    elif metric == "svm_accuracy":
+        bottom = min([lo, *levels]) if levels else lo
+        bottom = max(0.0, bottom - 0.03 * (1 - bottom))
+        axis["range"] = [bottom, 1.0 + 0.02 * (1 - bottom)]
+    return axis
+
+
 def legend_layout() -> dict[str, Any]:
     """A horizontal legend in its own strip under the x-axis title (container-anchored, so the plot area shrinks
     to make room instead of the legend running over the axis title)."""
     return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0, "xanchor": "left",
-            "font": {"size": 11}, "tracegroupgap": 0}
+            "font": {"size": LEGEND_FONT}, "tracegroupgap": 0}
 
 
 def chart_height(base: int, legend_entries: int) -> int:
@@ -331,3 +492,74 @@ def figure_png(fig: go.Figure, caption: str = "") -> bytes:
     from pages._export import figure_png as render
 
     return render(fig, caption)
+
+
+# ------------------------------------------------------------------------------------------------
+# notes next to the charts
+#: The first screen's one sentence: what the app is and where to start.
+APP_INTRO = ("**DP-PCA Explorer** compares differentially private ways to compute PCA on real data: each curve shows "
+             "how much of the data's structure a mechanism keeps as the privacy budget ε grows. **Start here:** "
+             "press **Run sweep** (or change the mechanisms in the sidebar); new to ε and δ? Read **Privacy basics**.")
+#: What each warning status means for a release, as the note above the results table says it.
+WARNING_MEANINGS = {
+    "not converged": "its guarantee assumes a converged chain, so these releases carry no proven ε-DP guarantee",
+    "⊥ (no output)": "the mechanism declined to answer (⊥); these releases are left out of the curves",
+    "capped (time limit)": "stopped at the time cap; these releases are left out of the curves",
+    "error": "failed (see the message column); these releases are left out of the curves",
+}
+#: A curve counts as "at the random line" when its band reaches this close to the random-subspace level everywhere.
+RANDOM_TOLERANCE = 0.02
+
+
+def app_intro() -> None:
+    """The first screen's sentence: what the app is and where to start."""
+    st.markdown(APP_INTRO)
+
+
+def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:
+    """One line per mechanism with releases carrying a warning status: which, in how many, and what it means."""
+    lines = []
+    for mid, (kinds, total) in warning_counts(frame).items():
+        name = short_name(mid) if mid in dpcore.mechanism_ids() else mid
+        meaning = "; ".join(WARNING_MEANINGS.get(kind, "see the message column") for kind in kinds)
+        lines.append(f"**{name}**: {warning_text(kinds, total)} — {meaning}.")
+    return lines
+
+
+def release_warning_note(frame: pd.DataFrame | None) -> None:
+    """Above a results table: the releases with a warning status (also hollow markers and ✕ on the charts)."""
+    lines = release_warning_lines(frame)
+    if lines:
+        st.warning("**Some releases carry a warning** (hollow markers on the charts; ✕ on the axis where no release "
+                   "gave a result):\n" + "\n".join(f"- {line}" for line in lines), icon=":material/warning:")
+
+
+def at_random_line(band: pd.DataFrame, random_level: float | None, *, metric: str = "captured_variance_ratio",
+                   tolerance: float = RANDOM_TOLERANCE) -> list[str]:
+    """The private mechanisms whose band reaches the random-subspace level (within ``tolerance``) at every x: on
+    this chart they cannot be told from a subspace drawn without looking at the data."""
+    if random_level is None or not math.isfinite(random_level) or band.empty:
+        return []
+    sub = band[band["metric"] == metric] if "metric" in band else band
+    out = []
+    for mid, group in sub.groupby("mechanism", sort=False):
+        style = trace_style(str(mid))
+        if style.reference or style.not_private:
+            continue
+        if (group["lo"].to_numpy(dtype=float) <= random_level + tolerance).all():
+            out.append(str(mid))
+    return out
+
+
+def random_line_note(mechanisms: Sequence[str], random_level: float, *, largest_x: float, x: str = "epsilon",
+                     n: int | None = None, d: int | None = None, norm_bound: float | None = None) -> str:
+    """Why some curves sit on the random line, and what would lift them (ε, n, d, B)."""
+    names = ", ".join(short_name(m) for m in mechanisms)
+    verb = "is" if len(mechanisms) == 1 else "are"
+    where = f"up to ε = {largest_x:g}" if x == "epsilon" else f"up to n = {largest_x:,.0f}"
+    facts = ", ".join(t for t in (f"n = {n:,}" if n else "", f"d = {d}" if d else "",
+                                  f"B = {norm_bound:.3g}" if norm_bound else "") if t)
+    return (f"**{names} {verb} indistinguishable from the random subspace** (≈ {random_level:.2f}) {where}: the noise "
+            f"needed for privacy swamps the data's structure{f' ({facts})' if facts else ''}. What would change "
+            "it: a larger ε (less noise), more rows n (the signal grows with n, the noise does not), fewer features d "
+            "(the noise grows with d), or a smaller public norm bound B when the rows are much shorter than B.")

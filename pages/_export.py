@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.reporting import export_caption, export_filename
+from dpcore.reporting import export_caption, export_filename, wrap_caption
 from pages._datasets import UPLOAD_ID, dataset_info
 
 #: Exported figure size in CSS pixels (PNG is rendered at twice this: sharp on a projector).
@@ -25,6 +25,9 @@ EXPORT_HEIGHT = 560
 #: Legend entries per row at the export width, and the height of one legend row / caption line.
 LEGEND_PER_ROW = 5
 ROW_PX = 22
+#: Caption font size, and the room kept free at the caption's right end (the title block starts 1 % in).
+CAPTION_FONT = 13
+CAPTION_RIGHT_PX = 24
 #: Short words for each metric in file names (``explore_adult_captured_variance.png``).
 METRIC_SLUGS = {"captured_variance_ratio": "captured_variance", "frobenius_error": "frobenius_error",
                 "principal_angle_max_deg": "largest_angle", "svm_accuracy": "svm_accuracy"}
@@ -90,21 +93,27 @@ def _legend_entries(fig: go.Figure) -> int:
 def captioned_figure(fig: go.Figure, caption: str, *, title: str | None = None,
                      width: int = EXPORT_WIDTH) -> go.Figure:
     """A copy of ``fig`` laid out for a slide: white template, the title top left with ``caption`` (lines joined
-    by ``<br>``) printed under it, a margin that holds both, and a height that leaves the plot its room whatever
-    the number of legend rows."""
+    by ``<br>``) printed under it, wrapped to the figure's width (:func:`caption_lines`), a margin that holds both,
+    and a height that leaves the plot its room whatever the number of legend rows."""
     out = go.Figure(fig)
+    caption = caption_lines(caption, width)
     lines = caption.count("<br>") + 1 if caption else 0
     legend_rows = math.ceil(_legend_entries(out) / LEGEND_PER_ROW)
     out.update_layout(
         template="plotly_white", width=width, height=EXPORT_HEIGHT + ROW_PX * (lines + legend_rows),
         title={"text": title if title is not None else _title_text(fig), "font": {"size": 18},
-               "subtitle": {"text": caption, "font": {"size": 13, "color": "#333333"}},
+               "subtitle": {"text": caption, "font": {"size": CAPTION_FONT, "color": "#333333"}},
                "yref": "container", "y": 0.985, "yanchor": "top", "x": 0.01, "xanchor": "left"},
         margin={"t": 50 + ROW_PX * lines, "l": 70, "r": 20, "b": 20},
     )
     if out.layout.legend.yref == "container":  # keep the bottom legend row off the image's edge
         out.update_layout(legend={"y": 10 / out.layout.height})
     return out
+
+
+def caption_lines(caption: str, width: int = EXPORT_WIDTH) -> str:
+    """``caption`` re-broken (``<br>``) so every line fits inside a figure ``width`` pixels wide."""
+    return wrap_caption(caption, width * 0.99 - CAPTION_RIGHT_PX, CAPTION_FONT) if caption else caption
 
 
 def figure_png(fig: go.Figure, caption: str = "", *, title: str | None = None) -> bytes:

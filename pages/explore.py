@@ -18,7 +18,7 @@ from pages import _export as export
 from pages import _sweep_loader as sweep_loader
 from pages import _ui as ui
 from pages import _whatif as whatif
-from pages._charts import METRIC_TITLES, METRIC_UNITS
+from pages._charts import METRIC_TITLES, METRIC_UNITS, app_intro, at_random_line, random_line_note, release_warning_note
 
 #: Small classic datasets offered one click away (with why they are noisy), when registered.
 CLASSIC = ("wine", "breast_cancer", "digits")
@@ -26,6 +26,7 @@ CLASSIC = ("wine", "breast_cancer", "digits")
 ui.init_state()
 ss = st.session_state
 st.title("Explore the privacy–utility trade-off")
+app_intro()
 ui.evaluation_banner()
 
 
@@ -155,12 +156,14 @@ try:
 except dpcore.DPCoreError as exc:
     st.error(str(exc))
     st.stop()
+n_ref_cells = count_cells(ref_config.validated(prepared)) if ref_config is not None else 0
 cheap = all(dpcore.get_mechanism(m).output == "covariance" for m in mechanisms) and n_cells <= 2000
 run = ui.run_or_reuse(
     prepared, {"main": config, "reference lines": ref_config}, slot="_dp_explore_result", button_key="explore_run",
     label="Sweep", auto=cfg.autorun and cheap,
-    caption=f"{n_cells} releases ({len(mechanisms)} mechanisms × {len(eps)} ε values × {config.trials} trials); "
-            f"each release capped at {config.time_cap:g} s.")
+    caption=f"{n_cells + n_ref_cells} releases ({len(mechanisms)} mechanisms × {len(eps)} ε values × {config.trials} "
+            f"trials{f' + {n_ref_cells} for the reference lines' if n_ref_cells else ''}); each release capped at "
+            f"{config.time_cap:g} s.")
 if run is None:
     st.stop()
 frame, ref_frame, shown_config = run.frame, run.frames["reference lines"], run.config
@@ -199,7 +202,7 @@ for i, metric in enumerate(metrics):
                                else None,
                                note=None if (bands["metric"] == metric).any()
                                else "no mechanism in this run reports this metric",
-                               guarantees=derived.get("guarantees"))
+                               guarantees=derived.get("guarantees"), releases=frame)
         derived["figs"][(band_kind, metric)] = fig
     figs[metric] = fig
     with cols[i % 2]:
@@ -214,6 +217,10 @@ for i, metric in enumerate(metrics):
             else:
                 st.caption(f"Grey dash-dot line: always predicting the majority class scores "
                            f"{derived['majority']:.3f} — an SVM near it has learnt nothing from the subspace.")
+        random_level = levels.get(metric, {}).get("random")
+        if metric == "captured_variance_ratio" and (flat := at_random_line(bands, random_level)):
+            st.caption(":material/help: " + random_line_note(flat, random_level, largest_x=max(eps), n=mech_rows,
+                                                              d=prepared.d, norm_bound=prepared.norm_bound))
         if metric == "svm_accuracy" and (why := pca_below_random_note(ref_frame)):
             st.caption(f":material/help: **Why PCA is below the random subspace here.** {why}")
 
@@ -230,6 +237,7 @@ for mid in levels.get("captured_variance_ratio", {}):
 st.markdown("\n".join(lines))
 
 st.subheader("Results")
+release_warning_note(frame)
 if "table" not in derived:
     table = results_table(frame)
     table.insert(0, "name", [ui.mechanism_label(m) for m in table.pop("mechanism")])

@@ -74,10 +74,10 @@ def test_explore_default_page_renders_four_charts(at):
     assert np.all((y > -0.5) & (y <= 1.0 + 1e-9))
     assert y[-1] > y[0]  # more ε, more utility
     assert fig["layout"]["xaxis"]["type"] == "log"
-    # reference lines (non-private PCA at 1) are drawn as full-width shapes, each with a label
+    # reference lines (non-private PCA at 1) are drawn as full-width shapes, each with a tag (full label on hover)
     shapes = fig["layout"].get("shapes", [])
     assert any(abs(s.get("y0", -1) - 1.0) < 1e-9 and s["xref"] == "x domain" for s in shapes)
-    labels = {a["text"]: a["y"] for a in fig["layout"].get("annotations", [])}
+    labels = {a.get("hovertext", a["text"]): a["y"] for a in fig["layout"].get("annotations", [])}
     assert labels.get(legend_label("pca")) == pytest.approx(1.0)
     assert len(labels) == len(shapes)
     # ε tick labels on the log axis, a shaded band under each mean line, one colour per mechanism
@@ -118,14 +118,14 @@ def test_svm_chart_draws_the_majority_class_baseline(at):
     majority = run.frame["svm_majority_baseline"].dropna()
     assert len(majority) and majority.nunique() == 1  # one held-out split for the whole sweep
     fig = chart(at, "explore_svm_accuracy")
-    notes = {a["text"]: a["y"] for a in fig["layout"]["annotations"]}
+    notes = {a.get("hovertext", a["text"]): a["y"] for a in fig["layout"]["annotations"]}
     assert notes[ui_label_majority()] == pytest.approx(majority.iloc[0])
     shape = next(s for s in fig["layout"]["shapes"] if s["line"]["dash"] == "dashdot")
     assert shape["y0"] == pytest.approx(majority.iloc[0])
     assert any("majority class" in c.value for c in at.caption)
     # the other charts have no such line
-    assert ui_label_majority() not in {a["text"] for a in chart(at, "explore_captured_variance_ratio")["layout"]
-                                       .get("annotations", [])}
+    assert ui_label_majority() not in {a.get("hovertext", a["text"]) for a in
+                                       chart(at, "explore_captured_variance_ratio")["layout"].get("annotations", [])}
 
 
 def ui_label_majority() -> str:
@@ -274,7 +274,7 @@ def test_sample_size_page_runs(at):
     no_exception(at)
     fig = chart(at, "ss_chart")
     majority = at.session_state["_dp_ss_result"].frame["svm_majority_baseline"].dropna()
-    notes = {a["text"]: a["y"] for a in fig["layout"]["annotations"]}
+    notes = {a.get("hovertext", a["text"]): a["y"] for a in fig["layout"]["annotations"]}
     assert notes[ui_label_majority()] == pytest.approx(majority.mean())
 
 

@@ -43,8 +43,13 @@ def _band(mechanisms: list[str], metric: str = "captured_variance_ratio") -> pd.
 
 
 def _mean_traces(fig) -> dict[str, dict]:
-    """The legend-visible traces of a figure, by name."""
-    return {t["name"]: t for t in fig.to_dict()["data"] if t.get("showlegend", True)}
+    """The legend-visible curves of a figure, by name (not the legend-only entries of the reference lines)."""
+    return {t["name"]: t for t in fig.to_dict()["data"] if t.get("showlegend", True) and list(t["x"]) != [None]}
+
+
+def _legend_only(fig) -> dict[str, dict]:
+    """The legend entries without data: the reference lines' full names."""
+    return {t["name"]: t for t in fig.to_dict()["data"] if t.get("showlegend", True) and list(t["x"]) == [None]}
 
 
 def test_the_registry_has_claimed_invalid_exhibits():
@@ -123,9 +128,11 @@ def test_metric_figure_draws_the_exhibit_dashed_red_with_not_private_in_legend_a
         assert _is_red(trace["line"]["color"]) is invalid
     for trace in traces.values():  # every legend entry carries a guarantee label
         assert trace["name"].partition(" · ")[2] in LABELS
-    # reference lines: grey, labelled as references
-    labels = [a["text"] for a in fig.to_dict()["layout"]["annotations"]]
-    assert legend_label("pca") in labels and legend_label("random") in labels
+    # reference lines: grey, tagged in the right margin (off the curves), named as references in the legend
+    notes = fig.to_dict()["layout"]["annotations"]
+    assert {legend_label("pca"), legend_label("random")} <= set(_legend_only(fig))
+    assert {legend_label("pca"), legend_label("random")} <= {a.get("hovertext") for a in notes}
+    assert all(a["xref"] == "x domain" and a["x"] == 1 and a["xanchor"] == "left" for a in notes)
     assert all(_is_grey(s["line"]["color"]) for s in fig.to_dict()["layout"]["shapes"])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import itertools
 import struct
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from dpcore.exceptions import InvalidParameterError
-from dpcore.reporting import export_caption, export_filename, rows_text
+from dpcore.reporting import export_caption, export_filename, rows_text, text_width_px, wrap_caption
 from pages import _export as export
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -106,7 +107,8 @@ def test_captioned_figure_prints_the_caption_and_makes_room():
     caption = _caption()
     out = export.captioned_figure(_figure(5), caption)
     layout = out.to_dict()["layout"]
-    assert layout["title"]["text"] == "Captured variance" and layout["title"]["subtitle"]["text"] == caption
+    assert layout["title"]["text"] == "Captured variance"
+    assert layout["title"]["subtitle"]["text"] == export.caption_lines(caption)
     assert layout["margin"]["t"] >= 50 + 2 * export.ROW_PX  # two caption lines above the plot
     assert export.captioned_figure(_figure(8), caption).layout.height > out.layout.height  # legend rows
     assert _figure(5).layout.title.subtitle.text is None  # the figure on the page is left alone
@@ -127,15 +129,88 @@ def test_png_export_with_kaleido_prints_the_caption_inside():
     png = export.figure_png(fig, caption)
     out = export.captioned_figure(fig, caption)
     assert _png_size(png) == (2 * out.layout.width, 2 * out.layout.height)  # scale 2: sharp on a projector
-    blank = export.figure_png(fig, " <br> ")  # the same layout with two empty caption lines
+    lines = export.caption_lines(caption).count("<br>") + 1
+    blank = export.figure_png(fig, "<br>".join([" "] * lines))  # the same layout with empty caption lines
     assert _png_size(blank) == _png_size(png)
 
     def dark(data: bytes) -> float:
         """Share of dark pixels in the caption strip (between the title and the plot area)."""
         img = np.asarray(Image.open(io.BytesIO(data)).convert("L"), dtype=float)
-        return float((img[2 * 40: 2 * (50 + 2 * export.ROW_PX) - 4] < 128).mean())
+        return float((img[2 * 40: 2 * (50 + lines * export.ROW_PX) - 4] < 128).mean())
 
     assert dark(png) > 0.01 and dark(blank) < 0.002
+
+
+# ------------------------------------------------------------------ captions wrap to the figure width (issue 20)
+#: The lecturer's caption (cut off at "neighbours: replace-o" before the fix), and a longer one from an upload.
+LECTURE_CAPTION = export_caption(dataset="Adult (UCI census income)", n=42_842, k=5, delta=1e-5,
+                                 neighbouring="replace", trials=5, band="sd")
+UPLOAD_CAPTION = export_caption(dataset="uploaded file adult_census_income_2026_lecture_copy_final.csv", n=42_842,
+                                k=5, delta=1e-10, neighbouring="replace", trials=5, band="minmax")
+CAPTION_ROOM = export.EXPORT_WIDTH * 0.99 - export.CAPTION_RIGHT_PX
+
+
+def _words(text: str) -> list[str]:
+    return text.replace("<br>", " ").split()
+
+
+@pytest.mark.parametrize("caption", [LECTURE_CAPTION, UPLOAD_CAPTION])
+def test_caption_wraps_to_the_figure_width_and_keeps_every_word(caption):
+    assert text_width_px(caption.split("<br>")[0], export.CAPTION_FONT) > export.EXPORT_WIDTH  # did not fit before
+    wrapped = export.caption_lines(caption)
+    assert _words(wrapped) == _words(caption)
+    assert wrapped.count("<br>") > caption.count("<br>")
+    for line in wrapped.split("<br>"):
+        assert 0 < text_width_px(line, export.CAPTION_FONT) <= CAPTION_ROOM, line
+    figure = export.captioned_figure(_figure(5), caption)  # the HTML export draws this same layout
+    assert figure.layout.title.subtitle.text == wrapped
+    assert figure.layout.margin.t >= 50 + export.ROW_PX * (wrapped.count("<br>") + 1)
+
+
+def test_wrap_caption_breaks_inside_an_item_only_when_it_alone_is_too_wide():
+    assert wrap_caption("a · b<br>c", 1000) == "a · b<br>c"
+    assert wrap_caption("aaaa · bbbb", 5 * 13) == "aaaa ·<br>bbbb"
+    long_item = " ".join(["word"] * 40)
+    lines = wrap_caption(long_item, 200).split("<br>")
+    assert len(lines) > 1 and all(text_width_px(line, 13) <= 200 for line in lines)
+    with pytest.raises(InvalidParameterError):
+        wrap_caption("x", 0)
+
+
+def _text_lines(img: np.ndarray, top: int, bottom: int) -> list[tuple[int, int]]:
+    """(first, last) dark column of each line of text between rows ``top`` and ``bottom`` of a grey image."""
+    dark = img[top:bottom] < 160
+    rows = np.flatnonzero(dark.any(axis=1))
+    groups, start = [], rows[0]
+    for prev, row in itertools.pairwise(rows):
+        if row > prev + 1:
+            groups.append((start, prev))
+            start = row
+    groups.append((start, rows[-1]))
+    return [(int(np.flatnonzero(dark[a:b + 1].any(axis=0)).min()), int(np.flatnonzero(dark[a:b + 1].any(axis=0)).max()))
+            for a, b in groups]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not export.png_export_available(), reason="kaleido needs kaleido and a Chromium binary")
+def test_every_caption_word_is_inside_the_rendered_png():
+    """Render the export (kaleido) and measure the caption's lines of text: one line of pixels per caption line,
+    each ending well inside the image and no wider than the wrap's estimate (so the estimate is safe)."""
+    from PIL import Image
+
+    caption = UPLOAD_CAPTION
+    out = export.captioned_figure(_figure(5), caption)
+    img = np.asarray(Image.open(io.BytesIO(export.figure_png(_figure(5), caption))).convert("L"), dtype=float)
+    scale = img.shape[1] / out.layout.width
+    wrapped = export.caption_lines(caption).split("<br>")
+    lines = _text_lines(img, 0, int(scale * out.layout.margin.t) - 4)
+    assert len(lines) == 1 + len(wrapped)  # the title, then every caption line
+    left = scale * 0.01 * out.layout.width
+    for (first, last), text in zip(lines[1:], wrapped):
+        assert first >= left - 4 * scale, text  # starts under the title
+        assert last < img.shape[1] - scale * export.CAPTION_RIGHT_PX / 2, text  # clear of the right edge
+        assert (last - left) / scale <= text_width_px(text, export.CAPTION_FONT), text  # the estimate is safe
+    assert (img[: int(scale * out.layout.margin.t), -int(scale * 8):] > 240).all()  # nothing cut at the edge
 
 
 # ------------------------------------------------------------------ the pages' download buttons
