@@ -188,8 +188,10 @@ def _cmd_sweep(args) -> int:
         elif done == total or done % max(1, total // 10) == 0:
             print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
 
+    _clamp_note(args, dataset, data)
     frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name,
                       n_jobs=args.jobs)
+    _privacy_note(frame)
     if str(out) == "-":
         frame.to_csv(sys.stdout, index=False)
     else:
@@ -198,6 +200,38 @@ def _cmd_sweep(args) -> int:
             counts = frame["status"].value_counts().to_dict()
             print(f"dpcore: wrote {len(frame)} rows to {out} ({counts})", file=sys.stderr)
     return 0
+
+
+def _privacy_note(frame) -> None:
+    """Whether the sweep's releases are end-to-end private, on stderr even with --quiet (the CSV says it too, in
+    end_to_end_private and non_private_steps)."""
+    from .sweep import REFERENCE_MECHANISMS
+
+    rows = frame[~frame["mechanism"].isin(REFERENCE_MECHANISMS)]
+    if rows.empty or bool(rows["end_to_end_private"].all()):
+        return
+    steps = list(dict.fromkeys(p for s in rows["non_private_steps"] for p in str(s).split("; ") if p))
+    print(f"dpcore: note: {int((~rows['end_to_end_private']).sum())} of {len(rows)} releases are NOT end-to-end "
+          f"private (non-private steps: {'; '.join(steps)}); the CSV's end_to_end_private and non_private_steps "
+          "columns say so per row.", file=sys.stderr)
+
+
+def _clamp_note(args, dataset, data) -> None:
+    """The share of each column's rows clamped to its public bounds (non-private diagnostic): the summary unless
+    --quiet, the warning when a share is large always."""
+    from .data.diagnostics import clamp_report, clamp_report_from_counts
+
+    if getattr(args, "feature_scaling", "schema") != FeatureScaling.SCHEMA:
+        return
+    if dataset is not None:
+        report = clamp_report(dataset)
+    else:
+        diag = getattr(data, "diagnostics", {}) or {}
+        report = clamp_report_from_counts(diag.get("values_outside_bounds"), diag.get("n_rows", data.n))
+    if report.shares and not args.quiet:
+        print(f"dpcore: note: {report.summary()}", file=sys.stderr)
+    if report.warning():
+        print(f"dpcore: warning: {report.warning()}", file=sys.stderr)
 
 
 def _cmd_release(args) -> int:

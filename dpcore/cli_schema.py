@@ -80,16 +80,40 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .data.encode import check_columns
 
     schema = load_schema(Path(args.schema))
+    clamps = None
     if args.csv:
-        check_columns(_read(args), schema)
+        table = _read(args)
+        check_columns(table, schema)
+        clamps = _clamp_report(table, schema)
     summary = {"valid": True, "public": schema.is_public, "features": [c.name for c in schema.features],
                "width": schema.width, "label": schema.label, "not_public": schema.not_public}
+    if clamps is not None:
+        summary["clamping"] = clamps.as_dict()  # a non-private diagnostic of this table ("private": false)
     if args.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         status = "public" if schema.is_public else f"NOT public (values from the data: {', '.join(schema.not_public)})"
         print(f"schema OK: {len(summary['features'])} feature columns → d = {schema.width}; {status}")
+        if clamps is not None:
+            print(f"{clamps.summary()}" if clamps.shares else "no value of this table lies outside the schema's "
+                  "bounds (non-private diagnostic, read off the data)")
+    if clamps is not None and clamps.warning():
+        print(f"dpcore: warning: {clamps.warning()}", file=sys.stderr)
     return 1 if args.require_public and not schema.is_public else 0
+
+
+def _clamp_report(table, schema):
+    """Share of each numeric column's rows outside the schema's bounds in ``table`` (clamped by a run); None when
+    the table cannot be encoded with the schema."""
+    from .data.diagnostics import clamp_report_from_counts
+    from .data.encode import encode_table
+    from .exceptions import DPCoreError
+
+    try:
+        encoded = encode_table(table, schema)
+    except DPCoreError:  # a column the run itself refuses: that message comes from the run, not from here
+        return None
+    return clamp_report_from_counts(encoded.counts.get("values_outside_bounds"), encoded.X.shape[0])
 
 
 def add_schema_parser(sub) -> argparse.ArgumentParser:

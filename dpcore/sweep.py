@@ -42,6 +42,17 @@ COLUMNS = (
 #: frobenius_error_raw the raw one. svm_majority_baseline is the test accuracy of always predicting the training
 #: majority class on the same held-out split (the floor for svm_accuracy; NaN without labels).
 EXTRA_COLUMNS = ("frobenius_error_raw", "svm_majority_baseline", "neighbouring", "message")
+#: Whether each row's release is end-to-end private, and the names of the steps that are not ("; "-joined): the
+#: non-private preprocessing steps of the data's ledger, a mechanism without a valid guarantee, a chain that did not
+#: converge. Every row carries them, so a CSV read on its own says what it is.
+PRIVACY_COLUMNS = ("end_to_end_private", "non_private_steps")
+#: Mechanisms drawn as reference lines (non-private PCA, a random subspace): not counted when a sweep says whether
+#: its releases are private.
+REFERENCE_MECHANISMS = ("pca", "random")
+#: Guarantees that are no privacy guarantee at all (a reference line, a published proof that is wrong).
+_NO_GUARANTEE = {"none": "mechanism without a privacy guarantee (reference)",
+                 "claimed-invalid": "claimed-invalid mechanism (its published proof is wrong)"}
+NOT_CONVERGED = "MCMC not converged"
 
 #: progress(done, total, description) -> optionally False to stop the sweep early.
 ProgressCallback = Callable[[int, int, str], "bool | None"]
@@ -276,8 +287,34 @@ class SweepPlan:
     def frame(self, rows: Mapping[int, dict]) -> pd.DataFrame:
         """The sweep's frame from the rows of the cells that have one, in sweep order."""
         frame = pd.DataFrame([rows[i] for i in sorted(rows)], columns=[*COLUMNS, *EXTRA_COLUMNS])
+        add_privacy_columns(frame, self.data)
         frame.attrs["config"] = self.config.as_dict()
         return frame
+
+
+def non_private_preprocessing(data: PreparedData) -> list[str]:
+    """Names of the non-private steps in ``data``'s ledger (loading and preprocessing), in ledger order."""
+    return list(dict.fromkeys(e.step for e in getattr(data, "ledger", ()) if not e.private))
+
+
+def add_privacy_columns(frame: pd.DataFrame, data: PreparedData) -> None:
+    """Fill :data:`PRIVACY_COLUMNS` of a sweep frame (in place) from ``data``'s ledger and each row's mechanism.
+
+    Added when the frame is assembled (not per cell), so rows reused from a cache of cells always describe the
+    data they are shown with.
+    """
+    steps = non_private_preprocessing(data)
+    names, private = [], []
+    for guarantee, message in zip(frame["guarantee"], frame["message"]):
+        row = list(steps)
+        if guarantee in _NO_GUARANTEE:
+            row.append(_NO_GUARANTEE[guarantee])
+        if guarantee == "heuristic-mcmc" and isinstance(message, str) and "not converged" in message.lower():
+            row.append(f"{NOT_CONVERGED} (the heuristic guarantee needs a converged chain)")
+        names.append("; ".join(row))
+        private.append(not row)
+    frame["end_to_end_private"] = pd.Series(private, index=frame.index, dtype=bool)
+    frame["non_private_steps"] = pd.Series(names, index=frame.index, dtype=object)
 
 
 def plan_sweep(data: PreparedData, config: SweepConfig | None = None, *, dataset_name: str | None = None,
@@ -364,7 +401,7 @@ def _cell_task(context: tuple, cell: _Cell, cfg: SweepConfig, opts: dict, report
     row.update(evaluate(release, data, split), status="ok",
                frobenius_error_raw=frobenius_error(data.C, release.covariance))
     if release.diagnostics.get("converged") is False:
-        row["message"] = "MCMC not converged (burn-in diagnostic above 0.01)"
+        row["message"] = f"{NOT_CONVERGED} (burn-in diagnostic above 0.01)"
     return row
 
 

@@ -9,6 +9,7 @@ charts and tables (it returns True, and Explore shows nothing else).
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -70,7 +71,51 @@ def load_sweep_csv(raw: bytes) -> pd.DataFrame:
     frame["status"] = status
     if "message" in frame:
         frame["message"] = ["" if pd.isna(m) else str(m) for m in frame["message"]]
+    _privacy_columns(frame)
     return frame
+
+
+def _privacy_columns(frame: pd.DataFrame) -> None:
+    """Read :data:`dpcore.sweep.PRIVACY_COLUMNS` as bool and text (in place); a file written before they existed
+    keeps none (its privacy is then unknown, and :func:`show` says so)."""
+    if "end_to_end_private" in frame:
+        text = frame["end_to_end_private"].astype(str).str.strip().str.lower()
+        odd = sorted(set(text) - {"true", "false"})
+        if odd:
+            raise SweepCsvError(f"column 'end_to_end_private' must be True or False in every row; found "
+                                f"{', '.join(map(repr, odd[:3]))}.")
+        frame["end_to_end_private"] = text == "true"
+    if "non_private_steps" in frame:
+        frame["non_private_steps"] = ["" if pd.isna(m) else str(m) for m in frame["non_private_steps"]]
+
+
+def privacy_status(frame: pd.DataFrame, references: Sequence[str] = ()) -> tuple[bool | None, list[str]]:
+    """(whether every non-reference row is end-to-end private — None when the file does not say, the names of
+    the non-private steps of those rows)."""
+    rows = frame[~frame["mechanism"].isin(list(references))]
+    if "end_to_end_private" not in rows or rows.empty:
+        return None, []
+    steps = rows.get("non_private_steps", pd.Series(dtype=str))
+    names = list(dict.fromkeys(part for s in steps for part in str(s).split("; ") if part))
+    return bool(rows["end_to_end_private"].all()), names
+
+
+def _privacy_banner(frame: pd.DataFrame, refs: Sequence[str]) -> str:
+    """Show whether the file's releases are end-to-end private; returns the suffix the chart titles carry."""
+    private, steps = privacy_status(frame, refs)
+    if private is None:
+        st.warning("This file has no `end_to_end_private` column (written by an older `dpcore sweep`): whether its "
+                   "releases are end-to-end private is unknown. Re-run the sweep to find out.",
+                   icon=":material/help:")
+        return " — privacy unknown"
+    if private:
+        return ""
+    bad = frame[~frame["mechanism"].isin(list(refs))]
+    count = int((~bad["end_to_end_private"]).sum())
+    st.warning(f"**{count:,} of {len(bad):,} releases in this file are NOT end-to-end private.** Non-private steps: "
+               f"{'; '.join(steps) or 'not named in the file'}. Their curves show what a private pipeline could "
+               "not publish.", icon=":material/warning:")
+    return " — NOT end-to-end private"
 
 
 def render() -> bool:
@@ -116,6 +161,7 @@ def show(frame: pd.DataFrame, name: str) -> None:
         k = st.selectbox("k (components)", ks, key="explore_sweep_csv_k")
         frame = frame[frame["k"] == k]
     refs = [m for m in getattr(ui, "REFERENCE_IDS", ("pca", "random")) if (frame["mechanism"] == m).any()]
+    suffix = _privacy_banner(frame, refs)
     main = frame[~frame["mechanism"].isin(refs)]
     levels = reference_levels(frame, refs) if refs else {}
     band_choice = st.radio("Band over trials", ["±1 sd", "min–max"], key="explore_sweep_csv_band", horizontal=True)
@@ -126,7 +172,7 @@ def show(frame: pd.DataFrame, name: str) -> None:
     cols = st.columns(2)
     for i, metric in enumerate(metrics):
         fig = ui.metric_figure(
-            bands, metric, title=METRIC_TITLES[metric], x_title="ε (privacy loss, log scale)",
+            bands, metric, title=METRIC_TITLES[metric] + suffix, x_title="ε (privacy loss, log scale)",
             y_title=METRIC_UNITS.get(metric, METRIC_LABELS[metric]),
             references={m: v for m, v in levels.get(metric, {}).items()
                         if not (metric == "frobenius_error" and m == "random")},

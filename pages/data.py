@@ -19,6 +19,7 @@ from dpcore.advisor import (
     clipping_utility_curve,
     default_candidates,
 )
+from dpcore.data.diagnostics import NOT_PRIVATE_LABEL, clamp_report
 from dpcore.display import format_delta, plain_ledger, plain_words
 from dpcore.privacy import NEIGHBOURING_LABELS
 from dpcore.reporting import explained_variance, k_for_fraction, label_balance
@@ -185,6 +186,20 @@ if prepared is None:
     st.stop()
 
 # ------------------------------------------------------------------ summary
+def _clamp_diagnostic(dataset) -> None:
+    """The share of each column's rows clamped to its public bounds (a non-private diagnostic), with a warning
+    when large. Only where schema scaling clamps (public ranges and feature scaling 'public schema ranges')."""
+    if ss.dp_scaling != FeatureScaling.SCHEMA or getattr(dataset, "feature_ranges", None) is None:
+        return
+    report = ui.memo("_dp_clamp_report", ui.dataset_key(), lambda: clamp_report(dataset))
+    if report.warning():
+        st.warning(f"**Clamping ({NOT_PRIVATE_LABEL}):** {report.warning()}", icon=":material/warning:")
+    if report.shares:
+        st.caption(f":red[:material/visibility: {report.summary().capitalize()}.]")
+    else:
+        st.caption(f"No value lies outside its public bounds: nothing is clamped ({NOT_PRIVATE_LABEL}).")
+
+
 st.subheader("Summary (non-private, for choosing settings)")
 bal = label_balance(prepared.y)
 k80 = k_for_fraction(prepared.eigenvalues, 0.8)
@@ -195,6 +210,7 @@ m[1].metric("Features d", prepared.d)
 m[2].metric("Rows clipped", f"{100 * prepared.clip_fraction:.1f} %")
 m[3].metric("Suggested k", suggested, help=f"k = {k80} captures 80 % of the (uncentred) variance.")
 m[4].metric("Labels", f"{len(bal)} classes" if len(bal) else "none")
+_clamp_diagnostic(dataset)
 if ss.dp_k != suggested and st.button(f"Use k = {suggested} on the other pages", key="use_suggested_k"):
     ss.dp_k = suggested
     st.rerun()
