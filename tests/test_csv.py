@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dpcore.data import example_csv_bytes, load_csv
+from dpcore.data.csv import STRUCTURE_STEP
 from dpcore.exceptions import DataError, InvalidParameterError
 
 GOOD = b"a,b,colour,label\n1,2,red,x\n2,3.5,blue,y\n3,1,red,x\n4,0,green,y\n"
@@ -66,9 +67,11 @@ def test_constant_columns_are_dropped_with_a_note():
     ds = load_csv(b"a,b,c\n1,5,0\n2,5,1\n3,5,0\n")
     assert ds.feature_names == ("a", "c")
     assert any("'b'" in note and "constant" in note for note in ds.diagnostics["notes"])
-    # which columns are features was read off the data: recorded as not private, without counts
-    step = next(e for e in ds.load_ledger if "left out" in e.step)
-    assert not step.private and "b (constant)" in step.note
+    # which columns are features was read off the data: recorded as not private, in words that do not depend on
+    # what the data decided (the column names are in the non-private notes)
+    step = next(e for e in ds.load_ledger if e.step == STRUCTURE_STEP)
+    assert not step.private and "'b'" not in step.note
+    assert ds.load_ledger == load_csv(b"a,b,c\n1,5,0\n2,6,1\n3,5,0\n").load_ledger  # b no longer constant
     msg = _err(b"a,b\n1,5\n1,5\n")  # nothing left: a clear error naming the columns
     assert "'a'" in msg and "constant" in msg and "role" in msg
 
@@ -137,14 +140,18 @@ def test_one_hot_and_label():
     np.testing.assert_array_equal(ds.X[:, 2:], [[0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 0]])
     assert ds.y.tolist() == ["x", "y", "x", "y"]
     vocab = [e for e in ds.load_ledger if "one-hot" in e.step]
-    assert len(vocab) == 1 and not vocab[0].private and "colour" in vocab[0].note
+    assert len(vocab) == 1 and not vocab[0].private and "colour" not in vocab[0].note
     assert ds.feature_ranges is None
 
 
-def test_categorical_drop_is_not_flagged():
+def test_without_a_schema_the_structure_is_flagged_whatever_the_data():
     ds = load_csv(GOOD, label="label", categorical="drop")
     assert ds.feature_names == ("a", "b")
-    assert all(e.private for e in ds.load_ledger)
+    # which columns are text was read off the data: never private without a schema, and the same steps whether or
+    # not the data has text columns
+    assert [e.step for e in ds.load_ledger if not e.private][0] == STRUCTURE_STEP
+    numeric = load_csv(b"a,b,label\n1,2,x\n2,1,y\n3,3,x\n", label="label", categorical="drop")
+    assert numeric.load_ledger == ds.load_ledger
 
 
 def test_numeric_label_becomes_int():

@@ -2,12 +2,17 @@
 
 Two ways:
 
-* **with a public schema** (``schema=``, see :mod:`dpcore.data.schema`): the schema's columns, bounds and category
-  lists are used as declared. Every step is per record (numbers outside the bounds are clamped later by
+* **with a public schema** (``schema=``, see :mod:`dpcore.data.schema`): the file is read with the schema's declared
+  file format (nothing is detected; a table read otherwise is read again from its bytes), and the schema's columns,
+  roles, bounds and category lists are used as declared — the structure (d, column order, one-hot widths) comes
+  from the schema alone. Every step is per record (numbers outside the bounds are clamped later by
   ``preprocess(feature_scaling="schema")``, unseen categories become all-zero indicators, missing values are filled),
-  so the pipeline is private once the schema is public. The ledger then depends only on the schema and the options.
-* **without a schema**: column roles are inferred (:mod:`dpcore.data.roles`), category lists are read off the data,
-  and every data-dependent choice is recorded in the dataset's ``load_ledger`` with ``private=False``.
+  so the pipeline is private once the schema is public (format and structure confirmed included).
+* **without a schema**: the format is detected, column roles are inferred (:mod:`dpcore.data.roles`), category
+  lists are read off the data, and the ledger says so (``private=False``).
+
+Either way the ledger's steps and text depend only on the options and the schema, never on the records (the
+missing-value policy is always listed, not only when a cell was missing).
 
 Every problem raises a :class:`~dpcore.exceptions.DataError` whose message names the problem and the fix. Exact
 counts (dropped rows, clamped values, unseen categories) go only to ``Dataset.diagnostics`` — never to the ledger.
@@ -47,6 +52,14 @@ ROW_DROP_NOTE = ("the number of rows kept depends on the data, and replace-one D
                  "private); use missing='zero' (a per-record fill) for a private pipeline")
 _FILL_NOTE = ("per record: a missing number becomes 0 (then clamped to its declared bounds), a missing category "
               "all-zero indicators")
+#: The first step of a load without a schema: the format, the roles and the vocabularies were read off the data.
+STRUCTURE_STEP = "file format and column roles read off the data"
+_STRUCTURE_NOTE = ("the file format was detected and which columns are features (and how wide) was inferred from the "
+                   "cell values, so one record can change them; declare them in a public schema (draft one with "
+                   "`dpcore schema infer`) for a private pipeline")
+_LABEL_ROWS_NOTE = ("rows whose label is missing are left out: the number of rows kept depends on the data, and "
+                    "replace-one DP treats n as public (not private); fill the labels or pick another label column")
+_MEAN_NOTE = "column means computed from the data; use missing='zero' for a private pipeline"
 
 
 class WideDataWarning(UserWarning):
@@ -89,11 +102,22 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
     schema : a public :class:`~dpcore.data.schema.Schema` (or a path/YAML text/mapping of one); without it the
         roles are inferred and the category lists read off the data (recorded as NOT private)
     roles : ``{column: role}`` overrides of the inferred roles (without a schema)
-    delimiter, decimal, encoding : override the detected field separator, decimal mark and text encoding
+    delimiter, decimal, encoding : override the detected field separator, decimal mark and text encoding (without
+        a schema; a schema declares its file format)
     max_categories : text columns with more distinct values are left out by the inference
     """
     categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label)
-    table = read_table(source, delimiter=delimiter, decimal=decimal, encoding=encoding, max_rows=max_rows, name=name)
+    if schema is not None:
+        schema = load_schema(schema)
+        if delimiter is not None or decimal is not None or encoding is not None:
+            raise InvalidParameterError("with a schema the file is read with the schema's declared format; drop the "
+                                        "delimiter/decimal/encoding overrides, or change the schema's `format:`.")
+        fmt = schema.file_format
+        table = read_table(source, format=fmt, column_names=None if fmt.header else schema.names, max_rows=max_rows,
+                           name=name)
+    else:
+        table = read_table(source, delimiter=delimiter, decimal=decimal, encoding=encoding, max_rows=max_rows,
+                           name=name)
     return load_table(table, label=label, categorical=categorical, missing=missing, max_columns=max_columns, k=k,
                       schema=schema, roles=roles, max_categories=max_categories)
 
@@ -102,7 +126,8 @@ def load_table(table: RawTable, *, label: str | None = None, categorical: str = 
                max_columns: int = DEFAULT_MAX_COLUMNS, k: int | None = None, name: str | None = None,
                schema: Schema | Mapping | str | Path | bytes | None = None,
                roles: Mapping[str, object] | None = None, max_categories: int = MAX_CATEGORIES) -> Dataset:
-    """A :class:`Dataset` from an already read :class:`RawTable` (see :func:`load_csv` for the parameters)."""
+    """A :class:`Dataset` from an already read :class:`RawTable` (see :func:`load_csv` for the parameters). With a
+    schema, a table that was not read with the schema's file format is read again from its bytes with it."""
     categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label)
     name = table.name if name is None else str(name)
     if schema is not None:
@@ -189,9 +214,9 @@ def _finish(table: RawTable, name: str, X: np.ndarray, names: tuple[str, ...], y
             label: str | None, k: int | None, ledger: list[LedgerEntry], diag: dict, notes: list[str],
             ranges: np.ndarray | None, options: dict) -> Dataset:
     n, d = X.shape
-    if y is not None and len(np.unique(y)) < 2:
-        raise DataError(f"label column {label!r} has a single class ({y[0]!r}); a label needs at least two "
-                        "classes — pick another column or leave the label empty.")
+    if y is not None and len(np.unique(y)) < 2:  # a non-private diagnostic, never a refusal (one record decides it)
+        notes.append(f"label column {label!r} has fewer than two classes in this data: the SVM accuracy metric is "
+                     "not available (diagnostic, not private).")
     if k is not None:
         if n < k:
             raise DataError(f"the data has {n} rows, fewer than k = {k} components; use a smaller k or more rows.")
@@ -222,15 +247,18 @@ def _onehot(d: ColumnDecision) -> bool:
 def _load_inferred(table: RawTable, *, label: str | None, categorical: str, missing: str, max_columns: int,
                    k: int | None, name: str, roles: Mapping[str, object] | None, max_categories: int) -> Dataset:
     report = infer_roles(table, label=label, roles=roles, max_categories=max_categories)
-    ledger: list[LedgerEntry] = []
-    diag: dict = {}  # exact counts: non-private diagnostics, never in the ledger
+    # The ledger depends only on the options: the data decided the structure, so say that, whatever it decided.
+    ledger: list[LedgerEntry] = [LedgerEntry(STRUCTURE_STEP, private=False, note=_STRUCTURE_NOTE)]
+    diag: dict = dict(table.counts)  # exact counts: non-private diagnostics, never in the ledger
     notes = report.notes()
     text_cols = [d.name for d in report.features if _onehot(d)]
-    if categorical == CategoricalPolicy.DROP and text_cols:
+    if categorical == CategoricalPolicy.DROP:
         report = RoleReport(tuple(replace(d, role=ColumnRole.EXCLUDED, reason="categorical='drop'") if _onehot(d)
                                   else d for d in report.columns), report.label)
-        ledger.append(LedgerEntry("drop non-numeric columns", note=", ".join(text_cols[:20])))
-    auto = [d for d in report.excluded if not d.overridden and d.reason != "categorical='drop'"]
+        ledger.append(LedgerEntry("drop non-numeric columns", private=False,
+                                  note="the columns the inference reads as text are left out"))
+        if text_cols:
+            notes.append(f"non-numeric columns dropped: {', '.join(text_cols[:20])}")
     if not report.features:
         if categorical == CategoricalPolicy.DROP and text_cols:
             raise DataError(f"no numeric columns after encoding (non-numeric columns: {', '.join(text_cols)}); use "
@@ -243,39 +271,18 @@ def _load_inferred(table: RawTable, *, label: str | None, categorical: str, miss
 
     rows = None
     if label is not None:
+        ledger.append(LedgerEntry("drop rows without a label", private=False, note=_LABEL_ROWS_NOTE))
         label_missing = table.missing(label)
         if label_missing.any():
             rows = ~label_missing
             diag["rows_without_label"] = int(label_missing.sum())
-            ledger.append(LedgerEntry("drop rows without a label", private=False,
-                                      note="the number of rows kept depends on the data, and replace-one DP treats "
-                                           "n as public (not private); fill the labels or pick another label column"))
     enc = encode_table(table, draft, rows)
     _check_infinite(enc)
-    X, miss = enc.X, enc.missing
+    X = enc.X
     y = None if label is None else _label_vector(table, label, rows)
     diag.update(enc.counts)
 
-    if missing == MissingPolicy.DROP and miss.any():
-        keep = ~miss
-        if keep.sum() < 2:
-            raise DataError(f"{int(miss.sum())} of {len(keep)} rows have missing values, leaving fewer than two "
-                            "complete rows; use missing='zero' or missing='mean', or fill the gaps.")
-        X, y = X[keep], None if y is None else y[keep]
-        diag["rows_with_missing_values"] = int(miss.sum())
-        ledger.append(LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE))
-    elif missing == MissingPolicy.ZERO and miss.any():
-        X = np.where(np.isnan(X), 0.0, X)
-        ledger.append(LedgerEntry("fill missing values with 0", note="per-record rule; missing categories → "
-                                  "all-zero indicators"))
-    elif missing == MissingPolicy.MEAN and miss.any():
-        gaps = np.isnan(X)
-        imputed = [enc.feature_names[j] for j in np.flatnonzero(gaps.any(axis=0))]
-        X = np.where(gaps, np.nanmean(np.where(gaps.all(axis=0), 0.0, X), axis=0), X)
-        if imputed:
-            ledger.append(LedgerEntry("mean imputation of missing values", private=False,
-                                      note=f"column means computed from the data ({', '.join(imputed[:10])}); "
-                                           "use missing='zero' or 'drop' for a private pipeline"))
+    X, y = _missing_policy(X, y, enc.missing, missing, ledger, diag)
     names = enc.feature_names
     const = np.ptp(X, axis=0) == 0
     if const.any():  # e.g. after rows were dropped
@@ -286,20 +293,11 @@ def _load_inferred(table: RawTable, *, label: str | None, categorical: str, miss
         X, names = X[:, ~const], tuple(n for n, c in zip(names, const) if not c)
         shown = ", ".join(map(repr, dropped[:10])) + (" …" if len(dropped) > 10 else "")
         notes.append(f"constant feature column(s) {shown} dropped: they carry no information for PCA.")
-        auto_const = True
-    else:
-        auto_const = False
     onehot_cols = [c.name for c in draft.features if c.is_categorical]
-    if onehot_cols:
+    if categorical == CategoricalPolicy.ONEHOT:
         ledger.append(LedgerEntry("one-hot encoding, vocabulary from the data", private=False,
-                                  note=f"categories of {', '.join(onehot_cols[:10])} were read off the data; a "
-                                       "public category list is needed for a private pipeline"))
-    if auto or auto_const:
-        left = ", ".join(f"{d.name} ({d.role.value})" for d in auto[:10])
-        ledger.append(LedgerEntry("columns left out by their contents", private=False,
-                                  note="which columns are features was decided by reading the data"
-                                       + (f" ({left})" if left else "") + "; declare the columns in a public schema "
-                                       "for a private pipeline"))
+                                  note="the categories of the text columns were read off the data; a public "
+                                       "category list is needed for a private pipeline"))
     return _finish(table, name, X, names, y, label, k, ledger, diag, notes, None,
                    {"categorical": categorical, "missing": missing, "max_columns": max_columns,
                     "categorical_columns": tuple(onehot_cols), "roles": {d.name: d.role.value for d in report.columns}})
@@ -318,6 +316,8 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
         schema = Schema(schema.columns, label) if label in schema else Schema(
             (*schema.columns, ColumnSchema(label, ColumnRole.LABEL)), label)
     label = schema.label
+    fmt = schema.file_format
+    table = table.read_as(fmt, None if fmt.header else schema.names)  # exactly the declared format
     check_columns(table, schema)
     ledger: list[LedgerEntry] = []
     notes = [f"{c!r} is not in the schema: left out." for c in table.columns if c not in schema][:50]
@@ -333,41 +333,52 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
     _check_width(schema.features, max_columns)
     enc = encode_table(table, schema)
     _check_infinite(enc)
-    diag: dict = dict(enc.counts)
+    diag: dict = {**table.counts, **enc.counts}
     X, y = enc.X, None if label is None else _label_vector(table, label)
-
-    if schema.is_public:
-        ledger.insert(0, LedgerEntry("public schema: declared bounds and category lists",
-                                     note="per record: numbers are clamped to their declared bounds, unseen "
-                                          "categories become all-zero indicators (free)"))
-    else:
-        cols = schema.not_public
-        ledger.insert(0, LedgerEntry("schema values read off the data", private=False,
-                                     note=f"bounds/categories of {', '.join(cols[:10])}{' …' if len(cols) > 10 else ''}"
-                                          " came from the data and are not confirmed as public; replace or confirm "
-                                          "them"))
+    ledger.insert(0, _schema_entry(schema))
     # The ledger depends only on the schema and the options (never on whether this data had gaps).
-    if missing == MissingPolicy.ZERO:
-        X = np.where(np.isnan(X), 0.0, X)
-        ledger.append(LedgerEntry("fill missing values with 0", note=_FILL_NOTE))
-    elif missing == MissingPolicy.DROP:
-        keep = ~enc.missing
-        if keep.sum() < 2:
-            raise DataError(f"{int(enc.missing.sum())} of {len(keep)} rows have missing values, leaving fewer than "
-                            "two complete rows; use missing='zero', or fill the gaps.")
-        X, y = X[keep], None if y is None else y[keep]
-        diag["rows_with_missing_values"] = int(enc.missing.sum())
-        ledger.append(LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE))
-    else:
-        gaps = np.isnan(X)
-        X = np.where(gaps, np.nanmean(np.where(gaps.all(axis=0), 0.0, X), axis=0), X)
-        ledger.append(LedgerEntry("mean imputation of missing values", private=False,
-                                  note="column means computed from the data; use missing='zero' for a private "
-                                       "pipeline"))
+    X, y = _missing_policy(X, y, enc.missing, missing, ledger, diag)
     return _finish(table, name, X, enc.feature_names, y, label, k, ledger, diag, notes, enc.ranges,
                    {"categorical": categorical, "missing": missing, "max_columns": max_columns,
                     "categorical_columns": tuple(onehot_cols), "schema_public": schema.is_public,
                     "roles": {c.name: c.role.value for c in schema.columns}})
+
+
+def _schema_entry(schema: Schema) -> LedgerEntry:
+    """The first ledger step of a schema-based load: a function of the schema alone."""
+    if schema.is_public:
+        return LedgerEntry("public schema: declared bounds and category lists",
+                           note=f"declared file format ({schema.file_format.describe()}), roles and label; per "
+                                "record: numbers are clamped to their declared bounds, unseen categories become "
+                                "all-zero indicators (free)")
+    open_items = schema.not_public
+    shown = ", ".join(open_items[:10]) + (" …" if len(open_items) > 10 else "")
+    how = ("the schema declares no file format, so the file was read as "
+           f"{schema.file_format.describe()}; " if schema.format is None else "")
+    return LedgerEntry("schema values read off the data", private=False,
+                       note=f"{how}not confirmed as public: {shown} (read off the data: file format fields, roles, "
+                            "the label, bounds or categories); replace or confirm them")
+
+
+def _missing_policy(X: np.ndarray, y: np.ndarray | None, rows_missing: np.ndarray, missing: str,
+                    ledger: list[LedgerEntry], diag: dict) -> tuple[np.ndarray, np.ndarray | None]:
+    """Apply the missing-value policy; its ledger step is always listed (its text depends only on the policy)."""
+    if missing == MissingPolicy.ZERO:
+        ledger.append(LedgerEntry("fill missing values with 0", note=_FILL_NOTE))
+        return np.where(np.isnan(X), 0.0, X), y
+    if missing == MissingPolicy.DROP:
+        ledger.append(LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE))
+        keep = ~rows_missing
+        if keep.sum() < 2:
+            raise DataError(f"{int(rows_missing.sum())} of {len(keep)} rows have missing values, leaving fewer than "
+                            "two complete rows; use missing='zero', or fill the gaps.")
+        if rows_missing.any():
+            diag["rows_with_missing_values"] = int(rows_missing.sum())
+            X, y = X[keep], None if y is None else y[keep]
+        return X, y
+    ledger.append(LedgerEntry("mean imputation of missing values", private=False, note=_MEAN_NOTE))
+    gaps = np.isnan(X)
+    return np.where(gaps, np.nanmean(np.where(gaps.all(axis=0), 0.0, X), axis=0), X), y
 
 
 def example_csv_bytes() -> bytes:

@@ -2,8 +2,16 @@
 BOM, UTF-16), Parquet, and Excel ``.xlsx`` when openpyxl is installed. Nothing is written to disk.
 
 The result is a :class:`RawTable`: the cells as stripped strings (``None`` for missing) — or typed columns for the
-binary formats — plus a :class:`ReadInfo` saying what was detected. Interpreting the columns (roles, encoding) is
-done by :mod:`dpcore.data.roles` and :mod:`dpcore.data.encode`.
+binary formats — plus a :class:`ReadInfo` saying how the file was read. Interpreting the columns (roles, encoding)
+is done by :mod:`dpcore.data.roles` and :mod:`dpcore.data.encode`.
+
+**The file format is part of the public schema** (:class:`FileFormat`: kind, encoding, delimiter, decimal mark,
+thousands separator, header row, missing-value tokens). Guessing it from the cells lets one record change how every
+other record is read (a single "3,5" turns 150 other "4.900" from 4900 into 4.9), so detection only *drafts* a
+format (every detected field is marked ``from_data``); ``read_table(source, format=F)`` reads with exactly ``F``,
+guessing nothing. Under a declared format every rule is per record: a line is a record (a quote never spans lines),
+a line with the wrong number of fields becomes a record of missing cells, undecodable bytes become U+FFFD, and a
+cell is a number only when it is one under the declared decimal mark and thousands separator.
 """
 
 from __future__ import annotations
@@ -14,7 +22,8 @@ import io
 import os
 import re
 import zipfile
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,12 +33,20 @@ import pandas as pd
 from .._validation import check_int
 from ..exceptions import DataError, InvalidParameterError
 
-#: Cell values treated as missing (compared after stripping whitespace, case-insensitive).
-MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "?"})
+#: Default cell values treated as missing (compared after stripping whitespace, case-insensitive).
+DEFAULT_MISSING = ("", "?", "n/a", "na", "nan", "null")
+MISSING_TOKENS = frozenset(DEFAULT_MISSING)
 #: Delimiters tried by the detection, in order of preference on a tie.
 DELIMITERS = (",", ";", "\t", "|")
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 DECIMALS = (".", ",")
+#: Thousands separators a format may declare (None: numbers carry no grouping).
+THOUSANDS = (",", ".", " ", "'")
+#: Kinds of file: delimited text, or the typed binary formats.
+FORMAT_KINDS = ("csv", "parquet", "excel")
+#: Fields of a :class:`FileFormat` (``from_data`` names some of them); the typed kinds use only kind and missing.
+FORMAT_FIELDS = ("kind", "encoding", "delimiter", "decimal", "thousands", "header", "missing")
+_TYPED_FIELDS = ("kind", "missing")
 
 CsvSource = bytes | bytearray | memoryview | str | os.PathLike | IO[bytes] | IO[str]
 
@@ -40,15 +57,186 @@ _DEC_POINT = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+$")
 _THOUSANDS = {".": r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$", ",": r"^[+-]?\d{1,3}(?:\.\d{3})+(?:,\d+)?$"}
 
 
+def _format_error(fld: str, message: str) -> InvalidParameterError:
+    return InvalidParameterError(f"file format, field {fld!r}: {message}")
+
+
+def _as_bool(value: Any, fld: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1"):
+        return True
+    if text in ("false", "no", "0"):
+        return False
+    raise _format_error(fld, f"expected true or false, got {value!r}.")
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """How a table file is read: part of the public schema (never guessed from the cells of a private run).
+
+    ``kind`` is ``"csv"`` (delimited text), ``"parquet"`` or ``"excel"``; the text fields (``encoding``,
+    ``delimiter``, ``decimal``, ``thousands``, ``header``) apply to CSV only. ``missing`` lists the cell values that
+    mean "missing" (compared after stripping whitespace, case-insensitive). ``header=False``: the file has no header
+    line and the schema's columns, in order, name its fields. ``from_data`` names the fields that were detected from
+    a file and not yet confirmed: the format is public only when it is empty.
+    """
+
+    kind: str = "csv"
+    encoding: str = "utf-8"
+    delimiter: str = ","
+    decimal: str = "."
+    thousands: str | None = None
+    header: bool = True
+    missing: tuple[str, ...] = DEFAULT_MISSING
+    from_data: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        if self.kind not in FORMAT_KINDS:
+            raise _format_error("kind", f"unknown kind {self.kind!r}; use one of {', '.join(FORMAT_KINDS)}.")
+        enc = str(self.encoding).strip().lower()
+        try:
+            codecs.lookup(enc)
+        except LookupError:
+            raise _format_error("encoding", f"unknown encoding {self.encoding!r}; use e.g. utf-8, utf-16 or "
+                                            "cp1252.") from None
+        object.__setattr__(self, "encoding", enc)
+        if self.delimiter in ("tab", "\\t"):
+            object.__setattr__(self, "delimiter", "\t")
+        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1 or self.delimiter in "\"\r\n":
+            raise _format_error("delimiter", f"expected one character such as ',', ';' or a tab, got "
+                                             f"{self.delimiter!r}.")
+        if self.decimal not in DECIMALS:
+            raise _format_error("decimal", f"expected '.' or ',', got {self.decimal!r}.")
+        if self.thousands is not None and (self.thousands not in THOUSANDS or self.thousands == self.decimal):
+            raise _format_error("thousands", f"expected nothing (null) or one of {', '.join(map(repr, THOUSANDS))} "
+                                             f"other than the decimal mark, got {self.thousands!r}.")
+        object.__setattr__(self, "header", _as_bool(self.header, "header"))
+        tokens = self.missing
+        if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+            raise _format_error("missing", f"expected a list of cell values, got {tokens!r}.")
+        object.__setattr__(self, "missing", tuple(sorted({"" if t is None else str(t).strip().lower()
+                                                          for t in tokens})))
+        fd = self.from_data
+        if isinstance(fd, str) or not isinstance(fd, Iterable):
+            raise _format_error("from_data", f"expected a list of field names, got {fd!r}.")
+        fd = frozenset(str(f) for f in fd)
+        unknown = sorted(fd - set(FORMAT_FIELDS))
+        if unknown:
+            raise _format_error("from_data", f"{unknown[0]!r} is not a format field; use some of "
+                                             f"{', '.join(FORMAT_FIELDS)}.")
+        object.__setattr__(self, "from_data", fd)
+
+    # --- views ------------------------------------------------------------------------------------
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields that apply to this kind of file."""
+        return FORMAT_FIELDS if self.kind == "csv" else _TYPED_FIELDS
+
+    @property
+    def is_public(self) -> bool:
+        """True when no field that applies was detected from the data and left unconfirmed."""
+        return not (self.from_data & set(self.fields))
+
+    @property
+    def reading(self) -> tuple:
+        """What decides the reading (every field but ``from_data``): equal readings read a file identically."""
+        if self.kind != "csv":
+            return (self.kind, self.missing)
+        return (self.kind, codecs.lookup(self.encoding).name, self.delimiter, self.decimal, self.thousands,
+                self.header, self.missing)
+
+    @property
+    def number_decimal(self) -> str:
+        """The decimal mark of text cells ('.' in typed files, whose text cells are Python's number spelling)."""
+        return self.decimal if self.kind == "csv" else "."
+
+    @property
+    def number_thousands(self) -> str | None:
+        return self.thousands if self.kind == "csv" else None
+
+    def confirmed(self) -> FileFormat:
+        """This format declared public (the user checked every field)."""
+        return replace(self, from_data=frozenset())
+
+    def describe(self) -> str:
+        """One line, e.g. "CSV, utf-16, tab-separated, decimal comma, thousands '.'"."""
+        if self.kind != "csv":
+            return {"parquet": "Parquet", "excel": "Excel workbook (first sheet)"}[self.kind]
+        parts = ["CSV", self.encoding, f"{DELIMITER_NAMES.get(self.delimiter, repr(self.delimiter))}-separated",
+                 "decimal comma" if self.decimal == "," else "decimal point"]
+        if self.thousands is not None:
+            parts.append(f"thousands {self.thousands!r}")
+        if not self.header:
+            parts.append("no header row")
+        return ", ".join(parts)
+
+    # --- the per-cell rules (one implementation for every reader) -----------------------------------
+    def missing_mask(self, cells: pd.Series) -> np.ndarray:
+        """True where a cell (any object, stripped text compared case-insensitively) is missing."""
+        present = cells.notna().to_numpy()
+        out = ~present
+        if present.any():
+            txt = cells[present].map(str).str.strip().str.lower()
+            out[np.flatnonzero(present)] = txt.isin(self.missing).to_numpy()
+        return out
+
+    def parse_numbers(self, cells: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """(values, bad) of a column under this format: see :func:`parse_numbers`."""
+        return parse_numbers(cells, self.number_decimal, self.number_thousands)
+
+    def csv_options(self) -> dict:
+        """The declared reading options for a streaming reader (e.g. pyarrow's CSV reader): ``encoding`` (a Python
+        codec name; ``utf-8`` means "UTF-8, a BOM is skipped"), ``delimiter``, ``header`` (False: the schema's
+        columns name the fields), ``missing`` (lower-case tokens, compared after stripping), ``decimal`` and
+        ``thousands`` (for :meth:`parse_numbers`, the per-cell number rule), ``quote`` ('"'; a quoted field never
+        spans lines) and ``records`` ('lines': one record per physical line; a line with the wrong number of fields
+        is a record of missing cells)."""
+        if self.kind != "csv":
+            raise InvalidParameterError(f"the schema declares a {self.describe()} file, which has no CSV options.")
+        return {"encoding": self.encoding, "delimiter": self.delimiter, "header": self.header,
+                "missing": self.missing, "decimal": self.decimal, "thousands": self.thousands, "quote": '"',
+                "records": "lines"}
+
+    # --- serialisation ------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "csv":
+            out.update(encoding=self.encoding, delimiter=self.delimiter, decimal=self.decimal,
+                       thousands=self.thousands, header=self.header)
+        out["missing"] = list(self.missing)
+        fd = [f for f in self.fields if f in self.from_data]
+        if fd:
+            out["from_data"] = fd
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> FileFormat:
+        if not isinstance(data, dict):
+            raise _format_error("format", f"expected a mapping such as {{kind: csv, delimiter: ';'}}, got {data!r}.")
+        unknown = sorted(set(map(str, data)) - {*FORMAT_FIELDS, "from_data"})
+        if unknown:
+            raise _format_error(unknown[0], f"unknown field; the fields are {', '.join(FORMAT_FIELDS)} and from_data.")
+        kw = {k: data[k] for k in FORMAT_FIELDS if k in data}
+        if "missing" in kw and kw["missing"] is None:
+            kw["missing"] = ()
+        return cls(**kw, from_data=data.get("from_data") or ())
+
+
 @dataclass(frozen=True)
 class ReadInfo:
-    """What the reader detected (or was told). Public: it describes the file format, not the data."""
+    """How the file was read. ``file_format`` is the :class:`FileFormat` used: the declared one
+    (``declared=True``), or a draft detected from the file (its detected fields marked ``from_data``: NOT public —
+    the detection read the cells)."""
 
     format: str                 #: "csv", "parquet" or "excel"
-    encoding: str | None = None  #: text encoding (CSV only)
+    encoding: str | None = None  #: text encoding (CSV only), as shown
     delimiter: str | None = None  #: field separator (CSV only)
     decimal: str = "."          #: decimal mark used for numbers
     notes: tuple[str, ...] = ()  #: readable remarks, e.g. "semicolon-separated"
+    file_format: FileFormat | None = None  #: the format the cells were read with
+    declared: bool = False      #: True when ``file_format`` was given, not detected
 
     def describe(self) -> str:
         """One line for the UI and the CLI, e.g. "CSV, UTF-16, tab-separated, decimal comma"."""
@@ -72,6 +260,27 @@ class RawTable:
     info: ReadInfo
     name: str = "uploaded"
     _cache: dict = field(default_factory=dict, repr=False)
+    #: The file's bytes, so that a declared format can re-read them (:meth:`read_as`); None for a frame.
+    source: bytes | None = field(default=None, repr=False)
+    #: Exact counts of the reading (e.g. malformed lines read as missing): non-private diagnostics.
+    counts: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def file_format(self) -> FileFormat:
+        """The format the cells were read with."""
+        return self.info.file_format or FileFormat(kind=self.info.format)
+
+    def read_as(self, fmt: FileFormat, column_names: Sequence[str] | None = None) -> RawTable:
+        """This table as read with exactly the declared ``fmt``: itself when it was read with the same reading,
+        else the file's bytes read again (nothing detected)."""
+        if fmt.reading == self.file_format.reading and (self.info.declared or self.info.file_format is not None) \
+                and (fmt.header or column_names is None or list(column_names) == self.columns):
+            return self
+        if self.source is None:
+            raise DataError("this table cannot be read again with the schema's file format (its bytes were not "
+                            "kept); read the file with read_table(source, format=schema.file_format).")
+        return read_table(self.source, format=fmt, column_names=column_names, name=self.name,
+                          max_rows=max(2, self.n_rows + 1, 1_000_000))
 
     @property
     def columns(self) -> list[str]:
@@ -96,21 +305,21 @@ class RawTable:
         """(values, bad): float values of ``column`` (NaN where missing or not a number) and a mask of the cells
         that are present but not numbers."""
         if "numbers" not in self._cache:
-            self._cache["numbers"] = _parse_all(self.frame, self.info.decimal)
+            self._cache["numbers"] = _parse_all(self.frame, self.file_format)
         return self._cache["numbers"][column]
 
 
-def _parse_all(frame: pd.DataFrame, decimal: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """:func:`parse_numbers` of every column; the text columns in one vectorised pass."""
+def _parse_all(frame: pd.DataFrame, fmt: FileFormat) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:meth:`FileFormat.parse_numbers` of every column; the text columns in one vectorised pass."""
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     text = [c for c in frame.columns if frame[c].dtype == object]
     for c in frame.columns:
         if c not in text:
-            out[c] = parse_numbers(frame[c], decimal)
+            out[c] = fmt.parse_numbers(frame[c])
     if text:
         n = len(frame)
         flat = pd.Series(frame[text].to_numpy(dtype=object).ravel(order="F"), dtype=object)
-        values, bad = parse_numbers(flat, decimal)
+        values, bad = fmt.parse_numbers(flat)
         for j, c in enumerate(text):
             out[c] = (values[j * n:(j + 1) * n], bad[j * n:(j + 1) * n])
     return out
@@ -165,6 +374,12 @@ def _is_xlsx(raw: bytes) -> bool:
 def decode(raw: bytes, encoding: str | None = None) -> tuple[str, str]:
     """(text, encoding name): a BOM decides (UTF-8, UTF-16, UTF-32); without one, UTF-16 is recognised by its
     zero bytes and anything else must be UTF-8 — unless ``encoding`` names the codec to use."""
+    text, label, _ = _decode(raw, encoding)
+    return text, label
+
+
+def _decode(raw: bytes, encoding: str | None = None) -> tuple[str, str, str]:
+    """(text, label, codec) — see :func:`decode`; ``codec`` is what a :class:`FileFormat` declares."""
     if not raw.strip(b" \t\r\n\x00"):
         raise DataError("the file is empty; upload a CSV with a header row and at least two data rows.")
     if encoding:
@@ -173,18 +388,20 @@ def decode(raw: bytes, encoding: str | None = None) -> tuple[str, str]:
         except LookupError:
             raise InvalidParameterError(f"unknown encoding {encoding!r}; use e.g. 'utf-8', 'utf-16' or "
                                         "'cp1252'.") from None
+        declared = codec
         codec = "utf-8-sig" if codec == "utf-8" else codec
         try:
-            return raw.decode(codec), encoding
+            return raw.decode(codec), encoding, declared
         except UnicodeDecodeError as exc:
             raise DataError(f"the file is not valid {encoding} text (byte offset {exc.start}); pick the encoding "
                             "the file was saved with, or leave the encoding on automatic.") from None
-    for bom, codec, label in ((codecs.BOM_UTF32_LE, "utf-32", "UTF-32"), (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
-                              (codecs.BOM_UTF8, "utf-8-sig", "UTF-8 with BOM"),
-                              (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"), (codecs.BOM_UTF16_BE, "utf-16", "UTF-16")):
+    for bom, codec, label, declared in (
+            (codecs.BOM_UTF32_LE, "utf-32", "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "utf-32", "UTF-32", "utf-32"),
+            (codecs.BOM_UTF8, "utf-8-sig", "UTF-8 with BOM", "utf-8"),
+            (codecs.BOM_UTF16_LE, "utf-16", "UTF-16", "utf-16"), (codecs.BOM_UTF16_BE, "utf-16", "UTF-16", "utf-16")):
         if raw.startswith(bom):
             try:
-                return raw.decode(codec), label
+                return raw.decode(codec), label, declared
             except UnicodeDecodeError:
                 raise DataError(f"the file starts with a {label} byte-order mark but is not valid {label} text; "
                                 "re-save it as 'CSV UTF-8' and upload again.") from None
@@ -194,11 +411,11 @@ def decode(raw: bytes, encoding: str | None = None) -> tuple[str, str]:
         for zeros, other, codec in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
             if zeros.count(0) >= 0.4 * len(zeros) and other.count(0) <= 0.05 * len(other):
                 try:
-                    return raw.decode(codec), "UTF-16"
+                    return raw.decode(codec), "UTF-16", codec
                 except UnicodeDecodeError:
                     break
     try:
-        return raw.decode("utf-8"), "UTF-8"
+        return raw.decode("utf-8"), "UTF-8", "utf-8"
     except UnicodeDecodeError as exc:
         raise DataError(
             f"the file is not UTF-8 text (invalid byte 0x{raw[exc.start]:02x} at byte offset {exc.start}); "
@@ -242,35 +459,84 @@ def detect_delimiter(text: str) -> str:
     return best
 
 
-def _scan(text: str, delimiter: str, max_rows: int) -> tuple[list[str], int]:
-    """Header and data-row count via the csv module, checking the field count of every line."""
-    reader = _csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header: list[str] | None = None
-    n_rows = 0
-    sep = DELIMITER_NAMES.get(delimiter, repr(delimiter))
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _parse_line(line: str, delimiter: str) -> list[str] | None:
+    """The fields of one physical line (a quote never continues onto the next line); None when unparseable."""
+    try:
+        return next(_csv.reader([line], delimiter=delimiter), [])
+    except _csv.Error:
+        return None
+
+
+def _parse_lines(lines: list[str], delimiter: str) -> list[list[str] | None]:
+    """Each line's fields, one line per record: one csv reader for speed, and a row that spanned lines (an open
+    quote) is parsed again line by line, so that no record can change how the next one is read."""
+    out: list[list[str] | None] = []
+    reader = _csv.reader(iter(lines), delimiter=delimiter)
+    done = 0
     try:
         for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip() and (header is None or len(header) > 1)):
-                continue  # blank line
-            if header is None:
-                header = [h.strip() for h in row]
-                continue
-            if len(row) != len(header):
-                raise DataError(
-                    f"line {reader.line_num} has {len(row)} fields but the header has {len(header)} ({sep}-"
-                    "separated); fix that line (quote values that contain the separator, e.g. \"Smith, J\") and "
-                    "upload again."
-                )
-            n_rows += 1
-            if n_rows > max_rows:
-                raise DataError(f"the file has more than max_rows = {max_rows:,} data rows; upload a random sample "
-                                "or raise max_rows.")
-    except _csv.Error as exc:
-        raise DataError(f"the CSV could not be parsed near line {reader.line_num} ({exc}); check quoting on that "
-                        "line and upload again.") from None
-    if header is None:
+            if reader.line_num - done == 1:
+                out.append(row)
+            else:
+                out += [_parse_line(line, delimiter) for line in lines[done:reader.line_num]]
+            done = reader.line_num
+    except _csv.Error:
+        out += [_parse_line(line, delimiter) for line in lines[done:]]
+    return out
+
+
+def _blank(row: list[str] | None) -> bool:
+    return row is not None and (not row or (len(row) == 1 and not row[0].strip()))
+
+
+def _read_text(text: str, fmt: FileFormat, column_names: Sequence[str] | None, max_rows: int, *,
+               strict: bool) -> tuple[pd.DataFrame, dict]:
+    """Cells of delimited text under ``fmt`` (one record per line; blank lines are not records unless the table
+    has one column). A line with the wrong number of fields is a record of missing cells (counted) — or, with
+    ``strict`` (a format being detected), an error that names the line."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()  # the final line break
+    rows = _parse_lines(lines, fmt.delimiter)
+    first = next((i for i, r in enumerate(rows) if not _blank(r)), None)
+    if first is None:
         raise DataError("the file is empty; upload a CSV with a header row and at least two data rows.")
-    return header, n_rows
+    if fmt.header:
+        header = _clean_header([h.strip() for h in (rows[first] or [])])
+        rows = rows[first + 1:]
+        first_line = first + 2
+    elif column_names is None:
+        raise InvalidParameterError("a format without a header row needs the column names (the schema's columns, "
+                                    "in order).")
+    else:
+        header = _clean_header(list(column_names))
+        first_line = 1
+    width = len(header)
+    sep = DELIMITER_NAMES.get(fmt.delimiter, repr(fmt.delimiter))
+    kept: list[list[str | None]] = []
+    malformed = 0
+    for i, row in enumerate(rows):
+        if width > 1 and _blank(row):
+            continue
+        if row is None or len(row) != width:
+            if strict:
+                raise DataError(
+                    f"line {first_line + i} has {0 if row is None else len(row)} fields but the header has {width} "
+                    f"({sep}-separated); fix that line (quote values that contain the separator, e.g. \"Smith, J\") "
+                    "and upload again."
+                )
+            malformed += 1
+            row = [None] * width
+        kept.append(row)
+        if len(kept) > max_rows:
+            raise DataError(f"the file has more than max_rows = {max_rows:,} data rows; upload a random sample or "
+                            "raise max_rows.")
+    frame = pd.DataFrame(kept, columns=header, dtype=object) if kept else pd.DataFrame(columns=header, dtype=object)
+    counts = {"malformed_lines": malformed} if malformed else {}
+    return _normalise_block(frame, fmt.missing), counts
 
 
 def _clean_header(header: list[str]) -> list[str]:
@@ -294,12 +560,12 @@ def _check_rows(n_rows: int) -> None:
         raise DataError("the file has a single data row; PCA needs at least two rows (ideally hundreds).")
 
 
-def _normalise_strings(s: pd.Series) -> pd.Series:
+def _normalise_strings(s: pd.Series, missing: Iterable[str] = DEFAULT_MISSING) -> pd.Series:
     """Stripped strings, ``None`` for missing tokens (object dtype)."""
-    return _normalise_block(pd.DataFrame({"c": s})).iloc[:, 0]
+    return _normalise_block(pd.DataFrame({"c": s}), missing).iloc[:, 0]
 
 
-def _normalise_block(frame: pd.DataFrame) -> pd.DataFrame:
+def _normalise_block(frame: pd.DataFrame, missing: Iterable[str] = DEFAULT_MISSING) -> pd.DataFrame:
     """Every cell as a stripped string, ``None`` for missing tokens; one vectorised pass over all columns."""
     arr = frame.to_numpy(dtype=object)
     flat = pd.Series(arr.ravel(), dtype=object)
@@ -307,32 +573,16 @@ def _normalise_block(frame: pd.DataFrame) -> pd.DataFrame:
     out = np.full(flat.shape[0], None, dtype=object)
     if present.any():
         txt = flat[present].map(str).str.strip()
-        keep = ~txt.str.lower().isin(MISSING_TOKENS).to_numpy()
+        keep = ~txt.str.lower().isin(frozenset(missing)).to_numpy()
         idx = np.flatnonzero(present)
         out[idx[keep]] = txt.to_numpy(dtype=object)[keep]
     return pd.DataFrame(out.reshape(arr.shape), columns=frame.columns, index=frame.index, dtype=object)
 
 
-def _slow_rows(text: str, delimiter: str, width: int) -> list[list[str]]:
-    rows = [r for r in _csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-            if r and not (len(r) == 1 and not r[0].strip() and width > 1)]
-    return rows[1:]
-
-
-def _read_text(text: str, delimiter: str, max_rows: int) -> pd.DataFrame:
-    header, n_rows = _scan(text, delimiter, max_rows)
-    header = _clean_header(header)
-    _check_rows(n_rows)
-    frame = pd.read_csv(io.StringIO(text), sep=delimiter, header=0, names=header, dtype=object,
-                        keep_default_na=False, na_filter=False, skip_blank_lines=True, engine="c",
-                        low_memory=False, quotechar='"')
-    if len(frame) != n_rows:  # unusual blank/whitespace lines: use the csv module's reading
-        frame = pd.DataFrame(_slow_rows(text, delimiter, len(header)), columns=header, dtype=object)
-    return _normalise_block(frame)
-
-
 def detect_decimal(frame: pd.DataFrame, delimiter: str | None) -> str:
-    """"," when the cells look like decimal-comma numbers (only possible without a comma separator), else "."."""
+    """"," when the cells look like decimal-comma numbers (only possible without a comma separator), else ".".
+
+    Reads the cells: a *draft* only (marked ``from_data``), never applied to a declared format."""
     if delimiter == ",":
         return "."
     comma = point = 0
@@ -346,9 +596,26 @@ def detect_decimal(frame: pd.DataFrame, delimiter: str | None) -> str:
     return "," if comma > point else "."
 
 
-def parse_numbers(s: pd.Series, decimal: str = ".") -> tuple[np.ndarray, np.ndarray]:
+def detect_thousands(frame: pd.DataFrame, decimal: str) -> str | None:
+    """The thousands separator some cells use with ``decimal`` ("1,234.5" / "1.234,5"), else None (a draft)."""
+    pattern = _THOUSANDS[decimal]
+    for c in frame.columns:
+        s = frame[c]
+        if s.dtype == object and bool(s.dropna().head(1000).astype(str).str.match(pattern).any()):
+            return "," if decimal == "." else "."
+    return None
+
+
+def _grouping(decimal: str, thousands: str) -> re.Pattern:
+    t, d = re.escape(thousands), re.escape(decimal)
+    return re.compile(rf"^[+-]?\d{{1,3}}(?:{t}\d{{3}})+(?:{d}\d*)?(?:[eE][+-]?\d+)?$")
+
+
+def parse_numbers(s: pd.Series, decimal: str = ".", thousands: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(values, bad) for a column: float values (NaN where missing or not a number) and a mask of the cells that
-    are present but not numbers. Thousands separators (1,234.5 or 1.234,5) are understood."""
+    are present but not numbers. Per cell: with ``thousands``, a cell grouped in threes by it ("1,234.5") loses
+    the separators; the ``decimal`` mark is the only one a number may contain (with decimal ",", "4.900" is not a
+    number unless "." is the thousands separator). Infinite and overflowing cells ("inf", "1e400") parse as ±inf."""
     if decimal not in DECIMALS:
         raise InvalidParameterError(f"decimal must be '.' or ','; got {decimal!r}.")
     if pd.api.types.is_bool_dtype(s) or pd.api.types.is_datetime64_any_dtype(s):
@@ -359,23 +626,17 @@ def parse_numbers(s: pd.Series, decimal: str = ".") -> tuple[np.ndarray, np.ndar
     values = np.full(len(s), np.nan)
     if not present.any():
         return values, np.zeros(len(s), dtype=bool)
-    strs = pd.Series(s.to_numpy(dtype=object)[present], dtype=object).map(str)
+    strs = pd.Series(s.to_numpy(dtype=object)[present], dtype=object).map(str).str.strip()
+    if thousands is not None:
+        grouped = strs.str.match(_grouping(decimal, thousands)).to_numpy(dtype=bool)
+        if grouped.any():
+            strs[grouped] = strs[grouped].str.replace(thousands, "", regex=False)
+    other = "," if decimal == "." else "."
+    invalid = strs.str.contains(other, regex=False).to_numpy(dtype=bool)
     if decimal == ",":
-        thousands = strs.str.match(_THOUSANDS[","]).to_numpy(dtype=bool)
-        if thousands.any():
-            strs[thousands] = strs[thousands].str.replace(".", "", regex=False)
         strs = strs.str.replace(",", ".", regex=False)
     parsed = np.array(pd.to_numeric(strs, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan))
-    if decimal == ".":
-        retry = np.isnan(parsed)
-        if retry.any():
-            again = strs[retry]
-            thousands = again.str.match(_THOUSANDS["."]).to_numpy(dtype=bool)
-            if thousands.any():
-                fixed = pd.to_numeric(again[thousands].str.replace(",", "", regex=False), errors="coerce")
-                sub = parsed[retry]
-                sub[thousands] = fixed.to_numpy(dtype=np.float64, na_value=np.nan)
-                parsed[retry] = sub
+    parsed[invalid] = np.nan
     values[present] = parsed
     return values, present & np.isnan(values)
 
@@ -384,14 +645,15 @@ def parse_numbers(s: pd.Series, decimal: str = ".") -> tuple[np.ndarray, np.ndar
 # binary formats
 # ==================================================================================================
 
-def _typed_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Columns of a Parquet/Excel frame as float64, datetime64 or normalised strings."""
+def _typed_frame(frame: pd.DataFrame, missing: Iterable[str] = DEFAULT_MISSING) -> pd.DataFrame:
+    """Columns of a Parquet/Excel frame as float64, datetime64 or normalised strings (a number in a text column is
+    spelled as :func:`cell_text` spells it, 3.0 → "3", whatever the column's other cells are)."""
     out = {}
     header = _clean_header([str(c) for c in frame.columns])
     for name, col in zip(header, frame.columns):
         s = frame[col]
         if pd.api.types.is_bool_dtype(s):
-            out[name] = _normalise_strings(s.astype(object).where(s.notna(), None))
+            out[name] = _normalise_strings(s.astype(object).where(s.notna(), None), missing)
         elif pd.api.types.is_numeric_dtype(s):
             out[name] = s.astype(np.float64)
         elif pd.api.types.is_datetime64_any_dtype(s):
@@ -403,7 +665,7 @@ def _typed_frame(frame: pd.DataFrame) -> pd.DataFrame:
             elif len(vals) and vals.map(lambda v: hasattr(v, "year") and hasattr(v, "month")).all():
                 out[name] = pd.to_datetime(s, errors="coerce")
             else:
-                out[name] = _normalise_strings(s)
+                out[name] = _normalise_strings(s.map(cell_text, na_action="ignore"), missing)
     return pd.DataFrame(out)
 
 
@@ -436,55 +698,115 @@ def _read_excel(raw: bytes, sheet: str | int | None) -> pd.DataFrame:
 # entry point
 # ==================================================================================================
 
-def read_table(source: CsvSource, *, delimiter: str | None = None, decimal: str | None = None,
-               encoding: str | None = None, sheet: str | int | None = None, max_rows: int = 1_000_000,
-               name: str = "uploaded") -> RawTable:
+def _kind(raw: bytes) -> str:
+    """The kind of file its first bytes announce (a draft: a declared format is never sniffed)."""
+    if raw.startswith(b"PAR1"):
+        return "parquet"
+    if _is_xlsx(raw):
+        return "excel"
+    if raw.startswith(b"\xd0\xcf\x11\xe0"):
+        raise DataError("this is a legacy Excel .xls (or another Office) file; save it as .xlsx or 'CSV UTF-8' and "
+                        "upload that.")
+    return "csv"
+
+
+def _encoding_label(codec: str) -> str:
+    name = codecs.lookup(codec).name
+    return {"utf-8": "UTF-8", "utf-16": "UTF-16", "utf-16-le": "UTF-16", "utf-16-be": "UTF-16", "utf-32": "UTF-32",
+            "utf-32-le": "UTF-32", "utf-32-be": "UTF-32"}.get(name, codec)
+
+
+def _without_sep_line(text: str) -> tuple[str, str | None]:
+    """The text without Excel's leading "sep=;" line, and the separator it names (None when there is none)."""
+    first, _, rest = text.partition("\n")
+    if first.strip().lower().startswith("sep=") and len(first.strip()) == 5:
+        return rest, first.strip()[4]
+    return text, None
+
+
+def _read_typed(raw: bytes, fmt: FileFormat, sheet: str | int | None) -> pd.DataFrame:
+    if fmt.kind == "parquet":
+        return _typed_frame(_read_parquet(raw), fmt.missing)
+    return _typed_frame(_read_excel(raw, sheet), fmt.missing)
+
+
+def _read_declared(raw: bytes, fmt: FileFormat, column_names: Sequence[str] | None, sheet: str | int | None,
+                   max_rows: int) -> tuple[pd.DataFrame, ReadInfo, dict]:
+    """Read with exactly ``fmt``: nothing is sniffed or detected, and no record can make the reading fail."""
+    if fmt.kind != "csv":
+        return _read_typed(raw, fmt, sheet), ReadInfo(fmt.kind, file_format=fmt, declared=True), {}
+    codec = "utf-8-sig" if codecs.lookup(fmt.encoding).name == "utf-8" else fmt.encoding
+    text = raw.decode(codec, errors="replace").replace("\x00", "\ufffd")
+    if fmt.header:
+        text, _ = _without_sep_line(text)
+    frame, counts = _read_text(text, fmt, column_names, max_rows, strict=False)
+    info = ReadInfo("csv", encoding=_encoding_label(fmt.encoding), delimiter=fmt.delimiter, decimal=fmt.decimal,
+                    notes=("file format declared in the schema",), file_format=fmt, declared=True)
+    return frame, info, counts
+
+
+def _read_detected(raw: bytes, delimiter: str | None, decimal: str | None, encoding: str | None,
+                   sheet: str | int | None, max_rows: int) -> tuple[pd.DataFrame, ReadInfo, dict]:
+    """Detect a draft format (its detected fields marked ``from_data``) and read with it."""
+    kind = _kind(raw)
+    if kind != "csv":
+        fmt = FileFormat(kind=kind, from_data=frozenset({"kind"}))
+        return _read_typed(raw, fmt, sheet), ReadInfo(kind, file_format=fmt), {}
+    text, label, codec = _decode(raw, encoding)
+    del raw
+    if "\x00" in text:
+        raise DataError("the file contains NUL bytes, so it is not a CSV text file (is it a spreadsheet or an "
+                        "archive?); export it as CSV (UTF-8) and upload again.")
+    text, sep = _without_sep_line(text)
+    delim = delimiter or sep or detect_delimiter(text)
+    frame, counts = _read_text(text, FileFormat(encoding=codec, delimiter=delim), None, max_rows, strict=True)
+    del text
+    dec = decimal or detect_decimal(frame, delim)
+    thousands = detect_thousands(frame, dec)
+    detected = {"kind", "thousands"} | {f for f, given in (("encoding", encoding), ("delimiter", delimiter or sep),
+                                                          ("decimal", decimal)) if given is None}
+    fmt = FileFormat(encoding=codec, delimiter=delim, decimal=dec, thousands=thousands, from_data=frozenset(detected))
+    notes = [f"{DELIMITER_NAMES.get(delim, repr(delim))}-separated"] if delim != "," else []
+    notes += ["decimal comma"] if dec == "," else []
+    notes += [f"encoding {label}"] if label != "UTF-8" else []
+    info = ReadInfo("csv", encoding=label, delimiter=delim, decimal=dec, notes=tuple(notes), file_format=fmt)
+    return frame, info, counts
+
+
+def read_table(source: CsvSource, *, format: FileFormat | None = None, column_names: Sequence[str] | None = None,
+               delimiter: str | None = None, decimal: str | None = None, encoding: str | None = None,
+               sheet: str | int | None = None, max_rows: int = 1_000_000, name: str = "uploaded") -> RawTable:
     """Read a table (CSV/TSV text, Parquet or ``.xlsx``) into a :class:`RawTable`, entirely in memory.
 
-    ``delimiter``, ``decimal`` and ``encoding`` override the detection (None: detect). Every problem raises a
-    :class:`~dpcore.exceptions.DataError` whose message names the problem and the fix.
+    ``format``: the declared :class:`FileFormat` (a public schema's ``file_format``), used exactly — nothing is
+    detected, and no single record can make the reading fail or change how another record is read.
+    ``column_names``: the field names of a format without a header row. Without ``format`` the format is detected
+    (a draft, ``info.file_format`` with its detected fields marked ``from_data``); ``delimiter``, ``decimal`` and
+    ``encoding`` then override the detection. Every problem raises a :class:`~dpcore.exceptions.DataError` whose
+    message names the problem and the fix.
     """
     max_rows = check_int(max_rows, "max_rows", 2)
+    if format is not None:
+        if not isinstance(format, FileFormat):
+            raise InvalidParameterError(f"format must be a FileFormat (a schema's file_format), got "
+                                        f"{type(format).__name__}.")
+        if delimiter is not None or decimal is not None or encoding is not None:
+            raise InvalidParameterError("give the file format either as format= or as delimiter/decimal/encoding "
+                                        "overrides, not both.")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"\r\n"):
         raise InvalidParameterError(f"delimiter must be a single character such as ',', ';' or a tab; got "
                                     f"{delimiter!r}.")
     if decimal is not None and decimal not in DECIMALS:
         raise InvalidParameterError(f"decimal must be '.' or ','; got {decimal!r}.")
     raw = read_source(source)
-    notes: list[str] = []
-    if raw.startswith(b"PAR1"):
-        frame = _typed_frame(_read_parquet(raw))
-        info = ReadInfo("parquet", decimal=".")
-    elif _is_xlsx(raw):
-        frame = _typed_frame(_read_excel(raw, sheet))
-        info = ReadInfo("excel", decimal=".")
-    elif raw.startswith(b"\xd0\xcf\x11\xe0"):
-        raise DataError("this is a legacy Excel .xls (or another Office) file; save it as .xlsx or 'CSV UTF-8' and "
-                        "upload that.")
+    if format is not None:
+        frame, info, counts = _read_declared(raw, format, column_names, sheet, max_rows)
     else:
-        text, enc = decode(raw, encoding)
-        del raw
-        if "\x00" in text:
-            raise DataError("the file contains NUL bytes, so it is not a CSV text file (is it a spreadsheet or an "
-                            "archive?); export it as CSV (UTF-8) and upload again.")
-        first, _, rest = text.partition("\n")
-        if first.strip().lower().startswith("sep=") and len(first.strip()) == 5:  # Excel's "sep=;" line
-            delimiter, text = delimiter or first.strip()[4], rest
-        delim = delimiter or detect_delimiter(text)
-        frame = _read_text(text, delim, max_rows)
-        del text
-        dec = decimal or detect_decimal(frame, delim)
-        if delim != ",":
-            notes.append(f"{DELIMITER_NAMES.get(delim, repr(delim))}-separated")
-        if dec == ",":
-            notes.append("decimal comma")
-        if enc not in ("UTF-8",):
-            notes.append(f"encoding {enc}")
-        info = ReadInfo("csv", encoding=enc, delimiter=delim, decimal=dec, notes=tuple(notes))
+        frame, info, counts = _read_detected(raw, delimiter, decimal, encoding, sheet, max_rows)
     if frame.shape[1] == 0:
         raise DataError("the table has no columns; upload a file with a header row.")
     if len(frame) > max_rows:
         raise DataError(f"the file has more than max_rows = {max_rows:,} data rows; upload a random sample or "
                         "raise max_rows.")
     _check_rows(len(frame))
-    return RawTable(frame=frame.reset_index(drop=True), info=info, name=str(name))
+    return RawTable(frame=frame.reset_index(drop=True), info=info, name=str(name), source=raw, counts=counts)

@@ -1,20 +1,28 @@
-"""The public schema of a table: per column its role, public bounds (numbers) or public category list (text), and
-the label column. Serialises to YAML/JSON and back.
+"""The public schema of a table: the file format, per column its role, public bounds (numbers) or public category
+list (text), and the label column. Serialises to YAML/JSON and back.
 
-A private pipeline needs these values from public knowledge (a codebook, an instrument's range, the survey form),
-never from the data. :func:`draft_schema` fills them in from the data to get a user started, and lists every such
-value in the column's ``from_data`` field: the schema is *public* only once no included column has a ``from_data``
-value left (the user replaced or confirmed each one). Roles and the column list are declarations of the user.
+A private pipeline needs all of these from public knowledge (a codebook, an instrument's range, the survey form,
+the export settings), never from the data: the file format decides how every record is read, and the roles, the
+label and the category lists decide the structure (d, column order, one-hot widths). :func:`draft_schema` fills
+everything in from a file to get a user started and marks every such decision ``from_data`` — the file format's
+detected fields, each inferred role, the label guess, and the bounds/category lists. The schema is *public*
+(:attr:`Schema.is_public`) only once it declares a file format and nothing is left ``from_data``: the user replaced
+or confirmed each decision. Under a public schema the structure comes from the schema alone.
 
 YAML form::
 
     dpcore_schema: 1
+    format: {kind: csv, encoding: utf-8, delimiter: ',', decimal: ., thousands: null, header: true,
+             missing: ['', '?', n/a, na, nan, 'null']}
     label: passed
     columns:
     - {name: hours_studied, role: numeric, lower: 0, upper: 40}
     - {name: transport, role: categorical, categories: [bike, bus, car, walk]}
     - {name: student_id, role: identifier}
     - {name: sleep_hours, role: numeric, lower: 3.1, upper: 9.8, from_data: [lower, upper]}
+
+A draft also has ``from_data`` in ``format`` (detected fields), ``from_data: [role]`` on inferred columns and a
+top-level ``from_data: [label]`` for the guessed label.
 """
 
 from __future__ import annotations
@@ -29,15 +37,20 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ..exceptions import DataError
+from ..exceptions import DataError, InvalidParameterError
 from ..vocabulary import FEATURE_ROLES, ColumnRole
-from .reading import RawTable, cell_text
+from .reading import FileFormat, RawTable, cell_text
 from .roles import RoleReport
 
 SCHEMA_VERSION = 1
 #: Fields of a column whose values must be public for a private pipeline.
 VALUE_FIELDS = ("lower", "upper", "categories")
+#: Fields of a column that a draft may mark ``from_data``: its role and its values.
+COLUMN_FIELDS = ("role", *VALUE_FIELDS)
+#: Schema-level fields a draft may mark ``from_data``.
+SCHEMA_FIELDS = ("label",)
 _KEYS = {"name", "role", "lower", "upper", "categories", "from_data"}
+_TOP_KEYS = ("dpcore_schema", "format", "label", "from_data", "columns")
 
 
 class _Loader(yaml.SafeLoader):
@@ -79,7 +92,8 @@ class ColumnSchema:
     """One column of a schema.
 
     ``lower``/``upper`` describe numeric (and numeric binary) columns; ``categories`` categorical (and text binary)
-    columns. ``from_data`` lists the value fields that were read off the data and are not yet public.
+    columns. ``from_data`` lists the fields that were read off the data and are not yet public: the ``role`` when
+    it was inferred, and values.
     """
 
     name: str
@@ -114,10 +128,10 @@ class ColumnSchema:
         if isinstance(fd, str) or not isinstance(fd, Iterable):
             raise SchemaError(f"{_where(name, 'from_data')}: expected a list of field names, got {fd!r}.")
         fd = frozenset(str(f) for f in fd)
-        unknown = sorted(fd - set(VALUE_FIELDS))
+        unknown = sorted(fd - set(COLUMN_FIELDS))
         if unknown:
-            raise SchemaError(f"{_where(name, 'from_data')}: {unknown[0]!r} is not a value field; use some of "
-                              f"{', '.join(VALUE_FIELDS)}.")
+            raise SchemaError(f"{_where(name, 'from_data')}: {unknown[0]!r} is not a column field; use some of "
+                              f"{', '.join(COLUMN_FIELDS)}.")
         object.__setattr__(self, "from_data", fd)
         self._check_role_fields()
 
@@ -157,12 +171,22 @@ class ColumnSchema:
         return self.is_feature and self.categories is not None
 
     @property
-    def is_public(self) -> bool:
+    def role_public(self) -> bool:
+        """True when the role is a declaration (not inferred from the data and left unconfirmed)."""
+        return "role" not in self.from_data
+
+    @property
+    def values_public(self) -> bool:
         """True when none of the values this column uses was read off the data."""
         if not self.is_feature:
             return True
         used = {"categories"} if self.is_categorical else {"lower", "upper"}
         return not (self.from_data & used)
+
+    @property
+    def is_public(self) -> bool:
+        """True when neither the role nor a value this column uses was read off the data."""
+        return self.role_public and self.values_public
 
     @property
     def width(self) -> int:
@@ -172,8 +196,8 @@ class ColumnSchema:
         return len(self.categories) if self.is_categorical else 1
 
     def confirmed(self, fields: Iterable[str] | None = None) -> ColumnSchema:
-        """This column with ``fields`` (default: all) declared public."""
-        drop = set(VALUE_FIELDS if fields is None else fields)
+        """This column with ``fields`` (default: all, the role included) declared public."""
+        drop = set(COLUMN_FIELDS if fields is None else fields)
         return replace(self, from_data=self.from_data - drop)
 
     def to_dict(self) -> dict:
@@ -185,7 +209,7 @@ class ColumnSchema:
         if self.categories is not None:
             out["categories"] = list(self.categories)
         if self.from_data:
-            out["from_data"] = [f for f in VALUE_FIELDS if f in self.from_data]
+            out["from_data"] = [f for f in COLUMN_FIELDS if f in self.from_data]
         return out
 
     @classmethod
@@ -221,12 +245,29 @@ def _plain(x: float) -> float | int:
 
 @dataclass(frozen=True)
 class Schema:
-    """Columns (in order) and the label column of a table."""
+    """Columns (in order), the label column and the file format of a table.
+
+    ``format`` None: the schema declares no file format, so a file is read with the conventional default
+    (:attr:`file_format`: CSV, UTF-8, comma-separated, decimal point — never detected) and the schema is not public.
+    ``from_data`` names the schema-level decisions a draft took from the data (``label``: the guessed label).
+    """
 
     columns: tuple[ColumnSchema, ...]
     label: str | None = None
+    format: FileFormat | None = None
+    from_data: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
+        if self.format is not None and not isinstance(self.format, FileFormat):
+            raise SchemaError(f"schema, field 'format': expected a FileFormat, got {type(self.format).__name__}.")
+        fd = self.from_data
+        if isinstance(fd, str) or not isinstance(fd, Iterable):
+            raise SchemaError(f"schema, field 'from_data': expected a list of field names, got {fd!r}.")
+        fd = frozenset(str(f) for f in fd)
+        if fd - set(SCHEMA_FIELDS):
+            raise SchemaError(f"schema, field 'from_data': {sorted(fd - set(SCHEMA_FIELDS))[0]!r} is not a "
+                              f"schema-level field; use {', '.join(SCHEMA_FIELDS)} (columns have their own).")
+        object.__setattr__(self, "from_data", fd)
         cols = tuple(self.columns)
         for c in cols:
             if not isinstance(c, ColumnSchema):
@@ -266,14 +307,44 @@ class Schema:
         return [c for c in self.columns if c.is_feature]
 
     @property
+    def file_format(self) -> FileFormat:
+        """The format files are read with: the declared one, else the conventional default (not public)."""
+        return self.format if self.format is not None else FileFormat()
+
+    @property
+    def format_public(self) -> bool:
+        """True when the schema declares its file format and no field of it is left ``from_data``."""
+        return self.format is not None and self.format.is_public
+
+    @property
+    def structure_public(self) -> bool:
+        """True when the label and every column's role are declarations (none inferred and unconfirmed)."""
+        return "label" not in self.from_data and all(c.role_public for c in self.columns)
+
+    @property
     def is_public(self) -> bool:
-        """True when every included column's bounds/categories are declared public."""
-        return all(c.is_public for c in self.features)
+        """True when the file format, the structure (roles, label) and every included column's bounds/categories
+        are declared public: then nothing the pipeline reads off the schema depends on the records."""
+        return self.format_public and self.structure_public and all(c.values_public for c in self.features)
+
+    @property
+    def values_from_data(self) -> list[str]:
+        """Names of the included columns that still use bounds/categories read off the data."""
+        return [c.name for c in self.features if not c.values_public]
+
+    @property
+    def roles_from_data(self) -> list[str]:
+        """Names of the columns whose role was inferred from the data and not confirmed."""
+        return [c.name for c in self.columns if not c.role_public]
 
     @property
     def not_public(self) -> list[str]:
-        """Names of the included columns that still use values read off the data."""
-        return [c.name for c in self.features if not c.is_public]
+        """What is not public yet: "file format", "label", then the columns with an inferred role or values read
+        off the data (empty when :attr:`is_public`)."""
+        out = [] if self.format_public else ["file format"]
+        out += ["label"] if "label" in self.from_data else []
+        open_cols = set(self.values_from_data) | set(self.roles_from_data)
+        return out + [c.name for c in self.columns if c.name in open_cols]
 
     @property
     def width(self) -> int:
@@ -290,8 +361,8 @@ class Schema:
         return replace(self, columns=tuple(column if c.name == column.name else c for c in self.columns))
 
     def with_label(self, label: str | None, table: RawTable | None = None) -> Schema:
-        """The schema with another label column; the old label column gets its drafted role back (needs
-        ``table``) or is excluded."""
+        """The schema with another label column, chosen by the user (so the label is a declaration); the old label
+        column gets its drafted role back (needs ``table``; marked ``from_data``) or is excluded."""
         if label == self.label:
             return self
         cols = []
@@ -299,25 +370,49 @@ class Schema:
             if c.name == self.label and c.name != label:
                 c = draft_column(table, c.name) if table is not None else replace(c, role=ColumnRole.EXCLUDED)
             cols.append(c)
-        return Schema(tuple(cols), label)
+        return Schema(tuple(cols), label, self.format, self.from_data - {"label"})
+
+    def with_format(self, fmt: FileFormat | None) -> Schema:
+        return replace(self, format=fmt)
 
     def confirmed(self) -> Schema:
-        """Every value declared public (for values the user knows to be public, e.g. after editing a file)."""
-        return replace(self, columns=tuple(c.confirmed() for c in self.columns))
+        """Every decision declared public — format, roles, label and values (for a schema the user knows to be
+        public knowledge, e.g. after editing a file). A schema without a format stays without one."""
+        return replace(self, columns=tuple(c.confirmed() for c in self.columns), from_data=frozenset(),
+                       format=None if self.format is None else self.format.confirmed())
+
+    def structure_confirmed(self) -> Schema:
+        """The file format, the roles and the label declared public (the user checked them); bounds and category
+        lists keep their marks."""
+        return replace(self, columns=tuple(c.confirmed(("role",)) for c in self.columns), from_data=frozenset(),
+                       format=None if self.format is None else self.format.confirmed())
+
+    def reading_options(self) -> dict:
+        """The declared reading options (:meth:`FileFormat.csv_options` of :attr:`file_format`) plus ``declared``
+        (False: the schema has no format, so the default was used) and ``public`` (:attr:`format_public`): what a
+        streaming reader needs to read exactly as :func:`~dpcore.data.load_csv` does."""
+        return {**self.file_format.csv_options(), "declared": self.format is not None, "public": self.format_public}
 
     # --- serialisation ------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"dpcore_schema": SCHEMA_VERSION, "label": self.label, "columns": [c.to_dict() for c in self.columns]}
+        out: dict[str, Any] = {"dpcore_schema": SCHEMA_VERSION}
+        if self.format is not None:
+            out["format"] = self.format.to_dict()
+        out["label"] = self.label
+        if self.from_data:
+            out["from_data"] = sorted(self.from_data)
+        out["columns"] = [c.to_dict() for c in self.columns]
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Schema:
         if not isinstance(data, Mapping):
             raise SchemaError("schema: expected a mapping with 'columns' (and optionally 'label'); got "
                               f"{type(data).__name__}.")
-        unknown = sorted(set(map(str, data)) - {"dpcore_schema", "label", "columns"})
+        unknown = sorted(set(map(str, data)) - set(_TOP_KEYS))
         if unknown:
-            raise SchemaError(f"schema, field {unknown[0]!r}: unknown; the top-level fields are dpcore_schema, label "
-                              "and columns.")
+            raise SchemaError(f"schema, field {unknown[0]!r}: unknown; the top-level fields are "
+                              f"{', '.join(_TOP_KEYS)}.")
         version = data.get("dpcore_schema", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
             raise SchemaError(f"schema, field 'dpcore_schema': version {version!r} is not supported (this dpcore "
@@ -328,12 +423,20 @@ class Schema:
         label = data.get("label")
         if label is not None and not isinstance(label, str):
             label = str(label)
-        return cls(tuple(ColumnSchema.from_dict(item, i) for i, item in enumerate(cols)), label)
+        fmt = data.get("format")
+        if fmt is not None:
+            try:
+                fmt = FileFormat.from_dict(dict(fmt) if isinstance(fmt, Mapping) else fmt)
+            except InvalidParameterError as exc:
+                raise SchemaError(f"schema, {exc}") from None
+        return cls(tuple(ColumnSchema.from_dict(item, i) for i, item in enumerate(cols)), label, fmt,
+                   data.get("from_data") or ())
 
     def to_yaml(self) -> str:
         head = ("# dpcore schema: public metadata for a private pipeline.\n"
-                "# Values named in a column's `from_data` were read off the data and are NOT public. Replace them\n"
-                "# with values from public knowledge (a codebook, an instrument's range), then delete `from_data`.\n")
+                "# Everything named in a `from_data` list (file format fields, a column's role or values, the label)\n"
+                "# was read off the data and is NOT public. Replace it with public knowledge (the export settings,\n"
+                "# a codebook, an instrument's range) or check it, then delete `from_data`.\n")
         return head + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True, width=120,
                                      default_flow_style=None)
 
@@ -378,18 +481,20 @@ def load_schema(source: str | Path | bytes | Mapping | Schema) -> Schema:
 # drafts from the data (NOT public)
 # ==================================================================================================
 
-def draft_column(table: RawTable, name: str, role: ColumnRole | str | None = None, *, numeric: bool | None = None
-                 ) -> ColumnSchema:
-    """A column with ``role`` (default: inferred) and its bounds or categories read off the data, marked
-    ``from_data``."""
+def draft_column(table: RawTable, name: str, role: ColumnRole | str | None = None, *, numeric: bool | None = None,
+                 role_from_data: bool | None = None) -> ColumnSchema:
+    """A column with ``role`` (default: inferred, and then marked ``from_data``) and its bounds or categories read
+    off the data, marked ``from_data``. ``role_from_data`` says whether a given role was itself inferred."""
     from .roles import coerce_role, infer_column
 
     if role is None:
         decision = infer_column(table, name)
         role, numeric = decision.role, decision.numeric
+        role_from_data = True
     role = coerce_role(role, name)
+    inferred = frozenset({"role"}) if role_from_data else frozenset()
     if role not in FEATURE_ROLES:
-        return ColumnSchema(name, role)
+        return ColumnSchema(name, role, from_data=inferred)
     values, bad = table.numbers(name)
     present = table.present(name)
     if numeric is None:
@@ -400,21 +505,23 @@ def draft_column(table: RawTable, name: str, role: ColumnRole | str | None = Non
             raise SchemaError(f"schema column {name!r}, field 'role': the column has no numbers, so it cannot be "
                               "numeric; choose categorical or excluded.")
         return ColumnSchema(name, role, lower=float(v.min()), upper=float(v.max()),
-                            from_data=frozenset({"lower", "upper"}))
+                            from_data=inferred | {"lower", "upper"})
     cats = tuple(sorted({cell_text(c) for c in table.frame[name][present]}))
     if role == ColumnRole.BINARY and len(cats) != 2:
         role = ColumnRole.CATEGORICAL
     if not cats:
         raise SchemaError(f"schema column {name!r}, field 'categories': the column has no values; exclude it.")
-    return ColumnSchema(name, role, categories=cats, from_data=frozenset({"categories"}))
+    return ColumnSchema(name, role, categories=cats, from_data=inferred | {"categories"})
 
 
 def draft_schema(table: RawTable, report: RoleReport) -> Schema:
-    """A schema with the report's roles and every bound/category list read off the data (marked ``from_data``)."""
+    """A draft: the table's file format (its detected fields ``from_data``), the report's roles (inferred ones
+    ``from_data``), its label (``from_data``: a draft's label is a guess until the user picks or confirms it) and
+    every bound/category list read off the data (``from_data``)."""
     cols = []
     for d in report.columns:
         if d.role == ColumnRole.LABEL:
             cols.append(ColumnSchema(d.name, ColumnRole.LABEL))
         else:
-            cols.append(draft_column(table, d.name, d.role, numeric=d.numeric))
-    return Schema(tuple(cols), report.label)
+            cols.append(draft_column(table, d.name, d.role, numeric=d.numeric, role_from_data=not d.overridden))
+    return Schema(tuple(cols), report.label, table.file_format, frozenset({"label"}))
