@@ -188,9 +188,9 @@ def _cmd_sweep(args) -> int:
         elif done == total or done % max(1, total // 10) == 0:
             print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
 
-    _clamp_note(args, dataset, data)
     frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name,
                       n_jobs=args.jobs)
+    _clamp_note(args, dataset, data)
     _privacy_note(frame)
     if str(out) == "-":
         frame.to_csv(sys.stdout, index=False)
