@@ -14,7 +14,7 @@ from scipy import integrate, stats
 
 from dpcore.exceptions import InvalidParameterError, MechanismTimeout
 from dpcore.samplers.bingham import KentBinghamSampler
-from dpcore.samplers.gibbs import _gamma_threshold, bmf_gibbs, f_statistic, rtheta_bing, ry_bing
+from dpcore.samplers.gibbs import STAT_NAMES, _gamma_threshold, bmf_gibbs, f_statistic, rtheta_bing, ry_bing
 from dpcore.timing import Deadline
 
 ALPHA = 1e-6
@@ -146,8 +146,48 @@ def test_result_shapes_and_f_traces():
     assert list(res.trace_scans[:3]) == [10, 20, 30] and res.trace_scans[-1] == 200
     assert np.all(res.f_traces >= 0) and np.all(res.f_traces <= 1.0 + 1e-12)
     assert res.final_f.shape == (3,)
-    assert res.converged(threshold=10.0) and not res.converged(threshold=0.0)
+    assert res.f_below(threshold=10.0) and not res.f_below(threshold=0.0)
     assert res.samples is None
+    assert res.stat_traces.shape == (3, 20, len(STAT_NAMES))
+    assert res.verdict.status == "not converged (too few scans to judge)"  # 3 chains × 10 judged records
+
+
+def test_stat_traces_are_the_score_and_principal_angles_of_the_state():
+    """The recorded statistics are tr(VᵀMV) and cos² of the principal angles to the top-k eigenvectors of M,
+    computed from the state itself — and they are sign-invariant functions of the subspace."""
+    M, R = _rotated([9.0, 6.0, 4.0, 1.0, 0.5, 0.0, 0.0], seed=3)
+    res = bmf_gibbs(M, 3, 30, np.random.default_rng(2), keep_every=1, record_every=1)
+    top = R[:, :3]
+    for V, row in zip(res.samples[0], res.stat_traces[0]):
+        cos2 = np.linalg.svd(top.T @ V, compute_uv=False) ** 2
+        flipped = V * np.array([-1.0, 1.0, -1.0])
+        assert row[0] == pytest.approx(np.trace(flipped.T @ M @ flipped), abs=1e-9)
+        assert row[1] == pytest.approx(cos2.sum(), abs=1e-9) and row[2] == pytest.approx(cos2.min(), abs=1e-9)
+
+
+def test_chain_runs_with_single_threaded_blas(monkeypatch):
+    """Issue #22: the in-process scan runs its small dense linear algebra with every BLAS on one thread (observed
+    from inside the scan), and the limit is lifted afterwards."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import dpcore.samplers.gibbs as gibbs
+
+    seen: list[list[int]] = []
+    real = gibbs._rebuild
+
+    def spy(M, V):
+        seen.append([lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"])
+        return real(M, V)
+
+    monkeypatch.setattr(gibbs, "_rebuild", spy)
+    with threadpool_limits(limits=2, user_api="blas"):  # as a 2-core machine's default
+        before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+        gibbs.bmf_gibbs(np.diag(np.linspace(5.0, 0.0, 40)), 3, 9, np.random.default_rng(0))  # block m ≥ 24
+        after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert seen and all(threads and set(threads) == {1} for threads in seen)
+    assert after == before and max(before) == 2
+    names = {lib["filepath"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+    assert any("scipy" in n for n in names)  # scipy's LAPACK (tridiagonal path) is among the limited libraries
 
 
 def test_f_statistic_definition():

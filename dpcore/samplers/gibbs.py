@@ -29,14 +29,27 @@ Implementation notes (performance and the numerical guards of spec §3.4 pitfall
   negative a (conditional concentrated near θ = 0, where the Beta envelope accepts ~√(h/|a|) of proposals) it
   switches to the exact envelope θ^{−1/2}e^{aθ}; the law of θ is unchanged (tested against quadrature).
 
-MCMC has no convergence certificate: PPCA built on this sampler is heuristic-DP. The burn-in statistic of
-Chaudhuri et al. (JMLR 2013) §6.2, F_k(T) = ‖(1/T)Σ_t X(t)‖_F/√k, is recorded per chain (non-private).
+* The chains run with BLAS limited to one thread (``threadpoolctl``, in-process): every call here is small dense
+  linear algebra (m×m blocks, d×m rank-1 updates) for which OpenBLAS's thread start-up and synchronisation cost more
+  than they save — with the default threads a release on Adult (d = 108, k = 5) took 3.6× the wall time of the same
+  release on one thread (issue #22). The d×d eigendecomposition of M done once per call stays on all cores.
+
+MCMC has no convergence certificate: PPCA built on this sampler is heuristic-DP. Per recorded scan the chain keeps
+sign-invariant statistics of its state — the score tr(VᵀMV) and the principal angles between span(V) and the
+top-k eigenvectors of M (functions of the subspace VVᵀ; :data:`STAT_NAMES`) — which :mod:`.convergence` judges
+by rank-normalised split-R̂ and bulk-ESS (:attr:`GibbsResult.verdict`). The burn-in statistic of Chaudhuri et al.
+(JMLR 2013) §6.2, F_k(T) = ‖(1/T)Σ_t X(t)‖_F/√k, is still recorded per chain: it measures whether the columns'
+*signs* have averaged out (≈ 1/√T for a chain of nearly independent states, so it needs T ≳ 10,000 to go under
+0.01 — seed 000 ran 20,000 scans), and is reported, not used as the verdict. All of these are computed from the
+data: non-private.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,11 +57,14 @@ import numpy as np
 from ..exceptions import InvalidParameterError, SamplerError
 from ..noise import uniform_stiefel
 from ..timing import Deadline
+from .convergence import ConvergenceVerdict, judge_convergence
 
 #: Cap on the number of Beta proposals for one θ draw.
 RTHETA_MAX_PROPOSALS = 10_000_000
-#: F_k threshold below which a chain is declared converged (seed 000 §6.2).
+#: Seed 000 §6.2's F_k threshold (a reported statistic: F_k ≤ 0.01 needs T ≳ 10,000; no longer the verdict).
 CONVERGENCE_THRESHOLD = 0.01
+#: BLAS threads used by the chains (small dense linear algebra; see the module docstring).
+SAMPLER_BLAS_THREADS = 1
 #: Scalar proposals tried in rtheta_bing before switching to vectorised batches.
 _SCALAR_TRIES = 12
 #: Block size m from which the column update goes through the tridiagonal form (fewer flops); below it a dense
@@ -237,9 +253,27 @@ def f_statistic(running_sum: np.ndarray, t: int) -> float:
     return float(np.linalg.norm(running_sum) / (t * math.sqrt(k)))
 
 
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Limit every loaded BLAS (numpy's and scipy's OpenBLAS) to :data:`SAMPLER_BLAS_THREADS` thread(s) in-process.
+
+    scipy's LAPACK is imported first: a library loaded inside the block would keep its default threads.
+    """
+    import scipy.linalg  # noqa: F401 - load scipy's OpenBLAS before the limit is applied
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=SAMPLER_BLAS_THREADS, user_api="blas"):
+        yield
+
+
+#: Sign-invariant statistics recorded per scan (columns of ``GibbsResult.stat_traces``): the score, and the sum and
+#: the smallest of cos²θ_i over the principal angles θ_i between span(V) and the top-k eigenvectors of M.
+STAT_NAMES = ("score tr(VᵀMV)", "Σ cos² principal angles to top-k", "cos² largest principal angle to top-k")
+
+
 @dataclass
 class GibbsResult:
-    """Output of :func:`bmf_gibbs`: final state of every chain plus the (non-private) burn-in diagnostic."""
+    """Output of :func:`bmf_gibbs`: final state of every chain plus the (non-private) diagnostics."""
 
     states: list[np.ndarray]
     f_traces: np.ndarray  # (chains, len(trace_scans))
@@ -248,14 +282,25 @@ class GibbsResult:
     seconds: float
     samples: np.ndarray | None = None  # (chains, n_kept, d, k) when keep_every > 0
     info: dict = field(default_factory=dict)
+    stat_traces: np.ndarray | None = None  # (chains, len(trace_scans), len(STAT_NAMES)) per record
 
     @property
     def final_f(self) -> np.ndarray:
         return self.f_traces[:, -1] if self.f_traces.size else np.full(len(self.states), np.nan)
 
-    def converged(self, threshold: float = CONVERGENCE_THRESHOLD) -> bool:
-        """True when every chain ends with F_k(T) ≤ threshold (a heuristic, not a privacy proof)."""
+    def f_below(self, threshold: float = CONVERGENCE_THRESHOLD) -> bool:
+        """True when every chain ends with F_k(T) ≤ threshold (sign mixing; seed 000's check, not the verdict)."""
         return bool(np.all(self.final_f <= threshold))
+
+    @property
+    def verdict(self) -> ConvergenceVerdict:
+        """Split-R̂ / bulk-ESS verdict on the sign-invariant statistics (:func:`.convergence.judge_convergence`)."""
+        return judge_convergence(self.stat_traces, STAT_NAMES)
+
+    @property
+    def converged(self) -> bool:
+        """The verdict (a non-private heuristic, never a privacy proof)."""
+        return self.verdict.converged
 
 
 def _rebuild(M: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -366,8 +411,10 @@ def _rotate_block_dense(Q: np.ndarray, B: np.ndarray, lo: int, l: np.ndarray, E:
 
 
 def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Generator, deadline: Deadline | None,
-                 record_every: int, keep_every: int, what: str) -> tuple[np.ndarray, list[float], list[np.ndarray]]:
-    """Run one chain for ``scans`` scans from V; returns the final state, its F trace and the kept states.
+                 record_every: int, keep_every: int, what: str,
+                 top: np.ndarray) -> tuple[np.ndarray, list[float], list[np.ndarray], list[list[float]]]:
+    """Run one chain for ``scans`` scans from V; returns the final state, its F trace, the kept states and the
+    sign-invariant statistics :data:`STAT_NAMES` (principal angles to span(``top``)) per record.
 
     When a column is updated twice in a row (the last column of one scan's random order is the first of the next,
     and every update when k = 1), its block is the previous block rotated by the reflections W applied since, so its
@@ -378,6 +425,7 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
     m = d - k + 1
     running = np.zeros((d, k))
     trace: list[float] = []
+    stats: list[list[float]] = []
     kept: list[np.ndarray] = []
     lo = k - 1  # the block S = [current column, V⊥] occupies positions lo..d−1
     order = list(range(k))  # order[p] = column of V stored at position p (p < k)
@@ -435,9 +483,11 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
         running += V
         if t % record_every == 0 or t == scans:
             trace.append(f_statistic(running, t))
+            cos2 = np.linalg.svd(top.T @ V, compute_uv=False) ** 2  # cos² of the principal angles to span(top)
+            stats.append([float(np.trace(B[:k, :k])), float(cos2.sum()), float(cos2[-1])])  # B[:k,:k] ~ VᵀMV
         if keep_every and t % keep_every == 0:
             kept.append(V)
-    return V, trace, kept
+    return V, trace, kept, stats
 
 
 def bmf_gibbs(
@@ -467,31 +517,36 @@ def bmf_gibbs(
     if scans < 1 or chains < 1 or record_every < 1 or keep_every < 0:
         raise InvalidParameterError("scans, chains and record_every must be >= 1 and keep_every >= 0.")
     M = 0.5 * (M + M.T)
+    if V0 is not None:
+        V0 = np.array(V0, dtype=float)
+        if V0.shape != (d, k) or not np.allclose(V0.T @ V0, np.eye(k), atol=1e-8):
+            raise InvalidParameterError(f"V0 must be a {d}×{k} matrix with orthonormal columns.")
     start = time.perf_counter()
-    states, traces, kept = [], [], []
-    for c in range(chains):
-        if c == 0 and V0 is not None:
-            V = np.array(V0, dtype=float)
-            if V.shape != (d, k) or not np.allclose(V.T @ V, np.eye(k), atol=1e-8):
-                raise InvalidParameterError(f"V0 must be a {d}×{k} matrix with orthonormal columns.")
-        else:
-            V = uniform_stiefel(d, k, rng)
-        Vc, tr, kp = _gibbs_chain(M, V, scans, rng, deadline, record_every, keep_every,
-                                  f"the Gibbs sampler (chain {c + 1} of {chains})")
-        states.append(Vc)
-        traces.append(tr)
-        kept.append(kp)
+    top = np.linalg.eigh(M)[1][:, ::-1][:, :k].copy()  # d×d: all cores; reference directions of the diagnostic
+    states, traces, kept, stats = [], [], [], []
+    with single_threaded_blas():
+        for c in range(chains):
+            V = V0 if c == 0 and V0 is not None else uniform_stiefel(d, k, rng)
+            Vc, tr, kp, st = _gibbs_chain(M, V, scans, rng, deadline, record_every, keep_every,
+                                          f"the Gibbs sampler (chain {c + 1} of {chains})", top)
+            states.append(Vc)
+            traces.append(tr)
+            kept.append(kp)
+            stats.append(st)
     t_scans = [t for t in range(1, scans + 1) if t % record_every == 0 or t == scans]
     samples = np.array(kept) if keep_every else None
     return GibbsResult(states=states, f_traces=np.array(traces), trace_scans=np.array(t_scans), scans=scans,
-                       seconds=time.perf_counter() - start, samples=samples)
+                       seconds=time.perf_counter() - start, samples=samples, stat_traces=np.array(stats))
 
 
 __all__ = [
     "CONVERGENCE_THRESHOLD",
+    "SAMPLER_BLAS_THREADS",
+    "STAT_NAMES",
     "GibbsResult",
     "bmf_gibbs",
     "f_statistic",
     "rtheta_bing",
     "ry_bing",
+    "single_threaded_blas",
 ]
