@@ -1,9 +1,10 @@
 """``dpcore schema infer | check``: draft a public schema from a table, and check one.
 
-``infer`` reads the table and writes a draft in which every bound and category list read off the data is listed
-under the column's ``from_data`` — NOT public until the user replaces or confirms it (and deletes ``from_data``).
-The column roles and their reasons go to stderr. ``check`` validates a schema (optionally against a table) and says
-whether it is public.
+``infer`` reads the table and writes a draft in which every decision read off the data — the detected file format
+fields, each inferred role, the label, every bound and category list — is listed under a ``from_data`` — NOT public
+until the user replaces or confirms it (and deletes ``from_data``). The column roles and their reasons go to
+stderr. ``check`` validates a schema (optionally against a table, read with the schema's declared file format) and
+says whether it is public: format, structure and values.
 """
 
 from __future__ import annotations
@@ -34,12 +35,21 @@ def table_options(args: argparse.Namespace) -> dict:
             "encoding": getattr(args, "encoding", None)}
 
 
-def _read(args: argparse.Namespace):
+def _read(args: argparse.Namespace, schema=None):
+    """The table: read with the schema's declared format when the schema has one (nothing detected), else with
+    the detection and the overrides."""
     from .data import read_table
 
     path = Path(args.csv)
     if not path.is_file():
         raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+    if schema is not None and schema.format is not None:
+        if any(table_options(args).values()):
+            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding "
+                                        "or edit the schema's `format:`.")
+        fmt = schema.format
+        return read_table(path.read_bytes(), format=fmt, column_names=None if fmt.header else schema.names,
+                          name=path.stem)
     return read_table(path.read_bytes(), name=path.stem, **table_options(args))
 
 
@@ -60,16 +70,15 @@ def _cmd_infer(args: argparse.Namespace) -> int:
         out.write_text(text, encoding="utf-8")
     if not args.quiet:
         err = sys.stderr
-        print(f"dpcore: read {table.info.describe()}; {len(report.features)} of {len(report.columns)} columns are "
-              "features:", file=err)
+        print(f"dpcore: read {table.info.describe()} (file format detected: marked from_data); "
+              f"{len(report.features)} of {len(report.columns)} columns are features:", file=err)
         width = max(len(c.name) for c in report.columns)
         for c in report.columns:
             mark = "+" if c.included else "-"
             print(f"  {mark} {c.name:<{width}}  {c.role.value:<11}  {c.reason}", file=err)
-        n = len(schema.not_public)
-        if n:
-            print(f"dpcore: the bounds/categories of {n} column(s) were read off the data and are marked from_data "
-                  "(NOT public): replace them with public values, delete from_data, then use --schema.", file=err)
+        print("dpcore: the file format, the roles, the label and the bounds/categories were read off the data and "
+              "are marked from_data (NOT public): check or replace each, delete from_data, then use --schema.",
+              file=err)
         if args.out != "-":
             print(f"dpcore: wrote {args.out}", file=err)
     return 0
@@ -82,24 +91,33 @@ def _cmd_check(args: argparse.Namespace) -> int:
     schema = load_schema(Path(args.schema))
     clamps = None
     if args.csv:
-        table = _read(args)
+        table = _read(args, schema)
         check_columns(table, schema)
         clamps = _clamp_report(table, schema)
     summary = {"valid": True, "public": schema.is_public, "features": [c.name for c in schema.features],
-               "width": schema.width, "label": schema.label, "not_public": schema.not_public}
+               "width": schema.width, "label": schema.label, "not_public": schema.not_public,
+               "format": None if schema.format is None else schema.format.to_dict(),
+               "format_public": schema.format_public, "structure_public": schema.structure_public}
     if clamps is not None:
         summary["clamping"] = clamps.as_dict()  # a non-private diagnostic of this table ("private": false)
     if args.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
-        status = "public" if schema.is_public else f"NOT public (values from the data: {', '.join(schema.not_public)})"
-        print(f"schema OK: {len(summary['features'])} feature columns → d = {schema.width}; {status}")
+        status = "public" if schema.is_public else f"NOT public (from the data: {', '.join(schema.not_public)})"
+        fmt = schema.format.describe() if schema.format is not None else "no file format declared"
+        print(f"schema OK: {fmt}; {len(summary['features'])} feature columns → d = {schema.width}; {status}")
         if clamps is not None:
             print(f"{clamps.summary()}" if clamps.shares else "no value of this table lies outside the schema's "
                   "bounds (non-private diagnostic, read off the data)")
     if clamps is not None and clamps.warning():
         print(f"dpcore: warning: {clamps.warning()}", file=sys.stderr)
-    return 1 if args.require_public and not schema.is_public else 0
+    if args.require_public and not schema.is_public:
+        fix = ("add a `format:` section (e.g. format: {kind: csv, delimiter: ';', decimal: ','}; `dpcore schema "
+               "infer` drafts one)" if schema.format is None else "check each value listed under a `from_data`, "
+               "replace it with public knowledge where needed, and delete the `from_data` lists")
+        print(f"dpcore: the schema is not public, so a run with it is not private: {fix}.", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _clamp_report(table, schema):

@@ -31,7 +31,7 @@ CSV = (b"id,age,income,colour,note,label\n"
        + b"".join(f"u{i},{20 + 7 * i % 45},{1000 + 37 * i % 900},{'rgb'[i % 3]},,{'ab'[i % 2]}\n".encode()
                   for i in range(40)))
 PUBLIC = {
-    "dpcore_schema": 1, "label": "label",
+    "dpcore_schema": 1, "label": "label", "format": {"kind": "csv"},  # the declared default: UTF-8, comma, point
     "columns": [
         {"name": "id", "role": "identifier"},
         {"name": "age", "role": "numeric", "lower": 18, "upper": 65},
@@ -52,12 +52,18 @@ def _draft() -> Schema:
 def test_draft_marks_every_data_derived_value():
     s = _draft()
     assert s.label == "label" and s["label"].role == ColumnRole.LABEL
-    assert s["id"].role == ColumnRole.IDENTIFIER and not s["id"].from_data
-    assert (s["age"].lower, s["age"].upper) == (20.0, 64.0) and s["age"].from_data == {"lower", "upper"}
-    assert s["colour"].categories == ("b", "g", "r") and s["colour"].from_data == {"categories"}
-    assert not s.is_public and s.not_public == ["age", "income", "colour"]
+    # every inferred decision is marked: the roles, the guessed label, the detected format, the values
+    assert s["id"].role == ColumnRole.IDENTIFIER and s["id"].from_data == {"role"}
+    assert (s["age"].lower, s["age"].upper) == (20.0, 64.0) and s["age"].from_data == {"role", "lower", "upper"}
+    assert s["colour"].categories == ("b", "g", "r") and s["colour"].from_data == {"role", "categories"}
+    assert s.from_data == {"label"} and s.format.from_data >= {"kind", "encoding", "delimiter", "decimal"}
+    assert not s.is_public and not s.format_public and not s.structure_public
+    assert s.not_public == ["file format", "label", "id", "age", "income", "colour", "note"]
+    assert s.values_from_data == ["age", "income", "colour"]
     assert s.confirmed().is_public
-    assert s.replace_column(s["age"].confirmed(["lower"])).not_public == ["age", "income", "colour"]
+    checked = s.structure_confirmed()  # format, roles and label checked; the values still from the data
+    assert checked.format_public and checked.structure_public and checked.not_public == ["age", "income", "colour"]
+    assert checked.replace_column(checked["age"].confirmed(["lower"])).not_public == ["age", "income", "colour"]
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
@@ -71,7 +77,9 @@ def test_round_trip(fmt):
 
 def test_yaml_draft_is_readable_and_keeps_text_categories():
     text = _draft().to_yaml()
-    assert "from_data: [lower, upper]" in text and text.startswith("# dpcore schema")
+    assert "from_data: [role, lower, upper]" in text and text.startswith("# dpcore schema")
+    assert "format:\n  kind: csv\n  encoding: utf-8\n  delimiter: ','\n  decimal: .\n  thousands: null" in text
+    assert "  from_data: [kind, encoding, delimiter, decimal, thousands]\nlabel: label\nfrom_data: [label]" in text
     s = Schema.from_text("columns:\n- {name: smoker, role: binary, categories: [yes, no]}\n")
     assert s["smoker"].categories == ("yes", "no")  # not YAML 1.1 booleans
 
@@ -171,9 +179,7 @@ def test_schema_errors_against_the_file():
         load_csv(CSV, schema=bad)
     with pytest.raises(SchemaError, match=r"'label'.*'other'"):
         load_csv(CSV, schema=PUBLIC, label="other")
-    text_as_number = dict(PUBLIC, columns=[{"name": "colour", "role": "numeric", "lower": 0, "upper": 1}])
-    with pytest.raises(SchemaError, match="'colour', field 'role'"):
-        load_csv(CSV, schema=text_as_number)
+    # (a text column declared numeric is not refused: its cells are per-record missing values, see encode.py)
     with pytest.raises(SchemaError, match="no feature columns"):
         load_csv(CSV, schema={"columns": [{"name": "id", "role": "identifier"}]})
 

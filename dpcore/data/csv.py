@@ -313,8 +313,8 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
         if schema.label is not None:
             raise SchemaError(f"schema, field 'label': the schema names {schema.label!r} but label={label!r} was "
                               "given; change one of them.")
-        schema = Schema(schema.columns, label) if label in schema else Schema(
-            (*schema.columns, ColumnSchema(label, ColumnRole.LABEL)), label)
+        schema = replace(schema, label=label) if label in schema else replace(
+            schema, columns=(*schema.columns, ColumnSchema(label, ColumnRole.LABEL)), label=label)
     label = schema.label
     fmt = schema.file_format
     table = table.read_as(fmt, None if fmt.header else schema.names)  # exactly the declared format
@@ -323,8 +323,9 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
     notes = [f"{c!r} is not in the schema: left out." for c in table.columns if c not in schema][:50]
     onehot_cols = [c.name for c in schema.features if c.is_categorical]
     if categorical == CategoricalPolicy.DROP and onehot_cols:
-        schema = Schema(tuple(replace(c, role=ColumnRole.EXCLUDED, categories=None, from_data=frozenset())
-                              if c.is_categorical else c for c in schema.columns), schema.label)
+        schema = replace(schema, columns=tuple(replace(c, role=ColumnRole.EXCLUDED, categories=None,
+                                                       from_data=c.from_data & {"role"})
+                                               if c.is_categorical else c for c in schema.columns))
         ledger.append(LedgerEntry("drop non-numeric columns", note=", ".join(onehot_cols[:20])))
         onehot_cols = []
     if not schema.features:
