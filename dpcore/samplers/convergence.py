@@ -17,12 +17,14 @@ of M — functions of the subspace VVᵀ),
 over the second half of the recorded trace (the first half is treated as warm-up, as in Gelman & Rubin's original
 recipe): the released state is the last one, so what matters is whether the chain had settled before the end.
 Converged ⇔ the judged window holds at least :data:`MIN_JUDGED_DRAWS` draws, every quantity has R̂ ≤
-:data:`RHAT_MAX` and bulk-ESS ≥ :data:`ESS_MIN`. The thresholds are those of Vehtari et al. §4 (R̂ < 1.01; ESS > 100
-per chain is their minimum for reliable R̂) relaxed for a *single* short chain: with one chain of 1,000 scans, the
-window has two half-chains of 250 draws, and an exactly stationary, well-mixing chain then has R̂ − 1 of order
-1/250, so 1.01 would flag a few percent of stationary chains on each of several quantities. 1.05 (still well
-inside Gelman et al.'s 1.1) keeps the false-alarm rate at stationarity near zero while a chain still drifting
-towards its mode (a trend across the window) gives R̂ far above it.
+:data:`RHAT_MAX` and bulk-ESS ≥ :data:`ESS_MIN`. These relax Vehtari et al.'s thresholds (R̂ < 1.01, ESS > 100 per
+chain, meant for estimating posterior means to precision from several long chains) for the question asked here —
+has a *single* short chain forgotten its start? With one chain of 1,000 scans the window is two half-chains of 250
+draws; an exactly stationary chain then has R̂ − 1 of order 1/(2·ESS per half), so 1.01 would flag a few percent
+of stationary chains on each quantity, while a chain still drifting (a trend across the window) gives R̂ well above
+1.05 (still inside Gelman et al.'s 1.1). ESS ≥ 50 asks that the chain decorrelated at least 50 times after the
+warm-up. Calibration (tests/test_convergence.py): chains started at stationarity are judged converged in ≥ 95 % of
+runs of 1,000 scans (measured 118 of 120 on Wine, k = 2, ε = 5 and 50; 120 of 120 for k = 1 from exact draws).
 
 Like every MCMC diagnostic this can only show that a chain has *not* converged; passing it is evidence, never a
 certificate — and PPCA's privacy guarantee needs the exact stationary law.
