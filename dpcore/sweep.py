@@ -401,7 +401,7 @@ def _cell_task(context: tuple, cell: _Cell, cfg: SweepConfig, opts: dict, report
     row.update(evaluate(release, data, split), status="ok",
                frobenius_error_raw=frobenius_error(data.C, release.covariance))
     if release.diagnostics.get("converged") is False:
-        row["message"] = f"{NOT_CONVERGED} (burn-in diagnostic above 0.01)"
+        row["message"] = release.diagnostics.get("convergence_message") or NOT_CONVERGED  # split-R̂/ESS verdict
     return row
 
 
