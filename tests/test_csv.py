@@ -149,7 +149,7 @@ def test_without_a_schema_the_structure_is_flagged_whatever_the_data():
     assert ds.feature_names == ("a", "b")
     # which columns are text was read off the data: never private without a schema, and the same steps whether or
     # not the data has text columns
-    assert [e.step for e in ds.load_ledger if not e.private][0] == STRUCTURE_STEP
+    assert next(e.step for e in ds.load_ledger if not e.private) == STRUCTURE_STEP
     numeric = load_csv(b"a,b,label\n1,2,x\n2,1,y\n3,3,x\n", label="label", categorical="drop")
     assert numeric.load_ledger == ds.load_ledger
 

@@ -78,7 +78,7 @@ def test_one_record_does_not_decide_the_delimiter():
     splits 90 % of the rows alike): D is read, D′ is refused (the schema's columns are not in the file)."""
     rows = ["1,2;3,4", "2,3;4,5", "3,1;2,6", "4,4;1,7", "5,6;2,8", "6,5;4,9"]
     D = ("a,b;c,d\n" + "\n".join(rows) + "\n").encode()
-    D2 = ("a,b;c,d\n" + "\n".join(rows[:-1] + ["12;34"]) + "\n").encode()
+    D2 = ("a,b;c,d\n" + "\n".join([*rows[:-1], "12;34"]) + "\n").encode()
     schema = _schema([{"name": "a", "role": "numeric", "lower": 0, "upper": 10},
                       {"name": "d", "role": "numeric", "lower": 0, "upper": 10}])
     out, out2 = _outcome(D, schema), _outcome(D2, schema)
@@ -93,7 +93,7 @@ def test_one_record_cannot_make_the_reading_fail_or_move_the_others(bad_record):
     of fields was refused naming its line, and an unclosed quote swallowed the records after it."""
     good = [f"{i % 9},{(3 * i) % 7}".encode() for i in range(40)]
     D = b"x,y\n" + b"\n".join(good) + b"\n"
-    D2 = b"x,y\n" + b"\n".join(good[:20] + [bad_record] + good[21:]) + b"\n"
+    D2 = b"x,y\n" + b"\n".join([*good[:20], bad_record, *good[21:]]) + b"\n"
     schema = _schema([{"name": "x", "role": "numeric", "lower": 0, "upper": 10},
                       {"name": "y", "role": "numeric", "lower": 0, "upper": 10}])
     out, out2 = _outcome(D, schema), _outcome(D2, schema)
