@@ -20,6 +20,7 @@ noise added to C it falls like 1/n² (the noise on A = C/n shrinks like 1/n, the
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,10 +42,11 @@ class Family:
 
 #: Families for the scaling guides; a mechanism names its family in ``Mechanism.utility_family`` (None: no guide).
 FAMILIES: dict[str, Family] = {
-    "exponential": Family("exponential", 1.0, "exponential mechanism (PPCA, IT-U, AD, KT): shortfall ∝ 1/n, "
-                          "n ∝ d/(ε·Δ) (Thm 7)"),
+    "exponential": Family("exponential", 1.0, "exponential mechanism (PPCA, IT-U, AD, KT): shortfall ∝ 1/n "
+                          "once n ≥ d/(ε·Δ) (Thm 7)"),
     "additive": Family("additive", 2.0, "noise added to C (MOD-SULQ, Laplace, Analyze Gauss, Wishart): shortfall "
-                       "∝ 1/n²; n ∝ d^{3/2}·√log(d/δ)/ε for MOD-SULQ (Thm 9), √d·√log(1/δ)/ε for Analyze Gauss"),
+                       "∝ 1/n² once the noise on C/n is below the eigengap; n ∝ d·√d·√log(d/δ)/ε for MOD-SULQ "
+                       "(Thm 9), √d·√log(1/δ)/ε for Analyze Gauss"),
 }
 FAMILY_LABELS = {f.id: f.label for f in FAMILIES.values()}
 
@@ -188,12 +190,74 @@ def sample_size_guides(eigenvalues: Sequence[float], n: int, d: int, epsilon: fl
     if delta > 0:
         out.append({"name": "MOD-SULQ scaling (Thm 9, constants unknown)", "n": mod_sulq_scaling(d, epsilon, delta),
                     "kind": "scaling", "hypotheses": "MOD-SULQ only; unknown constants c, c′ (set to 1 and 0)",
-                    "note": "d^{3/2}·√log(d/δ)/ε: a scaling guide, not a bound"})
+                    "note": "d·√d·√log(d/δ)/ε: a scaling guide, not a bound"})
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def noise_spectral_norm(mechanism_id: str, d: int, k: int, epsilon: float, delta: float,
+                        neighbouring: str = "replace", draws: int = 5, seed: int = 0) -> float | None:
+    """The median spectral norm ‖E‖₂ of the noise E a covariance-perturbation mechanism adds to C = Σ xxᵀ (rows
+    with ‖x‖ ≤ 1), measured on all-zero data: Ĉ = E there, and the noise of these mechanisms does not depend on
+    the data. Public settings only (no data goes in); None for a mechanism that releases no covariance."""
+    from .mechanisms import get_mechanism
+
+    mech = get_mechanism(mechanism_id)
+    d = check_int(d, "d", 2)
+    zero = np.zeros((d + 2, d))
+    norms = []
+    for i in range(check_int(draws, "draws", 1)):
+        release = mech.release(zero, k, epsilon, delta if mech.uses_delta else 0.0, neighbouring=neighbouring,
+                               random_state=seed + i)
+        if release.covariance is None:
+            return None
+        norms.append(float(np.linalg.norm(release.covariance, 2)))
+    return float(np.median(norms))
+
+
+@dataclass(frozen=True)
+class GuideRange:
+    """Where a family's rate holds for one mechanism on one dataset: from ``n_min`` rows on (None: no known
+    range), with ``condition`` saying which assumption that is, in words and numbers."""
+
+    n_min: float | None
+    condition: str
+
+
+def guide_range(mechanism, eigenvalues: Sequence[float], n: int, *, k: int, epsilon: float, delta: float = 0.0,
+                neighbouring: str = "replace") -> GuideRange:
+    """The sample sizes where ``mechanism``'s scaling guide may be drawn on data with this spectrum (C's
+    eigenvalues over ``n`` rows, so A = C/n has the k-th eigengap Δ = λ_k − λ_{k+1}):
+
+    * noise added to C (1/n²): the perturbation argument holds once the noise on A, ‖E‖₂/n, is below Δ, i.e.
+      n ≥ ‖E‖₂/Δ (‖E‖₂ from :func:`noise_spectral_norm`); below that the top-k subspace is mostly noise;
+    * exponential mechanism (1/n): Theorem 7's regime n ≥ d/(ε·Δ) (its leading factor, constants dropped).
+    """
+    family = family_for(mechanism)
+    w = np.asarray(eigenvalues, dtype=float)
+    d = w.size
+    if family is None or d < 2 or k >= d:
+        return GuideRange(None, "no known rate for this mechanism")
+    _, gap = eigengap(w, n, k)
+    if gap <= 0:
+        return GuideRange(None, f"the eigengap Δ{_sub(k)} of this data is zero")
+    if family.id == "additive":
+        noise = noise_spectral_norm(mechanism.id, d, k, float(epsilon), float(delta), neighbouring)
+        if noise is None:
+            return GuideRange(None, "this mechanism releases no covariance")
+        return GuideRange(noise / gap, f"noise on C/n below the eigengap: ‖E‖₂/n < Δ{_sub(k)} = {gap:.3g} "
+                                       f"(‖E‖₂ ≈ {noise:.3g}), i.e. n ≥ {noise / gap:,.0f}")
+    n_min = d / (check_epsilon(epsilon) * gap)
+    return GuideRange(n_min, f"n ≥ d/(ε·Δ{_sub(k)}) = {d}/({epsilon:g}·{gap:.3g}) = {n_min:,.0f} (Thm 7's regime)")
+
+
+def _sub(k: int) -> str:
+    """k as a subscript (Δ₅)."""
+    return str(k).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+
+
 __all__ = [
-    "FAMILIES", "FAMILY_LABELS", "Family", "dp_lower_bound", "dp_lower_bound_hypotheses", "dp_lower_bound_min_rho",
-    "eigengap", "family_for", "mod_sulq_scaling",
+    "FAMILIES", "FAMILY_LABELS", "Family", "GuideRange", "dp_lower_bound", "dp_lower_bound_hypotheses",
+    "dp_lower_bound_min_rho", "eigengap", "family_for", "guide_range", "mod_sulq_scaling", "noise_spectral_norm",
     "ppca_sample_complexity", "ppca_scaling", "sample_size_guides", "scaling_guide",
 ]

@@ -242,13 +242,13 @@ def tick_text(value: float) -> str:
 
 def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     """Ticks of a log axis over [lo, hi] with a label on every tick and no minor-tick labels: 1-2-5 in each decade
-    when the range spans under two decades, whole decades otherwise (every other one beyond six decades)."""
+    when the range spans up to two decades, whole decades otherwise (every other one beyond six decades)."""
     if not (lo > 0 and hi > 0):
         raise ValueError(f"a log axis needs positive limits, got {lo!r}, {hi!r}")
     lo, hi = min(lo, hi), max(lo, hi)
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     for mults in ((1.0,), (1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)):
-        if math.log10(hi / lo) < 2 and mults == (1.0,):
+        if math.log10(hi / lo) < 2.01 and mults == (1.0,):
             continue
         step = 2 if last - first > 6 and mults == (1.0,) else 1
         values = [float(f"{m * 10.0 ** e:.12g}") for e in range(first, last + 1, step) for m in mults]

@@ -11,9 +11,10 @@ from dpcore.display import format_delta
 from dpcore.metrics import METRIC_LABELS, evaluation_split
 from dpcore.reporting import band_table, run_guarantees, short_name
 from dpcore.sweep import SweepConfig, count_cells
-from dpcore.theory import FAMILY_LABELS, family_for, sample_size_guides, scaling_guide
+from dpcore.theory import family_for, guide_range, sample_size_guides, scaling_guide
 from pages import _export as export
 from pages import _ui as ui
+from pages._charts import release_warning_note
 
 #: Page defaults: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (both cheap for fast
 #: mechanisms: the default sweep takes well under a second on wine and css_synthetic).
@@ -38,6 +39,49 @@ ui.evaluation_banner()
 
 def _switch_dataset(dataset_id: str) -> None:
     ui.select_dataset(dataset_id)  # the data settings (scaling, bound, centring) follow the dataset
+
+
+def _guides(sub: pd.DataFrame, mechanisms: list[str], sizes: list[int]) -> tuple[list[dict], list[str], list[str]]:
+    """Scaling guides drawn only where their rate holds on this data (:func:`dpcore.theory.guide_range`),
+    anchored at a measured point inside that range; with the condition of each one drawn, and for each one left
+    out, why."""
+    guides: list[dict] = []
+    drawn: list[str] = []
+    skipped: list[str] = []
+    if sub.empty:
+        return guides, drawn, skipped
+    rand = sub[sub["mechanism"] == "random"]["mean"]
+    floor = float(rand.min()) if len(rand) else None
+    for mid in mechanisms:
+        g = sub[sub["mechanism"] == mid].sort_values("n")
+        mech = dpcore.get_mechanism(mid)
+        fam = family_for(mech)
+        if g.empty or fam is None:
+            continue  # no curve, or no known rate (e.g. the power method, Singhal–Steinke): nothing to guide
+        name = short_name(mid)
+        rate = "1/n²" if fam.power == 2 else "1/n"
+        where = guide_range(mech, prepared.eigenvalues, prepared.n, k=k, epsilon=cfg.ss_eps, delta=cfg.delta,
+                            neighbouring=cfg.neighbouring)
+        if where.n_min is None:
+            skipped.append(f"**{name}**: no guide here, because {where.condition}.")
+            continue
+        valid = g[g["n"] >= where.n_min]
+        if valid.empty:
+            skipped.append(f"**{name}**: no guide here, because its {rate} rate needs {where.condition}; the "
+                           f"largest sample here has {max(sizes):,} rows.")
+            continue
+        anchor = valid.iloc[len(valid) // 2]
+        if anchor["mean"] >= 0.999 or (floor is not None and anchor["mean"] < floor + GUIDE_MARGIN):
+            why = "it is already at non-private PCA" if anchor["mean"] >= 0.999 else \
+                "it is still at the random-subspace level"
+            skipped.append(f"**{name}**: no guide here, because {why} where its rate holds.")
+            continue
+        xs = np.geomspace(max(where.n_min, min(sizes)), max(sizes), 40)
+        guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor, power=fam.power),
+                       "name": f"scaling guide: {name} (∝ {rate}, n ≥ {where.n_min:,.0f})",
+                       "color": ui.mechanism_colors().get(mid, "#888888")})
+        drawn.append(f"**{name}** (∝ {rate}): drawn where {where.condition}; anchored at n = {anchor['n']:,.0f}.")
+    return guides, drawn, skipped
 
 
 with st.sidebar:
@@ -124,30 +168,13 @@ metric = st.radio("Utility measure", ["captured_variance_ratio", "principal_angl
                   format_func=METRIC_LABELS.get, horizontal=True, key="dp_ss_metric")
 band = band_table(frame, x="n", band="sd" if cfg.band == "±1 sd" else "minmax")
 sub = band[band["metric"] == metric]
-guides = []
-if metric == "captured_variance_ratio" and not sub.empty:
-    rand = sub[sub["mechanism"] == "random"]["mean"]
-    floor = float(rand.min()) if len(rand) else None
-    xs = np.geomspace(min(sizes), max(sizes), 40)
-    for mid in mechs:
-        g = sub[sub["mechanism"] == mid].sort_values("n")
-        if g.empty:
-            continue
-        anchor = g.iloc[len(g) // 2]
-        if anchor["mean"] >= 0.999 or (floor is not None and anchor["mean"] < floor + GUIDE_MARGIN):
-            continue  # no shortfall to scale, or still at the random-subspace floor: a guide would mislead
-        fam = family_for(dpcore.get_mechanism(mid))
-        if fam is None:
-            continue  # no known rate (e.g. the power method, Singhal–Steinke): no guide rather than a wrong one
-        guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor, power=fam.power),
-                       "name": f"scaling guide: {short_name(mid)} (∝ 1/n{'²' if fam.power == 2 else ''})",
-                       "color": ui.mechanism_colors().get(mid, "#888888")})
+guides, guide_notes, no_guides = _guides(sub, mechs, sizes) if metric == "captured_variance_ratio" else ([], [], [])
 majority = ui.majority_baseline(frame) if metric == "svm_accuracy" else None
 fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs sample size (ε = {cfg.ss_eps:g})",
                        x_title="sample size n (log scale)", y_title=METRIC_LABELS[metric], guides=guides,
                        dashed=refs, baselines={ui.MAJORITY_LABEL: majority} if majority is not None else None,
                        note="this dataset has no labels: no SVM accuracy" if metric == "svm_accuracy"
-                       and not prepared.has_labels else None, guarantees=run_guarantees(frame))
+                       and not prepared.has_labels else None, guarantees=run_guarantees(frame), releases=frame)
 fig.update_layout(height=fig.layout.height + 120)
 st.plotly_chart(fig, theme="streamlit", key="ss_chart", width="stretch")
 if majority is not None:
@@ -155,10 +182,14 @@ if majority is not None:
                "rows — the floor an SVM in any subspace should beat.")
 if guides:
     st.caption("Dotted *scaling guides* show how the shortfall from non-private PCA shrinks with n at fixed d, ε, Δ "
-               "for each mechanism's family, anchored at its middle point: like 1/n for the exponential mechanism "
-               "(Chaudhuri et al. 2013, Theorem 7) and like 1/n² when noise is added to C (the noise on C/n shrinks "
-               "like 1/n and the variance lost, like its square). They are shapes, not bounds. Families: "
-               + "; ".join(FAMILY_LABELS.values()) + ".")
+               "for each mechanism's family: like 1/n for the exponential mechanism (Chaudhuri et al. 2013, "
+               "Theorem 7) and like 1/n² when noise is added to C (the noise on C/n shrinks like 1/n and the variance "
+               "lost, like its square — once that noise is below the eigengap). Each is drawn only where its "
+               "assumption holds and anchored at a measured point there; they are shapes, not bounds.\n\n"
+               + "\n\n".join(guide_notes))
+if no_guides:
+    st.caption(":material/info: " + "\n\n".join(no_guides))
+release_warning_note(frame)
 with st.expander("Downloads", icon=":material/download:"):
     dataset_name = export.sweep_dataset(frame) or ui.current_dataset_name()
     ss_caption = export.sweep_caption(run.config, frame, dataset_id=cfg.dataset,
@@ -180,6 +211,6 @@ if rows:
                       name_parts=("sample_size_theory", ui.current_dataset_name()), key="ss_dl_theory")
     st.caption("Bounds use A = XᵀX/n of the full preprocessed data (its top eigenvalue and eigengap). A row whose "
                "hypotheses fail shows no number: the theorem says nothing there. Thm 9's constants are unknown, so "
-               "its row is the scaling d^{3/2}√log(d/δ)/ε only.")
+               "its row is the scaling d·√d·√log(d/δ)/ε only.")
 else:
     st.caption("The top eigengap of this data is zero, so Theorems 7–8 give no finite sample size.")

@@ -208,3 +208,138 @@ def test_a_band_at_a_single_epsilon_is_drawn_as_an_error_bar():
         assert bar["arrayminus"][0] == pytest.approx(row["mean"] - row["lo"])
     # with several ε values the shaded band does the job
     assert all("error_y" not in t for t in _mean_traces(charts.metric_figure(band, "captured_variance_ratio")).values())
+
+
+# ------------------------------------------------------------------ issue 20: warnings, axes, reference tags
+def _releases() -> pd.DataFrame:
+    """Sweep rows: PPCA never converged, IT-U capped at ε = 0.1 and one ⊥ at ε = 1, AG clean."""
+    rows = []
+    for eps in (0.1, 1.0, 10.0):
+        for trial in range(3):
+            rows.append({"mechanism": "ppca", "epsilon": eps, "trial": trial, "status": "ok",
+                         "message": "MCMC not converged (burn-in diagnostic above 0.01)"})
+            rows.append({"mechanism": "analyze_gauss", "epsilon": eps, "trial": trial, "status": "ok", "message": ""})
+            status = "timeout" if eps == 0.1 else ("bottom" if (eps, trial) == (1.0, 0) else "ok")
+            rows.append({"mechanism": "itu", "epsilon": eps, "trial": trial, "status": status, "message": ""})
+    return pd.DataFrame(rows)
+
+
+def _warned_band() -> pd.DataFrame:
+    band = _band(["ppca", "analyze_gauss", "itu"])
+    return band[~((band["mechanism"] == "itu") & (band["epsilon"] == 0.1))]  # no IT-U release at ε = 0.1
+
+
+def test_releases_with_a_warning_are_hollow_in_the_hover_and_the_legend():
+    fig = charts.metric_figure(_warned_band(), "captured_variance_ratio", releases=_releases())
+    traces = _mean_traces(fig)
+    ppca = traces["PPCA · heuristic ε-DP · ⚠ not converged in 9 of 9 releases"]
+    assert all(s.endswith("-open") for s in ppca["marker"]["symbol"])
+    assert all("⚠ not converged in 3 of 3 releases" in c for c in ppca["customdata"])
+    assert "%{customdata}" in ppca["hovertemplate"] and ppca["line"]["dash"] != "solid"
+    ag = traces[legend_label("analyze_gauss")]  # clean: solid, filled markers, no warning
+    assert not any(s.endswith("-open") for s in ag["marker"]["symbol"]) and set(ag["customdata"]) == {""}
+    itu = next(t for name, t in traces.items() if name.startswith("IT-U"))
+    assert "capped (time limit) in 3 of 9 releases" in itu["name"] and "⊥ (no output) in 1 of 9" in itu["name"]
+    assert [s.endswith("-open") for s in itu["marker"]["symbol"]] == [True, False]  # ε = 1 (one ⊥), ε = 10
+    crosses = [a for a in fig.to_dict()["layout"].get("annotations", []) if a["text"] == "✕"]
+    assert len(crosses) == 1 and crosses[0]["x"] == pytest.approx(-1.0)  # log10(0.1): no IT-U result there
+    assert "IT-U" in crosses[0]["hovertext"] and "capped" in crosses[0]["hovertext"]
+    clean = charts.metric_figure(_warned_band(), "captured_variance_ratio")
+    assert not any("⚠" in name for name in _mean_traces(clean))
+
+
+def test_release_warning_lines_say_which_in_how_many_and_what_it_means():
+    lines = charts.release_warning_lines(_releases())
+    assert len(lines) == 2
+    assert lines[0].startswith("**PPCA**: not converged in 9 of 9 releases") and "no proven ε-DP" in lines[0]
+    assert "capped (time limit) in 3 of 9" in lines[1] and "left out of the curves" in lines[1]
+    assert charts.release_warning_lines(_releases().query("mechanism == 'analyze_gauss'")) == []
+
+
+def test_log_ticks_label_every_tick_and_no_minor_ones():
+    values, text = charts.log_ticks(0.1, 10)
+    assert values == [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0] and text == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
+    values, text = charts.log_ticks(0.004, 150)
+    assert values == [0.01, 0.1, 1.0, 10.0, 100.0] and text == ["0.01", "0.1", "1", "10", "100"]
+    values, _ = charts.log_ticks(0.55, 0.95)
+    assert len(values) >= 2 and all(0.55 <= v <= 0.95 for v in values)
+    assert charts.tick_text(34_189) == "34,189" and charts.tick_text(20_122) == "20,122"  # never "2.012e+04"
+    sizes = [216, 460, 979, 2085, 4439, 9451, 20122, 42842]
+    band = pd.DataFrame({"mechanism": "analyze_gauss", "n": sizes, "metric": "captured_variance_ratio",
+                         "mean": 0.5, "lo": 0.4, "hi": 0.6, "count": 3})
+    fig = charts.metric_figure(band, "captured_variance_ratio", x="n").to_dict()
+    assert fig["layout"]["xaxis"]["ticktext"][-2:] == ["20,122", "42,842"]
+
+
+def test_frobenius_panel_is_log_with_a_releasing_zero_line_and_a_typeset_label():
+    band = _band(["analyze_gauss", "laplace"], metric="frobenius_error")
+    band.loc[band["mechanism"] == "laplace", "lo"] = -0.5  # a ±1 sd band below zero stays drawable on a log axis
+    fig = charts.metric_figure(band, "frobenius_error", references={"pca": 0.0},
+                               y_title=charts.METRIC_UNITS["frobenius_error"]).to_dict()
+    yaxis = fig["layout"]["yaxis"]
+    assert yaxis["type"] == "log" and len(yaxis["tickvals"]) == len(yaxis["ticktext"]) >= 2
+    assert "<sub>F</sub>" in yaxis["title"]["text"] and "_F" not in yaxis["title"]["text"]
+    zero = [s for s in fig["layout"]["shapes"] if s["y0"] == 1.0]
+    assert len(zero) == 1 and charts.ZERO_LABEL in _legend_only(charts.figure_from_dict(fig))
+    bands = [t for t in fig["data"] if t.get("fill") == "toself"]
+    assert all(min(y for y in t["y"] if y is not None) > 0 for t in bands)
+
+
+def test_svm_axis_spans_the_majority_baseline_and_one():
+    band = _band(["analyze_gauss"], metric="svm_accuracy")
+    band[["mean", "lo", "hi"]] = [[0.78, 0.77, 0.79]] * len(band)  # 0.77–0.79: noise would fill a tight axis
+    fig = charts.metric_figure(band, "svm_accuracy", baselines={charts.MAJORITY_LABEL: 0.76}).to_dict()
+    lo, hi = fig["layout"]["yaxis"]["range"]
+    assert lo <= 0.76 and hi >= 1.0
+
+
+def test_reference_tags_sit_in_the_right_margin_apart_from_each_other():
+    fig = charts.metric_figure(_band(["analyze_gauss"]), "captured_variance_ratio",
+                               references={"pca": 1.0, "random": 0.99}).to_dict()
+    tags = [a for a in fig["layout"]["annotations"] if a.get("hovertext")]
+    assert {a["text"] for a in tags} == {"PCA", "random"}
+    assert all(a["x"] == 1 and a["xanchor"] == "left" for a in tags)  # outside the plot area: never on a curve
+    assert fig["layout"]["margin"]["r"] >= 60
+    assert len({a["yshift"] for a in tags}) == 2  # two close lines: their tags are moved apart
+    assert fig["layout"]["legend"]["font"]["size"] >= 12
+
+
+def test_a_curve_on_the_random_line_gets_a_note_with_what_would_change_it():
+    band = _band(["itu", "analyze_gauss"])
+    band.loc[band["mechanism"] == "itu", ["mean", "lo", "hi"]] = [0.12, 0.10, 0.14]
+    assert charts.at_random_line(band, 0.12) == ["itu"]
+    note = charts.random_line_note(["itu"], 0.12, largest_x=10, n=42_842, d=108, norm_bound=3.74)
+    for word in ("IT-U", "ε", "rows n", "features d", "norm bound B", "n = 42,842", "d = 108"):
+        assert word in note
+    assert charts.at_random_line(band, None) == []
+
+
+def test_explore_shows_releases_with_a_warning_on_the_chart_and_above_the_table():
+    """In the app: SS approx on Wine (125 rows) fails (error at small ε, ⊥ at large ε) — the captured-variance
+    chart names it in the legend with ✕ marks, and a warning above the results table counts its releases."""
+    import json
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.reporting import warning_counts, warning_text
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.run()
+    at.session_state["dp_dataset"] = "wine"
+    at.session_state["dp_mech_approx"] = ["analyze_gauss", "ss_approx"]
+    at.session_state["dp_mech_pure"] = []
+    at.session_state["dp_trials"] = 2
+    at.run()
+    at.button(key="explore_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    frame = at.session_state["_dp_explore_result"].frame
+    counts = warning_counts(frame)
+    assert "ss_approx" in counts, "precondition: SS approx has releases with a warning status on Wine"
+    fig = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}["explore_captured_variance_ratio"]
+    names = [t.get("name", "") for t in fig["data"]]
+    text = warning_text(*counts["ss_approx"])
+    assert any(name.startswith("SS approx") and text in name for name in names), names
+    warnings = [w.value for w in at.warning if "Some releases carry a warning" in w.value]
+    assert len(warnings) == 1 and f"**SS approx**: {text}" in warnings[0]
+    assert "analyze_gauss" not in counts and "Analyze Gauss" not in warnings[0]
