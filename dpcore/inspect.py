@@ -21,7 +21,7 @@ from .privacy import GUARANTEES, LedgerEntry
 #: ε values of the counterexample-δ table on the Learn page.
 COUNTEREXAMPLE_EPSILONS = (0.1, 0.5, 1.0, 2.0)
 
-#: The PPCA burn-in threshold of Chaudhuri et al. (2013) §6.2: F_k^i(T) < 0.01 counts as converged.
+#: The PPCA burn-in threshold of Chaudhuri et al. (2013) §6.2 (F_k^i(T) < 0.01; a reported statistic, not the verdict).
 CONVERGENCE_THRESHOLD = 0.01
 
 # Diagnostics keys that may hold per-chain burn-in traces (first match wins).
@@ -237,7 +237,10 @@ def ledger_frame(entries: Iterable[LedgerEntry], only_costly: bool = False) -> p
 
 @dataclass(frozen=True)
 class BurnInTraces:
-    """Per-chain F_k^i(T) traces (Chaudhuri et al. 2013 §6.2) and the convergence verdict at the last scan."""
+    """Per-chain F_k^i(T) traces (Chaudhuri et al. 2013 §6.2) and whether every chain ended below the threshold.
+
+    F_k measures sign mixing (≈ 1/√T at stationarity); it is not PPCA's convergence verdict, which is
+    ``diagnostics["convergence"]`` (split-R̂ / bulk-ESS, :mod:`dpcore.samplers.convergence`)."""
 
     frame: pd.DataFrame  # columns: chain, scan, F
     final: np.ndarray  # last value of each chain

@@ -23,7 +23,12 @@ GROUP_INTROS = {
             "record changes.",
     "approx": "(ε, δ)-DP: the same, except for an event of probability at most δ.",
     "heuristic-mcmc": "Would be ε-DP with an exact sampler; the implemented sampler is an MCMC chain, so the "
-                      "guarantee holds only if the chain has converged — no diagnostic can prove that.",
+                      "guarantee holds only if the chain has converged — no diagnostic can prove that. PPCA's "
+                      "convergence verdict (Inspect, sweep rows) compares the two halves of the chain's last T/2 "
+                      "scans on what it samples — the captured variance and the subspace (split-R̂ ≤ 1.05) — and "
+                      "asks for enough independent draws (effective sample size ≥ 50). 'Not converged' means the "
+                      "chain visibly had not settled; 'converged' means only that no such sign was found. The "
+                      "verdict is computed from the private data (not private) and never changes the release.",
     "claimed-invalid": "Published with a privacy proof that is wrong. Kept only as labelled exhibits; the Inspect "
                        "page hides them unless you ask for them.",
     "none": "Not private: reference points (the best and the data-blind) for every comparison.",
