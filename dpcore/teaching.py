@@ -64,14 +64,16 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
      "factor $e^{\\varepsilon}$. Smaller ε = better privacy and more noise; ε = 1 means a factor of at most 2.7. "
      "It is a bound on what *any* attacker can learn, whatever they already know."),
     ("δ (delta)",
-     "A small probability with which the $e^{\\varepsilon}$ bound may fail. It should be much smaller than 1/n "
-     "(e.g. 10⁻⁵ or less); a δ of 1/n would allow publishing one person's record outright. Pure ε-DP "
-     "mechanisms have δ = 0."),
+     "An additive slack in the $e^{\\varepsilon}$ bound: for every set of outcomes S, P[M(D) ∈ S] ≤ "
+     "$e^{\\varepsilon}$·P[M(D′) ∈ S] + δ. It is not “the probability that the bound fails” — (ε, δ)-DP is weaker "
+     "than “ε-DP except with probability δ”. It should be much smaller than 1/n (e.g. 10⁻⁵ or less); a δ of 1/n "
+     "would allow publishing one person's record outright. Pure ε-DP mechanisms have δ = 0."),
     ("Replace-one vs add/remove neighbours",
      "Two datasets are neighbours if they differ in one person. *Replace-one*: same n, one record swapped (n is "
      "public). *Add/remove*: one record added or deleted, so n itself is private: no released number may be clipped "
-     "to [0, n] or divided by the exact n. Replacing is at most an add plus a remove, so the same "
-     "mechanism typically needs up to twice the noise under replace-one (e.g. sensitivity √2 vs 1 for AG)."),
+     "to [0, n] or divided by the exact n. Replacing is at most an add plus a remove, so a mechanism never needs "
+     "more than twice the noise under replace-one, and often less: for AG the sensitivity is √2 vs 1, since the "
+     "Frobenius norm of xxᵀ − yyᵀ is at most √2 for rows of norm ≤ 1."),
     ("Claimed-invalid",
      "A mechanism published with a privacy proof that is wrong. The app keeps two (the SN and Jiang Wishart "
      "mechanisms) as labelled exhibits, drawn dashed and red: a proven counterexample shows that, at a given ε, "

@@ -98,7 +98,9 @@ st.caption(f"**Guarantee:** {demo.guarantee}. The exact count, {demo.true_count}
 st.header("2 · δ, and why it must be much smaller than 1/n")
 n = dataset.n
 st.markdown(
-    "(ε, δ)-DP allows the $e^{\\varepsilon}$ bound to fail with probability δ. That sounds harmless, but consider "
+    "(ε, δ)-DP adds a slack δ to the $e^{\\varepsilon}$ bound: for every set of outcomes S, "
+    "P[M(D) ∈ S] ≤ $e^{\\varepsilon}$·P[M(D′) ∈ S] + δ. (That is weaker than “ε-DP except with probability δ”.) "
+    "A small δ sounds harmless, but consider "
     "the mechanism *“publish one randomly chosen record, verbatim, with probability δ·n (otherwise publish "
     "nothing)”*. Each person's record comes out with probability δ, so two datasets that differ in one record "
     f"differ by at most δ on every outcome: it is **(0, δ)-DP**. With δ = 1/n (here 1/{n}) it publishes a real "
@@ -128,9 +130,12 @@ else:
 st.header("3 · Neighbouring datasets: replace one vs add/remove one")
 st.markdown(
     "“Differ in one person” can mean two things. **Replace-one**: same number of rows, one record swapped (n is "
-    "public). **Add/remove-one**: one record added or deleted (n itself is private). Replacing a record moves the "
-    "matrix C = Σ xxᵀ by up to two records' worth (one out, one in), so the same mechanism needs more noise for "
-    "the same (ε, δ). Here is Analyze Gauss on Wine under both.")
+    "public). **Add/remove-one**: one record added or deleted (n itself is private). Adding or removing a record x "
+    "moves the matrix C = Σ xxᵀ by xxᵀ, of Frobenius norm ‖x‖² ≤ 1. Replacing x by y moves it by xxᵀ − yyᵀ, and "
+    "$\\|xx^\\top - yy^\\top\\|_F^2 = \\|x\\|^4 + \\|y\\|^4 - 2\\langle x, y\\rangle^2 \\le 2$, so its "
+    "sensitivity is **√2** (not 2: “one out, one in” is only "
+    "the triangle-inequality bound). The same mechanism therefore needs √2 times the noise for the same (ε, δ). "
+    "Here is Analyze Gauss on Wine under both.")
 eps3 = st.select_slider("ε for the side-by-side numbers", options=EPSILON_CHOICES, value=1.0, key="basics_nb_eps",
                         format_func=lambda e: f"{e:g}")
 with ui.handle_errors():

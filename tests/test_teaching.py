@@ -150,3 +150,38 @@ def test_the_two_demos_draw_from_independent_streams(wine):
     table = [[int(np.sum(noise_positive & published)), int(np.sum(noise_positive & ~published))],
              [int(np.sum(~noise_positive & published)), int(np.sum(~noise_positive & ~published))]]
     assert stats.fisher_exact(table).pvalue > 1e-6, table
+
+
+# ------------------------------------------------------------------ issue 20: wording a sharp student cannot fault
+def test_glossary_states_delta_as_additive_slack_not_a_failure_probability():
+    delta = dict(teaching.GLOSSARY)["δ (delta)"]
+    assert "additive slack" in delta and "+ δ" in delta
+    assert "may fail" not in delta and "probability with which" not in delta
+    neighbours = next(text for term, text in teaching.GLOSSARY if term.startswith("Replace-one"))
+    assert "√2" in neighbours and "typically needs up to twice" not in neighbours
+
+
+def test_basics_section_3_cites_the_root_two_sensitivity_the_page_computes():
+    """Privacy basics §3: AG's replace-one sensitivity is ‖xxᵀ − yyᵀ‖_F ≤ √2, the Δ₂ the page shows — not
+    "two records' worth"; §2 states δ as the additive slack it is."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/basics.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = " ".join(m.value for m in at.markdown)
+    assert "two records' worth" not in text and "fail with probability δ" not in text
+    assert "sensitivity is **√2**" in text and "\\le 2$" in text
+    assert "+ δ" in text and "weaker than" in text
+    sensitivities = [m.value for m in at.metric if m.label == "Sensitivity Δ₂"]
+    assert sensitivities[0] == f"{math.sqrt(2):.4g}" and sensitivities[1] == "1"  # replace-one, add/remove
+
+
+def test_papers_table_2_verdict_says_the_ordering_agrees_and_the_gap_is_larger():
+    from dpcore import reproduce
+
+    verdict = reproduce.verdicts()["chaudhuri_table2"][0].verdict
+    assert verdict.startswith("ordering agrees, gap larger") and "agrees on kddcup99" not in verdict
+    assert "95.5/94.6" in verdict and "98.18/98.23" in verdict  # the numbers behind "larger"
