@@ -21,7 +21,8 @@ ui.init_state()
 GROUP_INTROS = {
     "pure": "Pure ε-DP: the output distribution changes by at most a factor $e^{\\varepsilon}$ when one person's "
             "record changes.",
-    "approx": "(ε, δ)-DP: the same, except for an event of probability at most δ.",
+    "approx": "(ε, δ)-DP: the same factor $e^{\\varepsilon}$ plus an additive slack δ on every event's probability "
+              "(weaker than “ε-DP except with probability δ”).",
     "heuristic-mcmc": "Would be ε-DP with an exact sampler; the implemented sampler is an MCMC chain, so the "
                       "guarantee holds only if the chain has converged — no diagnostic can prove that. PPCA's "
                       "convergence verdict (Inspect, sweep rows) compares the two halves of the chain's last T/2 "
