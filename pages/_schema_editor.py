@@ -1,8 +1,10 @@
 """Schema editor of the Data page: column roles, public bounds and category lists of an uploaded table.
 
-Logic (:func:`schema_table`, :func:`apply_edits`) is plain pandas and testable without Streamlit; :func:`render`
-lays it out. A value read off the data stays marked *from data* (red) until the user types a value or ticks
-*public* for the row (green). Edits are folded into the session's schema at once and the editor starts afresh
+Logic (:func:`schema_table`, :func:`apply_edits`, :func:`structure_status`) is plain pandas and testable without
+Streamlit; :func:`render` lays it out. A value read off the data stays marked *from data* (red) until the user types
+a value or ticks *public* for the row (green). The file format, the inferred roles and the guessed label are
+decisions read off the data too: they stay red until the user confirms them (*Confirm format, roles and label*) or
+loads a schema that declares them. Edits are folded into the session's schema at once and the editor starts afresh
 (``schema_editor_<version>``), so the table always shows the schema in effect.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -54,7 +57,7 @@ def _parse_categories(text: object, column: str) -> tuple[str, ...]:
 def _status(col: ColumnSchema) -> str:
     if not col.is_feature:
         return EXCLUDED
-    if col.is_public:
+    if col.values_public:
         return PUBLIC
     used = ["categories"] if col.is_categorical else ["lower", "upper"]
     return FROM_DATA + ", ".join(f for f in used if f in col.from_data)
@@ -82,7 +85,8 @@ def schema_table(schema: Schema, report: RoleReport | None = None) -> pd.DataFra
         rows.append({"column": col.name, "role": _role_name(col.role),
                      "lower": math.nan if col.lower is None else col.lower,
                      "upper": math.nan if col.upper is None else col.upper,
-                     "categories": _categories_text(col.categories), "public": col.is_feature and col.is_public,
+                     "categories": _categories_text(col.categories),
+                     "public": col.is_feature and col.values_public,
                      "status": _status(col), "reason": reason})
     frame = pd.DataFrame(rows, columns=["column", "role", "lower", "upper", "categories", "public", "status", "reason"])
     return frame.astype({"lower": "float64", "upper": "float64", "public": "bool", "categories": "object"})
@@ -110,9 +114,9 @@ def _apply_row(col: ColumnSchema, before: pd.Series, after: pd.Series, table: Ra
         fields["categories"] = _parse_categories(after["categories"], col.name)
         confirmed.add("categories")
     from_data = set(col.from_data) - confirmed
-    if _changed(before["public"], after["public"]):
+    if _changed(before["public"], after["public"]):  # ticked: the row's values and its role are declared public
         used = {"categories"} if col.is_categorical else {"lower", "upper"}
-        from_data = from_data - used if bool(after["public"]) else from_data | (used - confirmed)
+        from_data = from_data - used - {"role"} if bool(after["public"]) else from_data | (used - confirmed)
     return ColumnSchema(col.name, col.role, lower=fields.get("lower", col.lower), upper=fields.get("upper", col.upper),
                         categories=fields.get("categories", col.categories), from_data=frozenset(from_data))
 
@@ -138,7 +142,30 @@ def merge_loaded(loaded: Schema, table: RawTable) -> Schema:
     cols = [c for c in loaded.columns if c.name in table.columns]
     cols += [ColumnSchema(name, ColumnRole.EXCLUDED) for name in table.columns if name not in loaded]
     order = {name: i for i, name in enumerate(table.columns)}
-    return Schema(tuple(sorted(cols, key=lambda c: order[c.name])), loaded.label)
+    return replace(loaded, columns=tuple(sorted(cols, key=lambda c: order[c.name])))
+
+
+def structure_status(schema: Schema) -> tuple[bool, str]:
+    """(public, one line): whether the file format, the roles and the label are declarations, and what is not."""
+    fmt = schema.file_format.describe()
+    if schema.format_public and schema.structure_public:
+        return True, f"File format ({fmt}), column roles and label: declared."
+    parts = []
+    if not schema.format_public:
+        parts.append(f"the file format ({fmt}) was detected from the data" if schema.format is not None
+                     else "no file format is declared")
+    roles = schema.roles_from_data
+    if roles:
+        shown = ", ".join(roles[:6]) + (" …" if len(roles) > 6 else "")
+        parts.append(f"the roles of {len(roles)} column(s) were inferred from the data ({shown})")
+    if "label" in schema.from_data:
+        parts.append("the label was guessed from the data")
+    return False, "; ".join(parts)
+
+
+def _confirm_structure() -> None:
+    schema = ui.upload_schema(ui.upload_table())
+    ui.set_upload_schema(schema.structure_confirmed())
 
 
 def _on_schema_upload() -> None:
@@ -176,7 +203,17 @@ def render(table: RawTable, schema: Schema) -> None:
     ss = st.session_state
     report = ss.get("_dp_roles")
     features = schema.features
-    open_cols = schema.not_public
+    open_cols = schema.values_from_data
+    declared, structure = structure_status(schema)
+    if declared:
+        st.markdown(f":green[:material/check_circle: {structure}]")
+    else:
+        st.markdown(f":red[:material/warning: **Not yet public: {structure}.**] One record can change such a "
+                    "decision, so check the file format, the roles and the label, then confirm them.")
+        st.button("Confirm format, roles and label", key="schema_confirm_structure", on_click=_confirm_structure,
+                  icon=":material/verified:", help="Declare the file format, every column's role and the label as "
+                                                   "shown: public knowledge (how the file was exported, what each "
+                                                   "column is), not read off this data.")
     if not features:
         st.warning("No column is a feature: set a role to numeric, binary or categorical.")
     elif open_cols:

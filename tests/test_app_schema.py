@@ -56,6 +56,12 @@ def _edit(at: AppTest, rows: dict) -> None:
     no_exception(at)
 
 
+def _confirm_structure(at: AppTest) -> None:
+    """Declare the detected file format, the inferred roles and the guessed label (they are read off the data)."""
+    at.button(key="schema_confirm_structure").click().run()
+    no_exception(at)
+
+
 def _table(at: AppTest) -> pd.DataFrame:
     return at.data_editor[0].value.set_index("column")
 
@@ -79,6 +85,7 @@ def test_upload_shows_roles_and_a_red_draft(at):
 
 
 def test_edit_bounds_turns_the_ledger_green_and_explore_runs_privately(at):
+    _confirm_structure(at)
     _edit(at, {2: {"lower": 0.0, "upper": 10.0}})  # x: public bounds typed in
     table = _table(at)
     assert table.loc["x", "status"] == "public" and (table.loc["x", "lower"], table.loc["x", "upper"]) == (0, 10)
@@ -101,6 +108,8 @@ def test_edit_bounds_turns_the_ledger_green_and_explore_runs_privately(at):
 
 def test_tick_public_and_change_a_role(at):
     _edit(at, {2: {"public": True}, 3: {"public": True}, 4: {"public": True}})
+    assert _red(at)  # the format, the other roles and the label are still read off the data
+    _confirm_structure(at)
     assert not _red(at) and any("end-to-end private" in s.value for s in at.success)
     _edit(at, {3: {"role": "excluded"}})
     assert {m.label: m.value for m in at.metric}["Features d"] == "3"
@@ -163,7 +172,7 @@ def test_schema_table_and_apply_edits():
     after = before.copy()
     after.loc[2, "upper"] = 12.0
     new = editor.apply_edits(schema, before, after, table)
-    assert new["x"].upper == 12.0 and new["x"].from_data == {"lower"}  # only the typed value became public
+    assert new["x"].upper == 12.0 and new["x"].from_data == {"role", "lower"}  # only the typed value became public
     after.loc[2, "public"] = True
     assert editor.apply_edits(schema, before, after, table)["x"].is_public
     after = before.copy()
@@ -181,13 +190,14 @@ def test_schema_table_and_apply_edits():
 def test_merge_loaded_schema_excludes_unnamed_columns():
     table, schema = _schema()
     loaded = schema.confirmed()
-    partial = type(loaded)(tuple(c for c in loaded.columns if c.name != "y"), None)
+    partial = type(loaded)(tuple(c for c in loaded.columns if c.name != "y"), None, loaded.format)
     merged = editor.merge_loaded(partial, table)
     assert merged.names == table.columns and merged["y"].role == ColumnRole.EXCLUDED and merged.is_public
 
 
 def test_explore_what_if_compares_declared_and_data_derived_pipelines(at):
     """The what-if panel runs the same sweep on the declared schema and on bounds read off the data."""
+    _confirm_structure(at)
     _edit(at, {2: {"lower": 0.0, "upper": 40.0}, 3: {"lower": 0.0, "upper": 200.0}, 4: {"categories": "a, b"}})
     assert at.session_state["_dp_prepared"][1].is_private
     at.switch_page("pages/explore.py").run()
