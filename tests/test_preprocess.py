@@ -198,7 +198,8 @@ def test_csv_load_steps_copied_into_ledger_with_warning():
     steps = {e.step: e for e in p.ledger}
     assert not steps["mean imputation of missing values"].private
     assert not steps["one-hot encoding, vocabulary from the data"].private
-    assert len(record) == 2 and not p.is_private
+    assert not steps["file format and column roles read off the data"].private
+    assert len(record) == 3 and not p.is_private
 
 
 def test_adult_prepared_shape_and_private():

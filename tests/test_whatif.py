@@ -15,7 +15,7 @@ _a = _rng.normal(50, 5, ROWS)  # the data occupy a narrow part of the public ran
 CSV = ("a,b,c,label\n" + "".join(
     f"{x:.3f},{0.8 * x + _rng.normal(0, 2):.3f},{_rng.normal(10, 3):.3f},{'yn'[i % 2]}\n"
     for i, x in enumerate(_a))).encode()
-PUBLIC = {"dpcore_schema": 1, "label": "label", "columns": [
+PUBLIC = {"dpcore_schema": 1, "label": "label", "format": {"kind": "csv"}, "columns": [
     {"name": "a", "role": "numeric", "lower": 0, "upper": 200},
     {"name": "b", "role": "numeric", "lower": 0, "upper": 200},
     {"name": "c", "role": "numeric", "lower": -50, "upper": 50},
