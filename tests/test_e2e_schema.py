@@ -16,7 +16,7 @@ from test_e2e import app_url, browser_context_args, browser_type_launch_args, sh
 
 pytestmark = pytest.mark.browser
 
-SCHEMA = {"dpcore_schema": 1, "label": None, "columns": [
+SCHEMA = {"dpcore_schema": 1, "label": None, "format": {"kind": "csv", "delimiter": ";", "decimal": ","}, "columns": [
     {"name": "person", "role": "identifier"},
     {"name": "visit", "role": "date"},
     {"name": "x", "role": "numeric", "lower": 0, "upper": 10},
