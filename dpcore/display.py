@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -64,6 +64,19 @@ def delta_vs_n_warning(delta: float, n_rows: int) -> DeltaCheck | None:
                                 f"{expected}. Choose δ well below 1/n (see Privacy basics).")
     return DeltaCheck(False, f"δ = {format_delta(delta)} is below 1/n for this data but not far below it "
                              f"(δ·n ≈ {delta * n_rows:.2g}); a smaller δ is the safer choice (see Privacy basics).")
+
+
+def default_delta(n_rows: int | None, choices: Sequence[float], fallback: float) -> float:
+    """The largest of ``choices`` far below 1/n (δ·n under :data:`DELTA_N_NOTE`, so
+    :func:`delta_vs_n_warning` says nothing); ``fallback`` when n is unknown, the smallest choice when none is.
+
+    ``n_rows`` must be public (a built-in dataset's documented size): a δ chosen from a private n would itself
+    depend on the data.
+    """
+    if n_rows is None or n_rows < 1:
+        return fallback
+    ok = [c for c in choices if delta_vs_n_warning(c, n_rows) is None]
+    return max(ok) if ok else min(choices)
 
 
 def held_out_note(n_total: int, n_mechanism: int) -> str:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import dpcore
-from dpcore.display import delta_vs_n_warning, format_delta
+from dpcore.display import default_delta, delta_vs_n_warning, format_delta
 from dpcore.privacy import GUARANTEES, NEIGHBOURING_LABELS
 from dpcore.vocabulary import Centering, FeatureScaling, values
 from pages import _nav
@@ -121,7 +121,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_centering_eps", 0.1),
     Setting("dp_k", 5, "k", decode=_number(int, 1, 10_000)),
     Setting("dp_eps_range", (0.1, 10.0), "eps", encode=lambda r: f"{r[0]:g}~{r[1]:g}", decode=_eps_range),
-    Setting("dp_delta", 1e-5, "delta", encode=lambda v: f"{v:g}", decode=_snap(DELTA_CHOICES, 1e-300, 0.5)),
+    # the default δ follows the dataset (:func:`default_of`); this value is for data of unknown size (an upload)
+    Setting("dp_delta", 1e-6, "delta", encode=lambda v: f"{v:g}", decode=_snap(DELTA_CHOICES, 1e-300, 0.5)),
     Setting("dp_trials", 5, "trials", decode=_number(int, 1, 200)),
     Setting("dp_seed", 0, "seed", decode=_number(int, 0, 2**31)),
     Setting("dp_time_cap", 20.0, "cap", encode=lambda v: f"{v:g}", decode=_number(float, 0.5, 600.0)),
@@ -180,6 +181,8 @@ class Settings:
         for s in SETTINGS:
             if s.param is not None:
                 out[s.param] = s.encode(ss[s.key])
+        if ss.get("_dp_delta_auto") is not None:
+            out.pop("delta", None)  # δ follows the dataset: a link does not pin it
         out["mech"] = ",".join(self.mechanisms)
         out["B"] = "auto" if self.norm_auto else f"{self.norm_bound:g}"
         if not self.norm_auto and self.norm_from_data:
@@ -281,6 +284,8 @@ def init_state() -> None:
         bad = apply_query(st.query_params)
         if bad:
             ss["_dp_qp_bad"] = bad
+        # δ follows the dataset until someone chooses it (a link that names δ has chosen it)
+        ss["_dp_delta_auto"] = None if "delta" in st.query_params and "delta" not in bad else ss.dp_delta
     if ss.get("_dp_qp_bad"):
         st.toast(f"Ignored invalid link parameter(s): {', '.join(ss.pop('_dp_qp_bad'))}")
     if ss.get("_dp_scope_dataset") != ss.dp_dataset:
@@ -288,6 +293,7 @@ def init_state() -> None:
         # the settings in the session are taken as this dataset's
         ss["_dp_scope_dataset"] = ss.dp_dataset
     ss["_dp_page"] = _calling_page(sys._getframe(1))
+    _follow_default_delta()
     track_origins()
     sync_query_params()
 
@@ -365,6 +371,37 @@ CROSS_PAGE: dict[str, str] = {"dp_eps_range": "ε range", "dp_delta": "δ", "dp_
 LINK_ORIGIN = "the link"
 
 
+def dataset_default_delta(dataset_id: str | None) -> float:
+    """The default δ of a dataset: the largest offered δ far below 1/n for a built-in dataset's documented (public)
+    size, so the app's own δ-vs-1/n note never fires on a default; the fixed default for an upload (its n is read
+    off the data)."""
+    info = next((d for d in dataset_infos() if d.id == dataset_id), None)
+    return default_delta(None if info is None else info.n, DELTA_CHOICES, DEFAULTS["dp_delta"])
+
+
+def default_of(key: str) -> Any:
+    """The default of a setting now (δ's depends on the dataset)."""
+    if key == "dp_delta":
+        return dataset_default_delta(st.session_state.get("dp_dataset"))
+    return DEFAULTS[key]
+
+
+def _follow_default_delta() -> None:
+    """δ left at its automatic value follows the dataset; once the user (or a link) chose δ, it stays."""
+    ss = st.session_state
+    auto = ss.get("_dp_delta_auto")
+    if auto is None or ss.get("dp_delta") != auto:
+        ss["_dp_delta_auto"] = None  # chosen: no longer automatic
+        return
+    want = dataset_default_delta(ss.get("dp_dataset"))
+    if want != ss.dp_delta:
+        ss.dp_delta = want
+    ss["_dp_delta_auto"] = want
+    seen = ss.get("_dp_seen")
+    if seen is not None and "dp_delta" in seen:
+        seen["dp_delta"] = want  # moved by the dataset, not set on this page
+
+
 def private_defaults(dataset_id: str) -> dict[str, Any]:
     """The data settings a dataset starts from: every step private (public schema, public bound, no centring)."""
     out = {key: DEFAULTS[key] for key in DATA_SETTINGS}
@@ -431,7 +468,7 @@ def track_origins(page: str | None = None) -> None:
     for key in CROSS_PAGE:
         value = ss.get(key)
         if key not in seen:
-            if value != DEFAULTS[key]:
+            if value != default_of(key):
                 origins[key] = LINK_ORIGIN
         elif seen[key] != value and page is not None:
             origins[key] = page
@@ -451,13 +488,16 @@ def origin(key: str) -> str | None:
     """The page (or link) that set ``key``, when that is not the page running and the value is not the default."""
     ss = st.session_state
     where = ss.get("_dp_origin", {}).get(key)
-    if where is None or where == ss.get("_dp_page") or ss.get(key) == DEFAULTS[key]:
+    if where is None or where == ss.get("_dp_page") or ss.get(key) == default_of(key):
         return None
     return where
 
 
 def _reset_setting(key: str) -> None:
-    set_state(key, DEFAULTS[key])
+    value = default_of(key)
+    set_state(key, value)
+    if key == "dp_delta":
+        st.session_state["_dp_delta_auto"] = value  # follows the dataset again
 
 
 def delta_note(delta: float, n_rows: int) -> None:
@@ -482,5 +522,5 @@ def origin_note(key: str, *, where: Any = None) -> None:
     with box.container(horizontal=True, vertical_alignment="center", gap="small"):
         how = "by" if src == LINK_ORIGIN else "on"
         st.caption(f":material/history: {CROSS_PAGE[key]} = {format_setting(key, value)} set {how} {src}")
-        st.button(f"Reset to {format_setting(key, DEFAULTS[key])}", key=f"reset_origin_{key}", type="tertiary",
+        st.button(f"Reset to {format_setting(key, default_of(key))}", key=f"reset_origin_{key}", type="tertiary",
                   on_click=_reset_setting, args=(key,), help=f"Back to the default {CROSS_PAGE[key]}.")

@@ -104,18 +104,18 @@ def test_explore_picker_and_reset_to_private_defaults(at):
 def test_delta_set_on_inspect_shows_its_origin_and_resets(at):
     at.switch_page("pages/inspect.py").run()
     no_exception(at)
-    at.selectbox(key="dp_delta").set_value(1e-6).run()
+    at.selectbox(key="dp_delta").set_value(1e-8).run()
     no_exception(at)
     assert not any("set on" in c.value for c in at.caption)  # no note on the page that set it
     at.switch_page("pages/explore.py").run()
     no_exception(at)
-    notes = [c.value for c in at.caption if "δ = 1e-06 set on Inspect" in c.value]
+    notes = [c.value for c in at.caption if "δ = 1e-08 set on Inspect" in c.value]
     assert notes, [c.value for c in at.caption]
     at.button(key="reset_origin_dp_delta").click().run()
     no_exception(at)
-    assert at.session_state["dp_delta"] == 1e-5
+    assert at.session_state["dp_delta"] == 1e-6  # Adult's default δ (far below 1/n)
     assert not any("set on Inspect" in c.value for c in at.caption)
-    assert at.select_slider(key="dp_delta").value == 1e-5
+    assert at.select_slider(key="dp_delta").value == 1e-6
 
 
 def test_k_set_on_explore_shows_on_sample_size(at):

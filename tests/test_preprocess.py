@@ -205,7 +205,8 @@ def test_csv_load_steps_copied_into_ledger_with_warning():
 def test_adult_prepared_shape_and_private():
     p = _no_leak_warnings(preprocess, load_dataset("adult"))
     assert p.X.shape == (48_842, 108)
-    assert p.is_private and p.norm_bound == pytest.approx(math.sqrt(108))
+    # the bound its public schema implies: 6 numeric columns + 8 one-hot groups (issue 20 item 3; was √d = √108)
+    assert p.is_private and p.norm_bound == pytest.approx(math.sqrt(14))
     assert p.y is not None and p.has_labels
     assert _norms(p).max() <= 1 + 1e-12
 

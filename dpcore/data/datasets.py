@@ -18,7 +18,7 @@ import functools
 import gzip
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,10 @@ class Dataset:
         A public norm bound for the raw features when there is no public schema (e.g. known from a generator).
     diagnostics : Diagnostics
         Exact counts from loading (e.g. rows dropped) — NOT private.
+    feature_groups : tuple of int or None
+        Public structure of the encoding: one id per feature, the same id for the indicator columns of one one-hot
+        source column (a row has at most one 1 among them), its own id for any other column. With the public
+        ranges it gives the default norm bound the schema implies (:func:`schema_norm_bound`).
     """
 
     id: str
@@ -84,6 +88,7 @@ class Dataset:
     load_ledger: tuple[LedgerEntry, ...] = ()
     suggested_norm_bound: float | None = None
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    feature_groups: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         X = np.asarray(self.X)
@@ -112,6 +117,11 @@ class Dataset:
             r.setflags(write=False)
             object.__setattr__(self, "feature_ranges", r)
         object.__setattr__(self, "load_ledger", tuple(self.load_ledger))
+        if self.feature_groups is not None:
+            groups = tuple(int(g) for g in self.feature_groups)
+            if len(groups) != X.shape[1]:
+                raise DataError(f"dataset {self.id!r}: {len(groups)} feature groups for {X.shape[1]} columns.")
+            object.__setattr__(self, "feature_groups", groups)
 
     @property
     def n(self) -> int:
@@ -130,6 +140,28 @@ class Dataset:
     def nonprivate_steps(self) -> tuple[LedgerEntry, ...]:
         """Load-time steps that were data-dependent (not private)."""
         return tuple(e for e in self.load_ledger if not e.private)
+
+
+def schema_norm_bound(feature_groups: Sequence[int], center: np.ndarray | None = None) -> float:
+    """The largest row norm the public schema allows after schema scaling to [0, 1] (and a public centre ``c``).
+
+    √ of the sum, over the source columns, of each one's largest squared contribution: a scaled numeric column
+    contributes at most max(c², (1 − c)²) (1 without a centre); a one-hot group, whose row holds at most one 1,
+    at most the larger of Σc² (no indicator set) and maxⱼ Σc² − cⱼ² + (1 − cⱼ)² (indicator j set) — 1 without a
+    centre. Adult (6 numeric columns, 8 one-hot groups): √14 instead of √d = √108.
+    """
+    groups = np.asarray(feature_groups, dtype=np.int64)
+    c = np.zeros(groups.size) if center is None else np.broadcast_to(np.asarray(center, dtype=np.float64),
+                                                                       groups.shape)
+    total = 0.0
+    for g in np.unique(groups):
+        cg = c[groups == g]
+        if cg.size == 1:
+            total += max(cg[0] ** 2, (1.0 - cg[0]) ** 2)
+        else:
+            base = float(np.sum(cg ** 2))
+            total += max(base, base + float(np.max((1.0 - cg) ** 2 - cg ** 2)))
+    return math.sqrt(total)
 
 
 #: Dataset-loader options are declared with the same :class:`~dpcore.params.Param` as mechanism options.
@@ -368,9 +400,11 @@ def _load_adult() -> Dataset:
     blocks = [df[list(ADULT_NUMERIC_RANGES)].to_numpy(dtype=np.float64)]
     names = list(ADULT_NUMERIC_RANGES)
     ranges = list(ADULT_NUMERIC_RANGES.values())
+    groups = list(range(len(names)))  # one group per numeric column, then one per one-hot block
     for col, vocab in ADULT_VOCABULARY.items():
         full = vocab + (["?"] if col in ADULT_VOCABULARY_FIELDS else [])
         M, nm = _one_hot(df[col], full, col)
+        groups += [groups[-1] + 1] * len(full)
         blocks.append(M)
         names += nm
         ranges += [(0.0, 1.0)] * len(full)
@@ -381,7 +415,7 @@ def _load_adult() -> Dataset:
                 "from adult.names' extraction filter, CPS top-codes and round public bounds."),
         description=("adult.data + adult.test (n = 48,842); income dropped (label = income > 50K); 6 numeric "
                      "columns + 8 one-hot categoricals → d = 108 (Amin et al. 2019)."),
-        feature_ranges=_ranges(ranges), suggested_k=5,
+        feature_ranges=_ranges(ranges), suggested_k=5, feature_groups=tuple(groups),
         load_ledger=(LedgerEntry("one-hot encoding with the public vocabulary of adult.names", note="free"),),
     )
 

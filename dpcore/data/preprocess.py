@@ -17,11 +17,13 @@ applied by :func:`run_preprocessing` to any :class:`ChunkSource` — an in-memor
 Dask DataFrame in :mod:`dpcore.stats`. One pass accumulates C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows; a
 data-derived choice (min–max ranges, an empirical or DP mean, the largest norm) costs one more pass before it.
 
-Default B (``norm_bound=None`` with ``"clip"``): when the features were mapped to [0, 1] (schema/minmax), the
-largest possible norm — √d, or maxₓ‖x − c‖ = ‖max(|c|, |1 − c|)‖ after a public centre c (√d/2 for the midpoint) —
-so nothing is clipped except after DP/empirical centring; otherwise the dataset's public ``suggested_norm_bound``
-(e.g. a generator's known bound, or B = 1 for Chaudhuri et al.'s synthetic data); otherwise an error asks for an
-explicit bound.
+Default B (``norm_bound=None`` with ``"clip"``): under a public schema whose encoding declares its one-hot groups
+(``Dataset.feature_groups``), the largest norm the schema allows — √ of one per numeric column and one per one-hot
+group (Adult: √14), with a public centre its exact maximum (:func:`~dpcore.data.datasets.schema_norm_bound`); else,
+when the features were mapped to [0, 1] (schema/minmax), the largest possible norm — √d, or
+maxₓ‖x − c‖ = ‖max(|c|, |1 − c|)‖ after a public centre c (√d/2 for the midpoint) — so nothing is clipped except
+after DP/empirical centring; otherwise the dataset's public ``suggested_norm_bound`` (e.g. a generator's known
+bound, or B = 1 for Chaudhuri et al.'s synthetic data); otherwise an error asks for an explicit bound.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ..exceptions import DataError, InvalidParameterError, PrivacyLeakWarning
 from ..privacy import Diagnostics, LedgerEntry, gaussian_sigma
 from ..seeding import RandomState, Stage, check_random_state, stage_rng
 from ..vocabulary import Centering, FeatureScaling, NormMode, values
-from .datasets import Dataset
+from .datasets import Dataset, schema_norm_bound
 from .prepared import Moments, PreparedData, RowSource
 
 FEATURE_SCALINGS = values(FeatureScaling)
@@ -294,12 +296,14 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
                       centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
                       centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
                       norm_bound_from_data: bool = False, random_state: RandomState = None,
-                      collector: Collector | None = None) -> Preprocessed:
+                      collector: Collector | None = None,
+                      feature_groups: Sequence[int] | None = None) -> Preprocessed:
     """The preprocessing of :func:`preprocess` over any :class:`ChunkSource` (array, streamed file, Dask).
 
     One pass computes C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows uᵢ; a data-derived choice (min–max ranges, an
     empirical or DP mean, the largest norm) costs one more pass each, before it. Arguments as for
-    :func:`preprocess`; ``collector`` keeps extra per-chunk results of the last pass (a row sample).
+    :func:`preprocess`; ``collector`` keeps extra per-chunk results of the last pass (a row sample);
+    ``feature_groups`` (public: the one-hot groups of the encoding) gives the schema's default bound.
     """
     d = source.d
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
@@ -361,6 +365,10 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
         if norm_bound is not None:
             bound, bound_note = norm_bound, ("read off this data (NOT private: choose B from public knowledge)"
                                              if norm_bound_from_data else "given by the user (public)")
+        elif clamp and feature_groups is not None:
+            bound = schema_norm_bound(feature_groups, public_c)
+            bound_note = ("default: the largest norm the public schema allows (one per numeric column and per "
+                          "one-hot group; no clipping)")
         elif unit_box and public_c is not None:
             bound = float(np.linalg.norm(np.maximum(np.abs(public_c), np.abs(1.0 - public_c))))
             bound_note = "default: largest ‖x − c‖ over [0, 1]^d (no clipping)"
@@ -485,7 +493,7 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
         name=ds.name, load_ledger=ds.load_ledger, load_diagnostics=ds.diagnostics, feature_scaling=feature_scaling,
         norm_bound=norm_bound, norm_mode=norm_mode, centering=centering, center=center,
         centering_epsilon=centering_epsilon, centering_delta=centering_delta, neighbouring=neighbouring,
-        norm_bound_from_data=norm_bound_from_data, random_state=random_state)
+        norm_bound_from_data=norm_bound_from_data, random_state=random_state, feature_groups=ds.feature_groups)
     warn_non_private(ds.name, res.ledger)
     res.info["dataset_id"] = ds.id
     return PreparedData._trusted(
