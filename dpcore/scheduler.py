@@ -15,12 +15,13 @@ about its solo time, and long jobs share the cores between them; the paused task
 not count towards a task's hard limit; a mechanism's own (cooperative) time cap counts wall time, as it does under
 any load.
 
-**Workers and data.** Workers come from :mod:`dpcore.parallel` (``forkserver``, BLAS limited to the worker's share
-of the cores, a hard per-task kill). A job's contexts (its prepared data) are pickled in this process and travel to
-a worker over its pipe only — never through a file — when the worker does not hold them yet; a worker holds at most
-:data:`WORKER_CONTEXTS` of them and forgets a job's contexts when the job is over. Jobs submitted with
-``shared_contexts=True`` (the same public data for many sessions) share their contexts instead: pickled once, sent to
-a worker once, kept until newer ones push them out. Outcomes go to the job that submitted the task and nowhere else.
+**Workers and data.** Workers speak the task/message protocol of :mod:`dpcore._worker_protocol`, shared with
+:mod:`dpcore.parallel` (``forkserver``, linear algebra on one thread per worker, a hard per-task kill). A job's
+contexts (its prepared data) are pickled in this process and travel to a worker over its pipe only — never through a
+file — when the worker does not hold them yet; a worker holds at most :data:`WORKER_CONTEXTS` of them and forgets a
+job's contexts when the job is over. Jobs submitted with ``shared_contexts=True`` (the same public data for many
+sessions) share their contexts instead: pickled once, sent to a worker once, kept until newer ones push them out.
+Outcomes go to the job that submitted the task and nowhere else.
 
 **Without processes.** ``SharedPool(processes=False)`` — or a pool whose first worker could not start (its
 :attr:`~SharedPool.fallback_reason` says why) — runs the tasks one at a time on a background thread of this process
@@ -42,7 +43,7 @@ from collections.abc import Callable, Hashable, Sequence
 from multiprocessing.connection import wait as _wait
 from typing import Any
 
-from .parallel import Outcome, Task, _Worker
+from ._worker_protocol import InlineRunner, Outcome, ReportMessage, Task, Worker, died, killed, unsent
 
 __all__ = ["PREEMPT_MARGIN_S", "WORKER_CONTEXTS", "Job", "SharedPool", "pick_job"]
 
@@ -191,7 +192,7 @@ class _Slot:
 
     __slots__ = ("held", "idle_since", "job", "last_tick", "limit", "paused", "ran", "task", "worker")
 
-    def __init__(self, worker: _Worker) -> None:
+    def __init__(self, worker: Worker) -> None:
         self.worker = worker
         self.held: OrderedDict[Hashable, None] = OrderedDict()  # context keys the worker holds (mirror of its LRU)
         self.job: Job | None = None
@@ -213,7 +214,6 @@ class SharedPool:
     def __init__(self, slots: int | None = None, *, processes: bool = True, max_workers: int | None = None) -> None:
         self.slots = max(1, int(slots or os.cpu_count() or 1))
         self.max_workers = max(self.slots + 1, int(max_workers or 3 * self.slots))
-        self._threads = max(1, (os.cpu_count() or 1) // self.slots)
         self._lock = threading.RLock()
         self._jobs: list[Job] = []
         self._slots: list[_Slot] = []
@@ -223,7 +223,7 @@ class SharedPool:
         self._wake_r, self._wake_w = mp.Pipe(duplex=False)
         if processes:
             try:
-                self._slots.append(_Slot(_Worker(self._threads, WORKER_CONTEXTS, WORKER_NICE)))
+                self._slots.append(_Slot(Worker(WORKER_CONTEXTS, WORKER_NICE)))
             except Exception as exc:  # no processes on this host (sandbox, no /dev/shm, spawn limit, …)
                 self.fallback_reason = f"worker processes could not start ({type(exc).__name__}: {exc})"
         self._thread = threading.Thread(target=self._run_inline if self.fallback_reason else self._run_processes,
@@ -291,8 +291,7 @@ class SharedPool:
 
     # ---------------------------------------------------------------- in this process
     def _run_inline(self) -> None:
-        held_key: Any = object()
-        held: Any = None
+        runner = InlineRunner()
         while True:
             with self._lock:
                 for job in self._jobs:
@@ -310,30 +309,17 @@ class SharedPool:
                 self._drain_wake()
                 continue
             task = job.tasks[index]
-            t0 = time.perf_counter()
-            try:
-                if task.context is None:
-                    ctx = None
-                else:
-                    if job._key(task.context) != held_key:
-                        held, held_key = None, None
-                        held, held_key = job._contexts(task.context), job._key(task.context)
-                    ctx = held
 
-                def report(payload: Any, _job: Job = job, _index: int = index) -> None:
-                    with self._lock:
-                        _job._reports[_index] = payload
+            def report(payload: Any, _job: Job = job, _index: int = index) -> None:
+                with self._lock:
+                    _job._reports[_index] = payload
 
-                value = task.fn(ctx, *task.args, report=report)
-                outcome = Outcome(index, "done", value, time.perf_counter() - t0)
-            except Exception as exc:
-                outcome = Outcome(index, "failed", seconds=time.perf_counter() - t0,
-                                  message=f"{type(exc).__name__}: {exc}")
+            outcome = runner.run(index, task, job._key(task.context), job._contexts, report)
             with self._lock:
                 job._service += outcome.seconds
                 job._record(outcome)
                 if job.finished:
-                    held, held_key = None, object()
+                    runner.forget()
 
     # ---------------------------------------------------------------- worker processes
     def _run_processes(self) -> None:
@@ -370,8 +356,7 @@ class SharedPool:
                     for slot in [s for s in self._slots if s.job is not None and not s.paused and s.ran >= s.limit]:
                         job, index, ran = slot.job, slot.task, slot.ran
                         self._abandon(slot)
-                        job._record(Outcome(index, "killed", seconds=ran, message=(
-                            f"stopped after {ran:.3g} s: past its hard time limit; the worker process was killed")))
+                        job._record(killed(index, ran))
                         self._after_job(job)
         finally:
             for slot in self._slots:
@@ -410,7 +395,7 @@ class SharedPool:
                 del slot.held[key]
                 # a busy worker reads the message after its task (a paused one, after it resumes)
                 with contextlib.suppress(Exception):
-                    slot.worker.conn.send(("forget", key))
+                    slot.worker.forget(key)
         self._prune()
 
     def _abandon(self, slot: _Slot) -> None:
@@ -466,7 +451,7 @@ class SharedPool:
             if len(self._slots) >= self.max_workers:
                 return False
             try:
-                slot = _Slot(_Worker(self._threads, WORKER_CONTEXTS, WORKER_NICE))
+                slot = _Slot(Worker(WORKER_CONTEXTS, WORKER_NICE))
             except Exception:  # could not start another process: wait for one to free up
                 return False
             self._slots.append(slot)
@@ -478,11 +463,11 @@ class SharedPool:
         key = job._key(task.context)
         try:
             if task.context is not None and key not in slot.held:
-                slot.worker.conn.send(("context", key, job._blob(task.context)))
+                slot.worker.send_context(key, job._blob(task.context))
                 slot.held[key] = None
                 while len(slot.held) > WORKER_CONTEXTS:
                     slot.held.popitem(last=False)
-            slot.worker.conn.send(("task", index, task.fn, task.args, key if task.context is not None else None))
+            slot.worker.send_task(index, task, key if task.context is not None else None)
         except (BrokenPipeError, EOFError, ConnectionError, OSError):  # the worker died while idle
             slot.worker.kill()
             self._slots.remove(slot)
@@ -490,8 +475,7 @@ class SharedPool:
             return True  # try again on the next round
         except Exception as exc:  # the task or its context cannot be pickled
             job._inflight.add(index)
-            job._record(Outcome(index, "failed", message=f"the task could not be sent to a worker process: "
-                                                          f"{type(exc).__name__}: {exc}"))
+            job._record(unsent(index, exc))
             self._after_job(job)
             return True
         job._inflight.add(index)
@@ -501,15 +485,13 @@ class SharedPool:
         return True
 
     def _pause(self, slot: _Slot) -> None:
-        with contextlib.suppress(Exception):
-            os.kill(slot.worker.proc.pid, signal.SIGSTOP)
+        slot.worker.signal(signal.SIGSTOP)
         slot.paused = True
         if slot.job is not None:
             slot.job.pauses += 1
 
     def _resume(self, slot: _Slot, now: float) -> None:
-        with contextlib.suppress(Exception):
-            os.kill(slot.worker.proc.pid, signal.SIGCONT)
+        slot.worker.signal(signal.SIGCONT)
         slot.paused = False
         slot.last_tick = now
 
@@ -522,35 +504,26 @@ class SharedPool:
                 self._slots.remove(slot)
 
     def _receive(self, slot: _Slot, readable: bool) -> None:
-        msg: Any = None
+        msg: ReportMessage | Outcome | None = None
         if readable or slot.worker.conn.poll():
             if slot.paused:
                 # A worker stopped half-way through writing a message (a large result or report goes out in several
                 # writes) would leave recv() waiting for the rest for ever, with the pool's lock held: let it finish
                 # writing first (a report's sender is stopped again below; a result's worker stays running).
-                with contextlib.suppress(Exception):
-                    os.kill(slot.worker.proc.pid, signal.SIGCONT)
-            try:
-                msg = slot.worker.conn.recv()
-            except (EOFError, OSError):
-                msg = None
-            except Exception as exc:
-                msg = ("failed", slot.task, f"the result could not be read: {type(exc).__name__}: {exc}", slot.ran)
-            if slot.paused and msg is not None and msg[0] == "report":
-                with contextlib.suppress(Exception):
-                    os.kill(slot.worker.proc.pid, signal.SIGSTOP)
+                slot.worker.signal(signal.SIGCONT)
+            msg = slot.worker.receive(slot.task, slot.ran)
+            if slot.paused and isinstance(msg, ReportMessage):
+                slot.worker.signal(signal.SIGSTOP)
         job, index = slot.job, slot.task
         if msg is None:  # the worker process is gone
-            slot.worker.proc.join(1.0)
-            code = slot.worker.proc.exitcode
+            code = slot.worker.exitcode()
             ran = slot.ran
             self._abandon(slot)
-            job._record(Outcome(index, "died", seconds=ran,
-                                message=f"the worker process exited with code {code} while running this task"))
+            job._record(died(index, ran, code))
             self._after_job(job)
             return
-        if msg[0] == "report":
-            job._reports[msg[1]] = msg[2]
+        if isinstance(msg, ReportMessage):
+            job._reports[msg.index] = msg.payload
             return
         if slot.paused:
             # The task ended just before it was paused (its result was already in the pipe): the worker is stopped
@@ -558,9 +531,5 @@ class SharedPool:
             self._resume(slot, time.monotonic())
         slot.job, slot.task, slot.paused, slot.limit = None, None, False, float("inf")
         slot.idle_since = time.monotonic()
-        if msg[0] == "done":
-            job._record(Outcome(msg[1], "done", msg[2], msg[3]))
-        else:
-            job._record(Outcome(msg[1], "failed", seconds=msg[3], message=msg[2]))
+        job._record(msg)
         self._after_job(job)
-

@@ -191,6 +191,48 @@ def test_run_tasks_contexts_reports_and_failures():
     assert [o.status for o in outs] == ["done", "failed", "done"] and "could not be sent" in outs[1].message
 
 
+def _refuse(key):
+    raise ValueError(f"no context {key}")
+
+
+def _echo(context, x, report):
+    return context, x
+
+
+def test_a_context_that_cannot_be_built_fails_its_tasks_in_process_and_on_workers():
+    """The same outcome with or without worker processes: the tasks naming the context fail, the others run."""
+    for jobs in (1, 2):
+        tasks = [Task(_echo, (2,), context="k"), Task(_echo, (3,)), Task(_echo, (4,), context="k")]
+        outs = sorted(run_tasks(tasks, n_jobs=jobs, contexts=_refuse), key=lambda o: o.index)
+        assert [o.status for o in outs] == ["failed", "done", "failed"]
+        assert all("ValueError: no context k" in outs[i].message for i in (0, 2))
+        assert outs[1].value == (None, 3)
+
+
+def _blas_threads(context, report):
+    """Thread counts of every BLAS/OpenMP library loaded in the process running this task (after using BLAS)."""
+    from threadpoolctl import threadpool_info
+
+    a = np.random.default_rng(0).standard_normal((120, 120))
+    np.linalg.eigh(a + a.T)  # load and use numpy's BLAS/LAPACK
+    import scipy.linalg
+
+    scipy.linalg.eigh(a + a.T)  # and scipy's (a separate OpenBLAS in the wheels)
+    return [(info["user_api"], info["internal_api"], info["num_threads"]) for info in threadpool_info()]
+
+
+@pytest.mark.parametrize("jobs", [2, -1])
+def test_pool_workers_run_linear_algebra_on_one_thread(jobs):
+    """Issue #22: N workers on N cores with several BLAS threads each oversubscribe the cores (small eigh calls
+    are also slower threaded): every worker's BLAS and OpenMP libraries report one thread."""
+    outs = list(run_tasks([Task(_blas_threads) for _ in range(2)], n_jobs=jobs))
+    assert [o.status for o in outs] == ["done", "done"], [o.message for o in outs]
+    for out in outs:
+        blas = [lib for lib in out.value if lib[0] == "blas"]
+        assert blas, out.value  # the check saw the libraries it is about
+        assert all(threads == 1 for _, _, threads in out.value), out.value
+
+
 # ------------------------------------------------------------------------------------------------
 # audits
 # ------------------------------------------------------------------------------------------------

@@ -145,6 +145,18 @@ def test_shared_contexts_are_built_once_for_every_job_and_private_ones_stay_apar
     assert {o.value[1] for o in own.outcomes().values()} == {("own", "k")}  # same key, its own data
 
 
+def test_shared_pool_workers_run_linear_algebra_on_one_thread(pool_factory):
+    """Issue #22: a worker of the shared pool runs its BLAS/OpenMP libraries on one thread, even with fewer slots
+    than cores (the old rule gave each worker cores // slots threads)."""
+    from test_parallel import _blas_threads
+
+    job = pool_factory(1).submit([Task(_blas_threads)])
+    assert job.wait(WAIT) and job.outcomes()[0].status == "done", job.outcomes()
+    libraries = job.outcomes()[0].value
+    assert [lib for lib in libraries if lib[0] == "blas"], libraries
+    assert all(threads == 1 for _, _, threads in libraries), libraries
+
+
 def _worker_states(pool: SharedPool) -> list[str]:
     """The kernel's state letter of each worker process (Linux /proc; "T" = stopped by SIGSTOP)."""
     states = []
