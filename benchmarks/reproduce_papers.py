@@ -152,6 +152,11 @@ def add_line(fig, s: pd.DataFrame, metric: str, name: str, colour: str, row: int
     ), row=row, col=col)
 
 
+#: Log y axes of the stored figures: one labelled tick per decade, unlabelled grid lines at 2 and 5.
+LOG_Y = {"type": "log", "dtick": 1, "minor": {"dtick": "D2", "showgrid": True, "ticks": ""}}
+FROBENIUS_TITLE = "‖Ĉ − C‖<sub>F</sub> / ‖C‖<sub>F</sub>"
+
+
 def base_layout(fig, title: str, height: int, width: int, eps: list[float] | None = None) -> None:
     fig.update_layout(title={"text": title, "font": {"size": 16}}, height=height, width=width,
                       template="plotly_white", font={"size": 13},
@@ -187,7 +192,8 @@ def chaudhuri_fig5(quick: bool) -> None:
     names = {"pca": "Non-private PCA", "mod_sulq": f"MOD-SULQ (δ = {delta:g})", "ppca": f"PPCA (T = {burn_in})",
              "random": "Random subspace"}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-        "captured variance ratio q_F(V̂) / q_F(V_k)", "unnormalised q_F(V̂) = tr(V̂ᵀAV̂), A = C/n"))
+        "captured variance ratio q<sub>F</sub>(V̂) / q<sub>F</sub>(V<sub>k</sub>)",
+        "unnormalised q<sub>F</sub>(V̂) = tr(V̂ᵀAV̂), A = C/n"))
     for col, metric in ((1, "captured_variance_ratio"), (2, "q_F")):
         for mid, name in names.items():
             add_line(fig, summary[summary.mechanism == mid], metric, name, COLOURS[mid], 1, col,
@@ -195,8 +201,8 @@ def chaudhuri_fig5(quick: bool) -> None:
     base_layout(fig, f"Chaudhuri et al. (2013) Fig. 5 — synthetic N(0, Σ), n = 5000, d = 10, k = {k}; "
                      f"rows clipped to ‖x‖ ≤ 1 ({facts['clip_fraction']:.1%} clipped); mean ± sd of {trials} runs",
                 height=520, width=1250, eps=eps)
-    fig.update_yaxes(title_text="q_F(V̂) / q_F(V_k)", range=[0, 1.05], row=1, col=1)
-    fig.update_yaxes(title_text="q_F(V̂)", range=[0, 1.05 * facts["qF_Vk"]], row=1, col=2)
+    fig.update_yaxes(title_text="q<sub>F</sub>(V̂) / q<sub>F</sub>(V<sub>k</sub>)", range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="q<sub>F</sub>(V̂)", range=[0, 1.05 * facts["qF_Vk"]], row=1, col=2)
     save("chaudhuri_fig5", df, summary, [facts], fig)
     print(summary[["mechanism", "epsilon", "ok", "captured_variance_ratio_mean", "q_F_mean", "q_F_std",
                    "not_converged"]].to_string(index=False))
@@ -271,14 +277,15 @@ def amin_fig1(quick: bool) -> None:
             g = s[(s.mechanism == "analyze_gauss") & (s.delta == dl)]
             add_line(fig, g, "frobenius_error", f"G-{-round(math.log10(dl))} (Gaussian, δ = {dl:g})",
                      GAUSS_COLOURS[dl], 2, col, show=col == 1, dash="dot")
-    base_layout(fig, "Amin et al. (2019) Fig. 1 — normalised Frobenius error ‖Ĉ − C‖_F/‖C‖_F, k = d, eigenvalues "
-                     "clipped to [0, n]; mean ± sd over runs<br>top: (a) AD/IT-U vs KT and L; bottom: (b) AD vs the "
-                     "Gaussian mechanism G-x (δ = 10^−x), plus two AD exponent variants (log scale)",
+    base_layout(fig, "Amin et al. (2019) Fig. 1 — normalised Frobenius error ‖Ĉ − C‖<sub>F</sub>/‖C‖<sub>F</sub>, "
+                     "k = d, eigenvalues clipped to [0, n]; mean ± sd over runs<br>top: (a) AD/IT-U vs KT and L; "
+                     "bottom: (b) AD vs the "
+                     "Gaussian mechanism G-x (δ = 10<sup>−x</sup>), plus two AD exponent variants (log scale)",
                 height=960, width=1400, eps=eps)
     fig.update_layout(title={"font": {"size": 15}, "y": 0.975}, legend={"y": -0.09}, margin={"t": 115})
-    fig.update_yaxes(type="log", dtick="D2")
-    fig.update_yaxes(title_text="‖Ĉ − C‖_F / ‖C‖_F", row=1, col=1)
-    fig.update_yaxes(title_text="‖Ĉ − C‖_F / ‖C‖_F", row=2, col=1)
+    fig.update_yaxes(**LOG_Y)  # a label per decade only: no "5 2 1 5 2 0.1" minor-tick labels
+    fig.update_yaxes(title_text=FROBENIUS_TITLE, row=1, col=1)
+    fig.update_yaxes(title_text=FROBENIUS_TITLE, row=2, col=1)
     save("amin_fig1", df, summary, facts_all, fig)
     print(summary[["dataset", "mechanism", "delta", "epsilon", "ok", "timeouts", "frobenius_error_mean",
                    "frobenius_error_raw_mean", "runtime_s_mean"]].to_string(index=False))
@@ -406,11 +413,23 @@ def chaudhuri_table2(quick: bool) -> None:
                    "captured_variance_ratio_mean", "runtime_s_mean", "not_converged"]].to_string(index=False))
 
 
+# ==================================================================================================
+# 5. Singhal & Steinke (2021): dimension independence (the experiment lives in benchmarks/ss_dimension_sweep.py)
+# ==================================================================================================
+
+def singhal_steinke_dimension(quick: bool) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import ss_dimension_sweep
+
+    ss_dimension_sweep.reproduce(quick, save)
+
+
 EXPERIMENTS: dict[str, Callable[[bool], None]] = {
     "chaudhuri_fig5": chaudhuri_fig5,
     "amin_fig1": amin_fig1,
     "imtiaz_fig1": imtiaz_fig1,
     "chaudhuri_table2": chaudhuri_table2,
+    "singhal_steinke_dimension": singhal_steinke_dimension,
 }
 
 

@@ -343,3 +343,25 @@ def test_explore_shows_releases_with_a_warning_on_the_chart_and_above_the_table(
     warnings = [w.value for w in at.warning if "Some releases carry a warning" in w.value]
     assert len(warnings) == 1 and f"**SS approx**: {text}" in warnings[0]
     assert "analyze_gauss" not in counts and "Analyze Gauss" not in warnings[0]
+
+
+def test_papers_stored_figures_have_clean_log_ticks_and_typeset_labels():
+    """The Papers page's stored figures: log axes label whole decades only (no "5 2 1 5 2 0.1"), and no raw
+    TeX-ish text ("_F", "^{", "10^−x") in titles and axis labels."""
+    import json
+    import re
+    from pathlib import Path
+
+    figures = Path(__file__).resolve().parents[1] / "docs" / "figures"
+    for name in ("reproduce_amin_fig1", "reproduce_chaudhuri_fig5"):
+        html = (figures / f"{name}.html").read_text(encoding="utf-8")
+        found = re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*(\{.*?\}),\s*\{"responsive"', html, re.S)
+        layout = json.loads(found.group(2))
+        axes = {k: v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))}
+        texts = [layout["title"]["text"], *(a["text"] for a in layout.get("annotations", []))]
+        texts += [ax.get("title", {}).get("text") or "" for ax in axes.values()]
+        for text in texts:
+            assert not re.search(r"_[A-Za-z{]|\^[{−\-0-9]", text), (name, text)
+        for key, ax in axes.items():
+            if ax.get("type") == "log" and key.startswith("yaxis"):
+                assert ax.get("dtick") in (1, "1") and "tickvals" not in ax, (name, key, ax.get("dtick"))
