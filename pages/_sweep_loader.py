@@ -21,7 +21,7 @@ from dpcore.metrics import METRIC_LABELS, METRIC_NAMES
 from dpcore.privacy import GUARANTEE_LABELS
 from dpcore.reporting import band_table, reference_levels, results_table
 from dpcore.sweep import COLUMNS, STATUSES
-from pages._charts import METRIC_TITLES, METRIC_UNITS
+from pages._charts import METRIC_TITLES, METRIC_UNITS, release_warning_note
 
 KEY = "explore_sweep_csv"
 #: Columns read as numbers (the metrics, the cell's settings and its runtime).
@@ -177,7 +177,8 @@ def show(frame: pd.DataFrame, name: str) -> None:
             references={m: v for m, v in levels.get(metric, {}).items()
                         if not (metric == "frobenius_error" and m == "random")},
             baselines={ui.MAJORITY_LABEL: majority} if metric == "svm_accuracy" and majority is not None else None,
-            note=None if (bands["metric"] == metric).any() else "no mechanism in this file reports this metric")
+            note=None if (bands["metric"] == metric).any() else "no mechanism in this file reports this metric",
+            releases=main)
         with cols[i % 2]:
             st.plotly_chart(fig, theme="streamlit", key=f"explore_csv_{metric}", width="stretch")
 
@@ -190,6 +191,7 @@ def show(frame: pd.DataFrame, name: str) -> None:
     st.markdown("\n".join(lines))
 
     st.subheader("Results")
+    release_warning_note(main)
     table = results_table(frame)
     table.insert(0, "name", [ui.mechanism_label(m) for m in table.pop("mechanism")])
     table["guarantee"] = [GUARANTEE_LABELS.get(g, g) for g in table["guarantee"]]
