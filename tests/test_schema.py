@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,7 @@ from dpcore.data import (
     infer_roles,
     load_csv,
     load_schema,
+    load_table,
     preprocess,
     read_table,
 )
@@ -283,3 +285,65 @@ def test_example_csv_schema_round_trip_through_the_cli(capsys, tmp_path):
     code, out, _ = run(capsys, "schema", "infer", "--csv", str(csv), "--label", "passed", "--format", "json",
                        "--quiet")
     assert code == 0 and json.loads(out)["label"] == "passed"
+
+
+# --- the file format -------------------------------------------------------------------------------------
+
+def test_file_format_round_trip_and_reading_options():
+    from dpcore.data.reading import FileFormat
+
+    fmt = FileFormat(delimiter="\t", decimal=",", thousands=".", encoding="UTF-16", missing=["NA", " ", "-"],
+                     from_data=["delimiter"])
+    assert fmt.encoding == "utf-16" and fmt.missing == ("", "-", "na") and not fmt.is_public
+    assert fmt.confirmed().is_public and fmt.confirmed().reading == fmt.reading
+    schema = load_schema(PUBLIC).with_format(fmt)
+    for text in (schema.to_yaml(), schema.to_json()):
+        assert load_schema(text) == schema
+    assert not schema.is_public and schema.not_public == ["file format"]
+    opts = schema.with_format(fmt.confirmed()).reading_options()
+    assert (opts["delimiter"], opts["decimal"], opts["thousands"], opts["header"]) == ("\t", ",", ".", True)
+    assert opts["declared"] and opts["public"] and opts["records"] == "lines"
+    assert load_schema({"columns": PUBLIC["columns"]}).reading_options()["declared"] is False
+    assert FileFormat(kind="parquet", delimiter=";").to_dict() == {"kind": "parquet",
+                                                                  "missing": ["", "?", "n/a", "na", "nan", "null"]}
+
+
+@pytest.mark.parametrize("fmt, needle", [
+    ({"kind": "tsv"}, "field 'kind': unknown kind"),
+    ({"delimiter": ";;"}, "field 'delimiter'"),
+    ({"decimal": ";"}, "field 'decimal'"),
+    ({"decimal": ",", "thousands": ","}, "field 'thousands'"),
+    ({"encoding": "klingon"}, "field 'encoding'"),
+    ({"header": "maybe"}, "field 'header'"),
+    ({"quote": "'"}, "field 'quote': unknown field"),
+    ({"from_data": ["colour"]}, "field 'from_data'"),
+])
+def test_malformed_format_names_the_field(fmt, needle):
+    with pytest.raises(SchemaError) as exc:
+        load_schema({"format": fmt, "columns": PUBLIC["columns"]})
+    assert needle in str(exc.value) and str(exc.value).startswith("schema, file format")
+
+
+def test_declared_format_is_used_exactly():
+    data = b"a;b\n4.900;1,5\n3;2\n1.234,5;x\n"
+    grouped = load_schema({"format": {"delimiter": ";", "decimal": ",", "thousands": "."},
+                           "columns": [{"name": "a", "role": "numeric", "lower": 0, "upper": 1e4},
+                                       {"name": "b", "role": "numeric", "lower": 0, "upper": 10}]})
+    ds = load_csv(data, schema=grouped)
+    np.testing.assert_array_equal(ds.X, [[4900, 1.5], [3, 2], [1234.5, 0]])  # "x" is missing → 0
+    plain = grouped.with_format(replace(grouped.format, thousands=None))
+    np.testing.assert_array_equal(load_csv(data, schema=plain).X[:, 0], [0, 3, 0])  # "." is no decimal mark here
+    # a table read with detection is read again with the declared format
+    table = read_table(data, decimal=".")
+    assert table.numbers("a")[0][0] == 4.9
+    assert load_table(table, schema=grouped).X[0, 0] == 4900
+    with pytest.raises(Exception, match="declared format"):
+        load_csv(data, schema=grouped, delimiter=";")
+
+
+def test_format_without_a_header_row_takes_the_schema_names():
+    schema = load_schema({"format": {"header": False}, "columns": [
+        {"name": "u", "role": "numeric", "lower": 0, "upper": 9},
+        {"name": "v", "role": "numeric", "lower": 0, "upper": 9}]})
+    ds = load_csv(b"1,2\n3,4\n5,6\n", schema=schema)
+    assert ds.feature_names == ("u", "v") and ds.n == 3
