@@ -498,8 +498,9 @@ def figure_png(fig: go.Figure, caption: str = "") -> bytes:
 # notes next to the charts
 #: The first screen's one sentence: what the app is and where to start.
 APP_INTRO = ("**DP-PCA Explorer** compares differentially private ways to compute PCA on real data: each curve shows "
-             "how much of the data's structure a mechanism keeps as the privacy budget ε grows. **Start here:** "
-             "press **Run sweep** (or change the mechanisms in the sidebar); new to ε and δ? Read **Privacy basics**.")
+             "how much of the data's structure a mechanism keeps as the privacy budget ε grows. **Start here:** read "
+             "the first chart below, then change the mechanisms or ε in the sidebar (slower mechanisms wait for **Run "
+             "sweep**); new to ε and δ? Read **Privacy basics**.")
 #: What each warning status means for a release, as the note above the results table says it.
 WARNING_MEANINGS = {
     "not converged": "its guarantee assumes a converged chain, so these releases carry no proven ε-DP guarantee",

@@ -23,8 +23,10 @@ def _figure(table, metric: str) -> go.Figure:
                             line={"color": colors.get(mid, "#1f77b4"), "dash": _DASH[name]})
     fig.update_layout(title=f"{METRIC_LABELS[metric]}: declared schema (solid) vs data-derived bounds (dashed)",
                       height=420, margin={"l": 60, "r": 10, "t": 50, "b": 50},
-                      legend={"orientation": "h", "y": -0.25, "font": {"size": 11}})
-    fig.update_xaxes(type="log", title_text="ε (mechanism budget, log scale)")
+                      legend={"orientation": "h", "y": -0.25, "font": {"size": 12}})
+    eps = sorted({float(e) for e in table["epsilon"] if e > 0})
+    fig.update_xaxes(type="log", title_text="ε (mechanism budget, log scale)", tickvals=eps,
+                     ticktext=[f"{e:g}" for e in eps])  # the ε values run: no minor-tick labels
     fig.update_yaxes(title_text=METRIC_LABELS[metric])
     return fig
 

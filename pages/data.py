@@ -323,7 +323,8 @@ def _advisor_figure(curve, current_b: float, label: str) -> go.Figure:
                       yaxis={"title": {"text": "captured variance / optimum"}, "range": [0, 1.05]},
                       yaxis2={"title": {"text": "fraction of rows clipped"}, "range": [0, 1.05], "overlaying": "y",
                               "side": "right", "showgrid": False, "tickformat": ".0%"})
-    fig.update_xaxes(title_text="norm bound B (log scale)", type="log")
+    fig.update_xaxes(title_text="norm bound B (log scale)", type="log", dtick=1,
+                     minor={"dtick": "D2", "showgrid": True})  # labels per decade only, no "2 5" minor labels
     return fig
 
 

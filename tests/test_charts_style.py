@@ -365,3 +365,12 @@ def test_papers_stored_figures_have_clean_log_ticks_and_typeset_labels():
         for key, ax in axes.items():
             if ax.get("type") == "log" and key.startswith("yaxis"):
                 assert ax.get("dtick") in (1, "1") and "tickvals" not in ax, (name, key, ax.get("dtick"))
+
+
+def test_whatif_chart_labels_the_epsilons_run_not_minor_ticks():
+    from pages import _whatif
+
+    table = pd.DataFrame({"mechanism": "analyze_gauss", "epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
+                          "declared": 0.5, "data_derived": 0.6})
+    axis = _whatif._figure(table, "captured_variance_ratio").to_dict()["layout"]["xaxis"]
+    assert axis["type"] == "log" and axis["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
