@@ -229,6 +229,8 @@ TAG_MARGIN = 80
 #: The Frobenius panel's floor of usefulness: releasing Ĉ = 0 has normalised error ‖C − 0‖_F / ‖C‖_F = 1.
 ZERO_LABEL = "releasing zero (Ĉ = 0)"
 ZERO_TAG = "release 0"
+#: On a log axis, levels at or below this are zero up to rounding (non-private PCA's Frobenius error) and not drawn.
+LOG_FLOOR = 1e-9
 
 
 def tick_text(value: float) -> str:
@@ -399,14 +401,14 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
                                "marker": {"symbol": "x-thin-open", "size": 10,
                                           "line": {"width": 2, "color": style.color}}})
     lines = []
-    for ref_id, value in (references or {}).items():
-        if value is not None and math.isfinite(value) and (value > 0 or not log_y):
+    for ref_id, value in (references or {}).items():  # on a log axis a level of (numerically) zero has no place
+        if value is not None and math.isfinite(value) and (value > LOG_FLOOR or not log_y):
             style = trace_style(ref_id)
             lines.append((float(value), style.color, style.dash if style.dash != "solid" else "dot",
                           REFERENCE_TAGS.get(ref_id, short_name(ref_id) if ref_id in dpcore.mechanism_ids()
                                              else ref_id), style.legend))
     for label, value in (baselines or {}).items():
-        if value is not None and math.isfinite(value) and (value > 0 or not log_y):
+        if value is not None and math.isfinite(value) and (value > LOG_FLOOR or not log_y):
             lines.append((float(value), BASELINE_COLOR, "dashdot", label.split(" ")[0], label))
     if metric == "frobenius_error":
         lines.append((1.0, BASELINE_COLOR, "longdash", ZERO_TAG, ZERO_LABEL))
@@ -439,7 +441,7 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
 def _span(lo: np.ndarray, hi: np.ndarray, levels: Sequence[float]) -> tuple[float, float]:
     """The smallest and largest positive value a chart shows (band and reference levels); (0.1, 1) when empty."""
     values = np.concatenate([lo, hi, np.asarray(levels, dtype=float)]) if len(lo) or levels else np.empty(0)
-    values = values[np.isfinite(values) & (values > 0)]
+    values = values[np.isfinite(values) & (values > LOG_FLOOR)]
     return (float(values.min()), float(values.max())) if values.size else (0.1, 1.0)
 
 
