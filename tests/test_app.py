@@ -60,6 +60,7 @@ def at() -> AppTest:
     return app
 
 
+@pytest.mark.slow
 def test_explore_default_page_renders_four_charts(at):
     """First load: the default data (adult) and every chart, drawn without a click."""
     assert at.title[0].value.startswith("Explore")
@@ -143,6 +144,7 @@ def test_every_page_loads(at, page):
     assert not at.error, [e.value for e in at.error]
 
 
+@pytest.mark.slow
 def test_changing_widgets_changes_chart_data(at):
     before = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss · (ε,δ)-DP")
     at.select_slider(key="w_dp_eps_range").set_value((1.0, 100.0)).run()
@@ -161,6 +163,7 @@ def test_changing_widgets_changes_chart_data(at):
     assert "MOD-SULQ · (ε,δ)-DP" in names and "Analyze Gauss · (ε,δ)-DP" not in names
 
 
+@pytest.mark.slow
 def test_chart_option_does_not_rerun_sweep(at):
     frame_before = at.session_state["_dp_explore_result"].frame
     at.radio(key="dp_band").set_value("min–max").run()
@@ -177,6 +180,7 @@ def test_chart_option_does_not_rerun_sweep(at):
     assert all(at.session_state["_dp_explore_derived"]["figs"][k] is v for k, v in figs.items())
 
 
+@pytest.mark.slow
 def test_bad_csv_shows_error_not_exception(at):
     at.session_state["dp_upload"] = b"only_text,more_text\nfoo,bar\nbaz,qux\n"
     at.session_state["dp_upload_name"] = "bad.csv"
@@ -188,6 +192,7 @@ def test_bad_csv_shows_error_not_exception(at):
     assert "column" in at.error[0].value.lower()
 
 
+@pytest.mark.slow
 def test_good_csv_updates_summary(at):
     rng = np.random.default_rng(0)
     values = rng.normal(size=(60, 4))
@@ -238,6 +243,7 @@ def test_invalid_query_params_are_ignored():
     assert at.toast and "Ignored" in at.toast[0].value
 
 
+@pytest.mark.slow
 def test_settings_persist_across_pages(at):
     at.number_input(key="dp_k").set_value(3).run()
     at.switch_page("pages/data.py").run()
@@ -246,6 +252,7 @@ def test_settings_persist_across_pages(at):
     assert at.number_input(key="dp_k").value == 3
 
 
+@pytest.mark.slow
 def test_invalid_mechanism_exhibit_is_labelled(at):
     at.multiselect(key="dp_mech_claimed-invalid").set_value(["sn_imtiaz"]).run()
     no_exception(at)
@@ -254,6 +261,7 @@ def test_invalid_mechanism_exhibit_is_labelled(at):
     assert any("NOT PRIVATE" in (n or "") for n in names)
 
 
+@pytest.mark.slow
 def test_sample_size_page_runs(at):
     at.session_state["dp_dataset"] = "wine"
     at.switch_page("pages/sample_size.py").run()
@@ -294,6 +302,7 @@ def test_metric_figure_exports_and_notes():
     assert [a["text"] for a in empty.to_dict()["layout"]["annotations"]] == ["nothing to show"]
 
 
+@pytest.mark.slow
 def test_data_page_utility_vs_b_advisor(at):
     at.session_state["dp_dataset"] = "wine"
     at.switch_page("pages/data.py").run()
@@ -331,6 +340,7 @@ def test_data_page_utility_vs_b_advisor(at):
     assert not any("changed" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_data_page_utility_advisor_error_is_shown(at, monkeypatch):
     import dpcore.advisor
 
@@ -345,6 +355,7 @@ def test_data_page_utility_advisor_error_is_shown(at, monkeypatch):
     assert "_dp_adv_result" not in at.session_state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["wine", "css_synthetic"])
 def test_sample_size_defaults_give_a_banded_curve(dataset):
     """The default mechanisms run without a click (their time is a benchmark's concern, not this test's)."""
@@ -380,6 +391,7 @@ def test_sample_size_defaults_give_a_banded_curve(dataset):
         assert not small_note
 
 
+@pytest.mark.slow
 def test_first_load_draws_the_real_navigation(at):
     """The sidebar shows the app's pages (never file names such as the private `_ui` module)."""
     from pages import _nav
@@ -401,6 +413,7 @@ def test_first_load_draws_the_real_navigation(at):
     assert [el.proto.label for el in at.get("page_link")][: len(_nav.PAGES)] == [p.title for p in _nav.PAGES]
 
 
+@pytest.mark.slow
 def test_settings_codec_round_trips():
     """One owner: defaults, link parsing and link writing all come from the settings table."""
     from pages import _state

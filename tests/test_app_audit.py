@@ -12,6 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.audit import MIN_TRIALS
 
+pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
+
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "audit.py")
 
 

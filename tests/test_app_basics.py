@@ -14,6 +14,8 @@ from dpcore.data import load_dataset
 from dpcore.privacy import l2_sensitivity_upper_triangle
 from dpcore.statements import mechanism_delta_statement
 
+pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 BASICS = "pages/basics.py"
 

@@ -12,6 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 
+pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 INSPECT = "pages/inspect.py"
 LEARN = "pages/learn.py"

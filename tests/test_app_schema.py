@@ -13,6 +13,8 @@ from dpcore.data import SchemaError, draft_schema, infer_roles, read_table
 from dpcore.vocabulary import ColumnRole
 from pages import _schema_editor as editor
 
+pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 TIMEOUT = 60

@@ -13,6 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.metrics import evaluate
 
+pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 TIMEOUT = 90

@@ -16,6 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.mechanisms import _INSTANCES, _REGISTRY
 
+pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 60

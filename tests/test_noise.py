@@ -139,6 +139,7 @@ def test_symmetric_gaussian_diagonal_and_off_diagonal_have_the_same_variance():
     assert variance_pvalue(naive[:, *np.triu_indices(d, 1)].ravel(), sigma) < ALPHA
 
 
+@pytest.mark.slow
 def test_symmetric_gaussian_upper_entries_are_uncorrelated():
     d, N = 4, 20000
     rng = make_rng(3)
@@ -230,6 +231,7 @@ def test_truncated_laplace_validates(scale, half_width):
 # Wishart
 # --------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_wishart_bartlett_mean_is_df_times_scale_identity():
     d, df, s, N = 4, 7, 0.5, 20_000
     rng = make_rng(9)
@@ -245,6 +247,7 @@ def test_wishart_bartlett_mean_is_df_times_scale_identity():
     assert z_pvalue_max(upper((mean - (df + 1) * s * np.eye(d)) / sd)) < ALPHA
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("df", [1.0, 3.0, 2.5])
 def test_wishart_bartlett_one_dimensional_is_scaled_chi_square(df):
     s = 0.7
@@ -264,6 +267,7 @@ def _wishart_features(W: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+@pytest.mark.slow
 def test_wishart_bartlett_exact_marginals():
     """tr W ~ s·χ²_{d·df}, every W_ii ~ s·χ²_df (including the last, which mixes the Bartlett factors)."""
     d, df, s, N = 3, 5.5, 2.0, 40_000
@@ -277,6 +281,7 @@ def test_wishart_bartlett_exact_marginals():
     assert ks_pvalue(f["Wdd"], stats.chi2(df, scale=1.1 * s).cdf) < ALPHA
 
 
+@pytest.mark.slow
 def test_wishart_bartlett_matches_scipy_wishart():
     d, df, s, N = 3, 5, 0.5, 30_000
     rng = make_rng(12)
@@ -291,6 +296,7 @@ def test_wishart_bartlett_matches_scipy_wishart():
         assert ks2_pvalue(fo[key], fw[key]) < ALPHA, key
 
 
+@pytest.mark.slow
 def test_wishart_gram_matches_bartlett():
     d, df, s, N = 3, 6, 0.8, 30_000
     rng = make_rng(13)
@@ -337,6 +343,7 @@ def test_uniform_stiefel_is_orthonormal(d, k):
     np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_uniform_stiefel_k1_is_haar():
     d, N = 5, 30_000
     rng = make_rng(16)
@@ -351,6 +358,7 @@ def test_uniform_stiefel_k1_is_haar():
     assert ks_pvalue(bad[:, 0], sphere_coordinate_cdf(d)) < ALPHA  # ... the signed coordinate can
 
 
+@pytest.mark.slow
 def test_uniform_stiefel_subspace_is_haar():
     """‖Vᵀe₁‖² ~ Beta(k/2, (d−k)/2) for a uniform k-plane, and each column is uniform on the sphere."""
     d, k, N = 6, 3, 20_000

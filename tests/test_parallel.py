@@ -100,6 +100,7 @@ SWEEP = dict(mechanisms=["pca", "random", "analyze_gauss", "laplace", "itu", "pp
              mechanism_options={"ppca": {"burn_in": 30}})
 
 
+@pytest.mark.slow
 def test_one_and_two_jobs_give_the_same_frame(small_data):
     one = run_sweep(small_data, n_jobs=1, **SWEEP)
     two = run_sweep(small_data, n_jobs=2, **SWEEP)
@@ -109,6 +110,7 @@ def test_one_and_two_jobs_give_the_same_frame(small_data):
     assert two.runtime_s.notna().all()
 
 
+@pytest.mark.slow
 def test_progress_fires_per_cell_and_false_stops_keeping_finished_cells(small_data):
     full = run_sweep(small_data, n_jobs=1, **SWEEP)
     seen: list[tuple[int, int]] = []
@@ -130,6 +132,7 @@ def test_progress_fires_per_cell_and_false_stops_keeping_finished_cells(small_da
     assert order.is_monotonic_increasing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [StuckSleeping, StuckSpinning])
 def test_a_stuck_cell_is_stopped_at_its_cap_and_the_sweep_goes_on(small_data, registered, cls):
     mid = registered(cls)
@@ -145,6 +148,7 @@ def test_a_stuck_cell_is_stopped_at_its_cap_and_the_sweep_goes_on(small_data, re
     assert frame.groupby("trial").size().tolist() == [4, 4]
 
 
+@pytest.mark.slow
 def test_a_crashed_worker_is_an_error_row_and_is_replaced(small_data, registered):
     mid = registered(Crashing)
     frame = run_sweep(small_data, mechanisms=[mid, "random"], epsilons=[1.0, 2.0], trials=2, ks=[2], n_jobs=2)
@@ -154,6 +158,7 @@ def test_a_crashed_worker_is_an_error_row_and_is_replaced(small_data, registered
     assert set(frame.drop(crashed.index).status) == {"ok"}
 
 
+@pytest.mark.slow
 def test_total_time_limit_with_workers(small_data):
     frame = run_sweep(small_data, mechanisms=["random"], epsilons=[1.0], trials=3, total_time_limit=1e-9, n_jobs=2)
     assert frame.status.tolist() == ["timeout"] * 3
@@ -237,6 +242,8 @@ def test_pool_workers_run_linear_algebra_on_one_thread(jobs):
 # audits
 # ------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_parallel_audit_is_reproducible_for_a_seed_and_job_count():
     seen: list[tuple[int, int]] = []
     a = run_audit("laplace", 1.0, trials=600, seed=11, n_jobs=2, progress=lambda d, t: seen.append((d, t)))
@@ -250,6 +257,8 @@ def test_parallel_audit_is_reproducible_for_a_seed_and_job_count():
     assert not np.array_equal(a.samples[0], c.samples[0])
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_parallel_audit_workers_draw_independent_streams():
     """Worker i uses stage_seed(seed, AUDIT, i): the two halves of the release sample are not copies."""
     r = run_audit("laplace", 1.0, trials=400, seed=5, n_jobs=2, field="covariance", statistic="quadratic")
@@ -261,6 +270,7 @@ def test_parallel_audit_workers_draw_independent_streams():
     assert not np.allclose(g.samples[0][:200], g.samples[0][200:])
 
 
+@pytest.mark.slow
 def test_parallel_audit_reraises_user_errors():
     with pytest.raises(InvalidParameterError):
         run_audit("analyze_gauss", 1.0, delta=1e-5, trials=100, n_jobs=2, variant="nope")

@@ -67,6 +67,7 @@ def test_pick_job_prefers_the_least_served_then_the_oldest():
     assert pick_job(jobs, lambda j: False) is None
 
 
+@pytest.mark.slow
 def test_a_light_job_submitted_later_finishes_before_the_heavy_one_goes_on(pool_factory):
     """One slot: after the heavy task running when the light job arrives, every free slot goes to the light job
     (it has received less), so the heavy job's second task ends after the light job's last."""
@@ -78,6 +79,7 @@ def test_a_light_job_submitted_later_finishes_before_the_heavy_one_goes_on(pool_
     assert _ends(light)[-1] < _ends(heavy)[1]
 
 
+@pytest.mark.slow
 def test_a_light_job_takes_the_slot_of_a_long_running_task(pool_factory):
     """Preemption: the heavy task already running is paused while the light job runs (a paused task can be
     cancelled)."""
@@ -94,6 +96,7 @@ def test_a_light_job_takes_the_slot_of_a_long_running_task(pool_factory):
     assert heavy.wait(WAIT) and heavy.done == 0
 
 
+@pytest.mark.slow
 def test_cancel_keeps_finished_outcomes_and_other_jobs_go_on(pool_factory):
     pool = pool_factory(2)
     other = pool.submit([Task(_nap, (0.3,)) for _ in range(4)], label="other")
@@ -109,6 +112,7 @@ def test_cancel_keeps_finished_outcomes_and_other_jobs_go_on(pool_factory):
     assert {o.status for o in other.outcomes().values()} == {"done"}
 
 
+@pytest.mark.slow
 def test_a_stuck_task_is_killed_at_its_hard_limit_while_another_job_proceeds(pool_factory):
     pool = pool_factory(2)
     stuck = pool.submit([Task(_nap, (120.0,), hard_limit=0.5)], label="stuck")
@@ -119,6 +123,7 @@ def test_a_stuck_task_is_killed_at_its_hard_limit_while_another_job_proceeds(poo
     assert {o.status for o in other.outcomes().values()} == {"done"} and other.done == 6
 
 
+@pytest.mark.slow
 def test_contexts_reach_only_their_own_jobs_tasks(pool_factory):
     pool = pool_factory(2)
     a = pool.submit([Task(_nap, (0.01,), context="k") for _ in range(4)], lambda key: ("a", key))
@@ -128,6 +133,7 @@ def test_contexts_reach_only_their_own_jobs_tasks(pool_factory):
     assert {o.value[1] for o in b.outcomes().values()} == {("b", "k")}
 
 
+@pytest.mark.slow
 def test_shared_contexts_are_built_once_for_every_job_and_private_ones_stay_apart(pool_factory):
     pool = pool_factory(2)
     built: list[str] = []
@@ -145,6 +151,7 @@ def test_shared_contexts_are_built_once_for_every_job_and_private_ones_stay_apar
     assert {o.value[1] for o in own.outcomes().values()} == {("own", "k")}  # same key, its own data
 
 
+@pytest.mark.slow
 def test_shared_pool_workers_run_linear_algebra_on_one_thread(pool_factory):
     """Issue #22: a worker of the shared pool runs its BLAS/OpenMP libraries on one thread, even with fewer slots
     than cores (the old rule gave each worker cores // slots threads)."""
@@ -166,6 +173,7 @@ def _worker_states(pool: SharedPool) -> list[str]:
     return states
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads worker states from /proc")
 def test_a_task_that_finishes_as_it_is_paused_leaves_its_worker_running(pool_factory):
     """The race behind a cold classroom that never got its charts: the pool pauses a task whose result is already
@@ -194,6 +202,7 @@ def _big_result(context, seconds, size, report=None):
     return bytes(size)
 
 
+@pytest.mark.slow
 def test_a_worker_paused_half_way_through_sending_its_result_is_read_to_the_end(pool_factory):
     """The hang of a loaded test run: the pool paused a worker while it was writing a large result, then its recv()
     waited for the rest for ever with the pool's lock held. Forced here: the lock is held while the worker fills
@@ -212,6 +221,7 @@ def test_a_worker_paused_half_way_through_sending_its_result_is_read_to_the_end(
     assert finished and job.done == 1 and len(job.outcomes()[0].value) == size
 
 
+@pytest.mark.slow
 def test_many_sessions_submitting_at_once_to_a_fresh_pool_all_finish(pool_factory):
     """A classroom on a fresh pool: 16 threads submit jobs with a context larger than a pipe's buffer within a
     second (the pool pauses and resumes workers all the time); every job finishes."""
@@ -251,6 +261,7 @@ def _pool_frame(pool: SharedPool, data) -> pd.DataFrame:
     return plan.frame({o.index: plan.row(o) for o in job.outcomes().values()})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("processes", [True, False])
 def test_a_sweep_on_the_shared_pool_gives_run_sweeps_frame(small_data, pool_factory, processes):
     pool = pool_factory(2, processes=processes)
@@ -286,6 +297,7 @@ class _StuckMechanism(SleepyMechanism):
     name = "Stuck (test only)"
 
 
+@pytest.mark.slow
 def test_a_stuck_sweep_cell_times_out_at_its_cap_while_another_sessions_sweep_runs(small_data, pool_factory,
                                                                                       monkeypatch):
     monkeypatch.setitem(_REGISTRY, _StuckMechanism.id, _StuckMechanism)
@@ -305,6 +317,7 @@ def test_a_stuck_sweep_cell_times_out_at_its_cap_while_another_sessions_sweep_ru
     assert len(stuck.cache) == 1
 
 
+@pytest.mark.slow
 def test_a_sweep_nobody_holds_any_more_is_cancelled(small_data, pool_factory, monkeypatch):
     monkeypatch.setitem(_REGISTRY, _StuckMechanism.id, _StuckMechanism)
     monkeypatch.setitem(_INSTANCES, _StuckMechanism.id, _StuckMechanism())
@@ -317,6 +330,7 @@ def test_a_sweep_nobody_holds_any_more_is_cancelled(small_data, pool_factory, mo
     assert job.wait(WAIT) and job.cancelled and job.done == 0
 
 
+@pytest.mark.slow
 def test_fast_cells_are_submitted_first_and_the_frame_keeps_sweep_order(small_data, pool_factory):
     pool = pool_factory(processes=False)
     plan = plan_sweep(small_data, mechanisms=["ppca", "laplace"], epsilons=[1.0, 2.0], trials=2, ks=[2], seed=2,
