@@ -33,7 +33,7 @@ from ..privacy import Diagnostics, LedgerEntry
 from ..vocabulary import CategoricalPolicy, ColumnRole, MissingPolicy, values
 from .datasets import SAMPLE_DATA_DIR, Dataset
 from .encode import EncodedTable, check_columns, encode_table
-from .reading import MISSING_TOKENS, CsvSource, RawTable, read_table
+from .reading import MISSING_TOKENS, CsvSource, FileFormat, RawTable, file_kind, read_source, read_table
 from .roles import MAX_CATEGORIES, ColumnDecision, RoleReport, infer_roles
 from .schema import ColumnSchema, Schema, SchemaError, draft_schema, load_schema
 
@@ -112,8 +112,9 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
         if delimiter is not None or decimal is not None or encoding is not None:
             raise InvalidParameterError("with a schema the file is read with the schema's declared format; drop the "
                                         "delimiter/decimal/encoding overrides, or change the schema's `format:`.")
-        fmt = schema.file_format
-        table = read_table(source, format=fmt, column_names=None if fmt.header else schema.names, max_rows=max_rows,
+        raw = read_source(source)
+        fmt = schema.format if schema.format is not None else FileFormat(kind=file_kind(raw))
+        table = read_table(raw, format=fmt, column_names=None if fmt.header else schema.names, max_rows=max_rows,
                            name=name)
     else:
         table = read_table(source, delimiter=delimiter, decimal=decimal, encoding=encoding, max_rows=max_rows,
@@ -316,9 +317,17 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
         schema = replace(schema, label=label) if label in schema else replace(
             schema, columns=(*schema.columns, ColumnSchema(label, ColumnRole.LABEL)), label=label)
     label = schema.label
-    fmt = schema.file_format
-    table = table.read_as(fmt, None if fmt.header else schema.names)  # exactly the declared format
-    check_columns(table, schema)
+    # exactly the declared format; without one, the default of the file's kind (not public either way)
+    fmt = schema.format if schema.format is not None else FileFormat(kind=table.file_format.kind)
+    table = table.read_as(fmt, None if fmt.header else schema.names)
+    try:
+        check_columns(table, schema)
+    except SchemaError as exc:
+        if schema.format is None:
+            raise SchemaError(f"{exc} The schema declares no file format, so the file was read as "
+                              f"{fmt.describe()}; declare its format in the schema (e.g. format: {{kind: csv, "
+                              "delimiter: ';', decimal: ','}; `dpcore schema infer` drafts one).") from None
+        raise
     ledger: list[LedgerEntry] = []
     notes = [f"{c!r} is not in the schema: left out." for c in table.columns if c not in schema][:50]
     onehot_cols = [c.name for c in schema.features if c.is_categorical]

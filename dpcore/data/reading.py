@@ -698,8 +698,8 @@ def _read_excel(raw: bytes, sheet: str | int | None) -> pd.DataFrame:
 # entry point
 # ==================================================================================================
 
-def _kind(raw: bytes) -> str:
-    """The kind of file its first bytes announce (a draft: a declared format is never sniffed)."""
+def file_kind(raw: bytes) -> str:
+    """The kind of file its first bytes announce ("csv", "parquet", "excel"); a declared format is never sniffed."""
     if raw.startswith(b"PAR1"):
         return "parquet"
     if _is_xlsx(raw):
@@ -748,7 +748,7 @@ def _read_declared(raw: bytes, fmt: FileFormat, column_names: Sequence[str] | No
 def _read_detected(raw: bytes, delimiter: str | None, decimal: str | None, encoding: str | None,
                    sheet: str | int | None, max_rows: int) -> tuple[pd.DataFrame, ReadInfo, dict]:
     """Detect a draft format (its detected fields marked ``from_data``) and read with it."""
-    kind = _kind(raw)
+    kind = file_kind(raw)
     if kind != "csv":
         fmt = FileFormat(kind=kind, from_data=frozenset({"kind"}))
         return _read_typed(raw, fmt, sheet), ReadInfo(kind, file_format=fmt), {}
