@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.audit import MIN_TRIALS
 
-pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # AppTest-heavy; audits may wait 330 s in the page
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "audit.py")
 
