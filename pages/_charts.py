@@ -398,7 +398,7 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
                 drawn[mid] = set()
                 traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
                                "name": f"{style.legend} · ⚠ {warn_notes[mid]}", "hoverinfo": "skip",
-                               "marker": {"symbol": "x-thin-open", "size": 10,
+                               "marker": {"symbol": "x-thin-open", "size": 10, "color": style.color,
                                           "line": {"width": 2, "color": style.color}}})
     lines = []
     for ref_id, value in (references or {}).items():  # on a log axis a level of (numerically) zero has no place

@@ -104,7 +104,7 @@ def captioned_figure(fig: go.Figure, caption: str, *, title: str | None = None,
         title={"text": title if title is not None else _title_text(fig), "font": {"size": 18},
                "subtitle": {"text": caption, "font": {"size": CAPTION_FONT, "color": "#333333"}},
                "yref": "container", "y": 0.985, "yanchor": "top", "x": 0.01, "xanchor": "left"},
-        margin={"t": 50 + ROW_PX * lines, "l": 70, "r": 20, "b": 20},
+        margin={"t": 50 + ROW_PX * lines, "l": 70, "r": max(20, fig.layout.margin.r or 0), "b": 20},  # keeps tags
     )
     if out.layout.legend.yref == "container":  # keep the bottom legend row off the image's edge
         out.update_layout(legend={"y": 10 / out.layout.height})

@@ -112,6 +112,9 @@ def test_captioned_figure_prints_the_caption_and_makes_room():
     assert layout["margin"]["t"] >= 50 + 2 * export.ROW_PX  # two caption lines above the plot
     assert export.captioned_figure(_figure(8), caption).layout.height > out.layout.height  # legend rows
     assert _figure(5).layout.title.subtitle.text is None  # the figure on the page is left alone
+    tagged = _figure(5)
+    tagged.update_layout(margin={"r": 80})  # reference-line tags in the right margin stay inside the export
+    assert export.captioned_figure(tagged, caption).layout.margin.r == 80
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
