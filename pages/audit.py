@@ -64,8 +64,10 @@ RELATION_LABELS = {"auto": "the construction's own (if supported)", "replace": "
 
 #: Presets: widget values to set, and whether the run is an audit or the determinism probe.
 PRESETS: dict[str, dict] = {
-    "SN Wishart (invalid) — support attack": {"mechanism": "sn_imtiaz", "epsilon": 1.0, "trials": 5_000},
-    "Jiang Wishart (invalid) — support attack": {"mechanism": "wishart_jiang", "epsilon": 1.0, "trials": 5_000},
+    "SN Wishart (invalid) — support attack": {"mechanism": "sn_imtiaz", "epsilon": 1.0, "trials": 5_000,
+                                              "neighbours": "zero_vs_unit"},
+    "Jiang Wishart (invalid) — support attack": {"mechanism": "wishart_jiang", "epsilon": 1.0, "trials": 5_000,
+                                                 "neighbours": "zero_vs_unit"},
     "Analyze Gauss (valid) — power check": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5,
                                             "trials": 5_000, "neighbours": "unit_swap"},
     "Laplace (valid) — power check": {"mechanism": "laplace", "epsilon": 1.0, "trials": 5_000,
@@ -77,7 +79,8 @@ PRESETS: dict[str, dict] = {
         "mechanism": "ss_exact", "epsilon": 1.0, "delta": 1e-5, "neighbours": "in_plane", "neighbouring": "replace",
         "n": 70, "k": 2, "action": "probe"},
     "Wishart (Sheffet) support witness at large ε": {
-        "mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000, "statistic": "support"},
+        "mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000, "statistic": "support",
+        "neighbours": "zero_vs_unit"},
 }
 
 #: Releases per dataset and neighbour pair on the page (every construction is audited by default, so this is run
@@ -162,6 +165,9 @@ def _verdict(result) -> None:
             f"loss is at least ε = {result.epsilon_lower_bound:.3g}, more than the claimed {result.claimed_epsilon:g}. "
             f"Witness: {result.event['description']}."
         )
+    elif result.inconclusive and result.inconclusive_reason in ("power", "unchecked"):
+        st.warning(f"**{so_far}Inconclusive: no violation found, but this test could not have found one of a "
+                   f"comparable size.** {result.verdict_text().split(': ', 1)[1]}")
     elif result.inconclusive:
         st.warning(
             f"**{so_far}Inconclusive: this test could not have refuted the claim.** With "
@@ -171,9 +177,6 @@ def _verdict(result) -> None:
             + ("" if result.trials_needed is None else
                f" Testing this ε by frequencies would need about {result.trials_needed:,} releases per dataset.")
         )
-    elif result.inconclusive and result.inconclusive_reason in ("power", "unchecked"):
-        st.warning(f"**{so_far}Inconclusive: no violation found, but this test could not have found one of a "
-                   f"comparable size.** {result.verdict_text().split(': ', 1)[1]}")
     else:
         st.info(
             f"**{so_far}No violation found, by a test that demonstrably finds a comparable one.** The audit's lower "

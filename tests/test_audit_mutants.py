@@ -199,6 +199,7 @@ def test_half_noise_gauss_is_flagged_on_the_full_sensitivity_pair_and_gives_the_
     assert "flags a version with half its noise" in honest.verdict_text()
 
 
+@pytest.mark.slow
 def test_half_noise_gauss_is_inconclusive_not_consistent_at_ten_thousand_releases():
     """The issue's measurement: 10,000 releases cannot tell Analyze Gauss from its σ/2 mutant, so "inconclusive"."""
     r = run_audit(Gauss(), 1.0, 1e-5, neighbours="unit_swap", trials=10_000, seed=27)

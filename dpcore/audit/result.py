@@ -146,8 +146,9 @@ class AuditResult:
         """The verdict in one or two plain sentences (shared by the CLI and the dashboard)."""
         conf = f"{100 * self.confidence:g}%"
         if self.inconclusive and self.inconclusive_reason == "unchecked":
+            why = ("the power check runs when the audit ends" if self.interim else "the power check was skipped")
             return (f"INCONCLUSIVE: no violation found (ε ≥ {self.epsilon_lower_bound:.3g}, {conf} confidence), but "
-                    "the power check was skipped, so nothing shows that this test could have found one.")
+                    f"{why}, so nothing shows yet that this test could have found one.")
         if self.inconclusive and self.inconclusive_reason == "power":
             first = self.power[0]
             return (f"INCONCLUSIVE: no violation found (ε ≥ {self.epsilon_lower_bound:.3g}, {conf} confidence), but "
