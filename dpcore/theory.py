@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import check_delta, check_epsilon, check_int, check_positive
-from .exceptions import InvalidParameterError
+from .exceptions import DPCoreError, InvalidParameterError
 
 
 @dataclass(frozen=True)
@@ -242,7 +242,10 @@ def guide_range(mechanism, eigenvalues: Sequence[float], n: int, *, k: int, epsi
     if gap <= 0:
         return GuideRange(None, f"the eigengap Δ{_sub(k)} of this data is zero")
     if family.id == "additive":
-        noise = noise_spectral_norm(mechanism.id, d, k, float(epsilon), float(delta), neighbouring)
+        try:
+            noise = noise_spectral_norm(mechanism.id, d, k, float(epsilon), float(delta), neighbouring)
+        except DPCoreError as exc:  # settings outside the mechanism's domain: no release, so no guide
+            return GuideRange(None, f"this mechanism does not run at these settings ({exc})")
         if noise is None:
             return GuideRange(None, "this mechanism releases no covariance")
         return GuideRange(noise / gap, f"noise on C/n below the eigengap: ‖E‖₂/n < Δ{_sub(k)} = {gap:.3g} "

@@ -363,3 +363,11 @@ def test_sample_size_page_draws_a_guide_only_where_it_holds():
     xs = np.frombuffer(__import__("base64").b64decode(xs["bdata"]), xs["dtype"]) if isinstance(xs, dict) else xs
     assert min(xs) >= where.n_min * (1 - 1e-9) and f"n ≥ {where.n_min:,.0f}" in guides[0]["name"]
     assert any("drawn where noise on C/n below the eigengap" in c.value for c in at.caption)
+
+
+def test_guide_range_outside_a_mechanisms_domain_is_no_guide_not_an_error():
+    from dpcore.theory import guide_range
+
+    w = _spectrum([0.3, 0.1, 0.05], 1000)
+    where = guide_range(get_mechanism("analyze_gauss"), w, 1000, k=1, epsilon=1.0, delta=0.0)  # AG needs δ > 0
+    assert where.n_min is None and "does not run at these settings" in where.condition
