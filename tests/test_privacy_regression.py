@@ -55,6 +55,8 @@ def _mechanisms_with(relation: str) -> list[str]:
 # Generic: every mechanism × relation × released field
 # ======================================================================================================
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize(("mech_id", "relation"), _mechanism_relations())
 def test_neighbouring_pairs(mech_id, relation):
     mech = get_mechanism(mech_id)
