@@ -122,3 +122,17 @@ def test_provenance_follows_the_dataset_scope(wine_max_norm):
     at.selectbox(key="dp_dataset").set_value("wine").run()
     _no_exception(at)
     assert at.session_state["dp_norm_from_data"] is True and not _prepared(at).is_private
+
+
+def test_the_data_derived_bound_stays_marked_on_every_page(wine_max_norm):
+    """Explore, Inspect and Sample size compute with the same bound and show it as NOT private."""
+    at = wine_max_norm
+    _to_clip_with_shown_bound(at)
+    at.switch_page("pages/explore.py").run()
+    _no_exception(at)
+    assert any("non-private step" in w.value for w in at.warning)
+    for page in ("pages/inspect.py", "pages/sample_size.py"):
+        at.switch_page(page).run()
+        _no_exception(at)
+        prepared = _prepared(at)
+        assert not _clip_entry(prepared).private and not prepared.is_private, page
