@@ -149,10 +149,10 @@ def structure_status(schema: Schema) -> tuple[bool, str]:
     """(public, one line): whether the file format, the roles and the label are declarations, and what is not."""
     fmt = schema.file_format.describe()
     if schema.format_public and schema.structure_public:
-        return True, f"File format ({fmt}), column roles and label: declared."
+        return True, f"File format ({fmt.replace('-separated', ' separator')}), column roles and label: declared."
     parts = []
     if not schema.format_public:
-        parts.append(f"the file format ({fmt}) was detected from the data" if schema.format is not None
+        parts.append("the file format (shown above) was detected from the data" if schema.format is not None
                      else "no file format is declared")
     roles = schema.roles_from_data
     if roles:
