@@ -11,7 +11,8 @@ other record is read (a single "3,5" turns 150 other "4.900" from 4900 into 4.9)
 format (every detected field is marked ``from_data``); ``read_table(source, format=F)`` reads with exactly ``F``,
 guessing nothing. Under a declared format every rule is per record: a line is a record (a quote never spans lines),
 a line with the wrong number of fields becomes a record of missing cells, undecodable bytes become U+FFFD, and a
-cell is a number only when it is one under the declared decimal mark and thousands separator.
+cell is a number only when it is one under the declared decimal mark and thousands separator. (So a quoted cell
+that contains a line break is read as several records of missing cells: declare such tables as Parquet or Excel.)
 """
 
 from __future__ import annotations
