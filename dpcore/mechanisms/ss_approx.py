@@ -9,14 +9,20 @@ d×q; Π̂ = its top-k left singular vectors. Constants t, q, ℓ are the spec's
 
 from __future__ import annotations
 
+from ..exceptions import InvalidParameterError
 from ..privacy import LedgerEntry
 from ..subspace_learning import (
+    TARGET_GRID_ERROR,
+    cell_side_for_error,
     coarse_grid_warning,
     default_cell_side,
     default_num_blocks,
     dpase,
     draw_approx_plan,
+    grid_relative_error,
     histogram_threshold,
+    hopeless_grid_reason,
+    tolerated_gap,
 )
 from . import register
 from .base import Mechanism, MechanismOutput, Param
@@ -29,10 +35,13 @@ APPROX_PARAMS = (
     Param("q", 0, "Number of public Gaussian reference points projected onto each block subspace (0 = 2k; must be "
           "≥ k). The released point lives in R^{d·q}.", kind="int", low=0),
     Param("ell", 0.0, "Histogram cell side ℓ, the main utility knob: too small and the t block projections fall in "
-          "different cells (⊥), too large and the released point is coarse (error grows like ℓ·√(d/q)). "
-          "0 = automatic from gamma_pub: ℓ = 10·q·d·w, w = 2γ_pub·√(d/m)·√(2k/d)·√(2 ln t).", kind="float", low=0.0),
-    Param("gamma_pub", 1e-4, "Public guess of the gap γ (λ_{k+1}/λ_k = γ²), used only to set ℓ automatically. "
-          "Must not be computed from the data.", kind="float", low=1e-15, high=1.0),
+          "different cells (⊥), too large and the released point is coarse (relative error ρ = ℓ·√(d/(12k)), "
+          "sin θ ≈ 1.2ρ). 0 = automatic: from gamma_pub when it is given (ℓ = 10·q·d·w, "
+          "w = 2γ_pub·√(d/m)·√(2k/d)·√(2 ln t)), else ℓ = 0.05·√(12k/d) (ρ = 0.05). A grid with ρ ≥ 0.5 returns ⊥ "
+          "without looking at the data.", kind="float", low=0.0),
+    Param("gamma_pub", 0.0, "Public bound on the gap γ (λ_{k+1}/λ_k = γ²), used only to set ℓ. 0 = automatic: the "
+          "grid aims at ρ = 0.05 and tolerates the gap that grid allows (stated in the ledger; it shrinks like "
+          "d^-1.5, the paper's assumption). Must not be computed from the data.", kind="float", low=0.0, high=1.0),
     Param("point", "centre", "Which point of the released cell to output: its centre or a uniformly random point "
           "(the paper's 'arbitrary point'); both are post-processing.", kind="choice", choices=("centre", "random")),
 )
@@ -40,16 +49,34 @@ APPROX_PARAMS = (
 
 def resolve_approx_options(n: int, d: int, k: int, epsilon: float, delta: float, t: int, q: int, ell: float,
                            gamma_pub: float) -> tuple[int, int, float]:
-    """(t, q, ℓ) with the automatic defaults filled in — functions of public quantities only."""
+    """(t, q, ℓ) with the automatic defaults filled in — functions of public quantities only.
+
+    t = ⌈2τ_h + (4/ε)·ln 10⌉ (a cell holding every block survives w.p. ≥ 0.95), q = 2k, and ℓ from the public gap
+    bound γ_pub when given, else the cell side of relative grid error :data:`TARGET_GRID_ERROR`.
+    """
     t = t or default_num_blocks(epsilon, delta)
     q = q or 2 * k
     if q < k:
-        from ..exceptions import InvalidParameterError
-
         raise InvalidParameterError(f"q (reference points) must be ≥ k = {k} to span a k-dim subspace; got {q}.")
     m = max(n // t, 1)
-    ell = ell or default_cell_side(gamma_pub, d, k, m, t, q)
+    if not ell:
+        ell = (default_cell_side(gamma_pub, d, k, m, t, q) if gamma_pub
+               else cell_side_for_error(TARGET_GRID_ERROR, d, k))
     return t, q, ell
+
+
+def public_settings_note(n: int, d: int, k: int, epsilon: float, delta: float, t: int, q: int, ell: float) -> str:
+    """Ledger note of the public settings: t, q, ℓ, τ_h, the grid's relative error and the gap it tolerates."""
+    tau = histogram_threshold(epsilon, delta)
+    m = max(n // t, 1)
+    note = (f"t = {t} blocks of m = {m} rows, q = {q}, ℓ = {ell:.3g} (relative grid error "
+            f"ρ = {grid_relative_error(ell, d, k):.2g}, tolerates a gap γ ≲ {tolerated_gap(ell, d, k, m, t, q):.2g}), "
+            f"τ_h = {tau:.4g}, Lap(2/ε) on non-empty cells")
+    if t < tau:
+        note += (f"; WARNING: t = {t} < τ_h = {tau:.1f}, so even a cell holding every block rarely passes the "
+                 "threshold (⊥ is likely); leave t at 0 (automatic)")
+    coarse = coarse_grid_warning(ell, d, k)
+    return note + (f"; {coarse}" if coarse else "")
 
 
 @register
@@ -84,15 +111,16 @@ class SinghalSteinkeApprox(Mechanism):
     domain = "every ε > 0 and 0 < δ < 1; replace-one (block sizes n/t are public)"
     params = APPROX_PARAMS
 
-    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, t=0, q=0, ell=0.0, gamma_pub=1e-4,
+    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, t=0, q=0, ell=0.0, gamma_pub=0.0,
                  point="centre"):
         t, q, ell = resolve_approx_options(data.n, data.d, k, epsilon, delta, t, q, ell, gamma_pub)
         plan = draw_approx_plan(data.n, data.d, k, t, q, ell, rng)  # all public randomness, before the data
-        result = dpase(data.X, k, epsilon, delta, plan, rng, point=point, deadline=deadline)
-        coarse = coarse_grid_warning(ell, data.d, k)  # public values only
         ledger = [LedgerEntry("stability-based DP histogram over t block subspaces", epsilon, delta,
-                              note=f"t = {t}, q = {q}, ℓ = {ell:.3g}, τ_h = {histogram_threshold(epsilon, delta):.4g}, "
-                                   "Lap(2/ε) on non-empty cells" + (f"; {coarse}" if coarse else ""))]
+                              note=public_settings_note(data.n, data.d, k, epsilon, delta, t, q, ell))]
+        hopeless = hopeless_grid_reason(ell, data.d, k)  # public values only: ⊥ before the data is looked at
+        if hopeless:
+            return MechanismOutput(ledger=ledger, bottom_reason=f"Algorithm 2 returned ⊥: {hopeless}")
+        result = dpase(data.X, k, epsilon, delta, plan, rng, point=point, deadline=deadline)
         if result.basis is None:
             return MechanismOutput(ledger=ledger, diagnostics=result.diagnostics, bottom_reason=result.reason)
         return MechanismOutput(ledger=ledger, subspace=result.basis, diagnostics=result.diagnostics)

@@ -14,10 +14,16 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..privacy import LedgerEntry
-from ..subspace_learning import boost_select, coarse_grid_warning, dpase, draw_approx_plan
+from ..subspace_learning import boost_select, dpase, draw_approx_plan, grid_relative_error, hopeless_grid_reason
 from . import register
 from .base import Mechanism, MechanismOutput, Param
-from .ss_approx import APPROX_PARAMS, resolve_approx_options
+from .ss_approx import APPROX_PARAMS, public_settings_note, resolve_approx_options
+
+
+def default_alpha(ell: float, d: int, k: int) -> float:
+    """Automatic accuracy α = max(0.1, 2.5ρ): two accurate runs are each off by sin θ ≈ 1.2ρ (ρ the grid's relative
+    error, public), so they lie within 2α of each other."""
+    return max(0.1, 2.5 * grid_relative_error(ell, d, k))
 
 
 @register
@@ -47,19 +53,26 @@ class SinghalSteinkeBoost(Mechanism):
     params = (
         Param("r", 5, "Number of disjoint runs (the paper takes r = O(log(1/β)) for failure probability β).",
               kind="int", low=1, high=100),
-        Param("alpha", 0.1, "Target accuracy α: two runs agree when ‖Π̂_i − Π̂_j‖₂ ≤ 2α.", kind="float",
-              low=1e-12, high=1.0),
+        Param("alpha", 0.0, "Target accuracy α: two runs agree when ‖Π̂_i − Π̂_j‖₂ ≤ 2α. 0 = automatic "
+              "max(0.1, 2.5ρ) from the grid's relative error ρ (public).", kind="float", low=0.0, high=1.0),
         *APPROX_PARAMS,
     )
 
-    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, r=5, alpha=0.1, t=0, q=0, ell=0.0,
-                 gamma_pub=1e-4, point="centre"):
+    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, r=5, alpha=0.0, t=0, q=0, ell=0.0,
+                 gamma_pub=0.0, point="centre"):
         chunk = data.n // r
         if chunk < 1:
             raise InvalidParameterError(f"r = {r} runs need at least r rows; n = {data.n}. Lower r.")
         t, q, ell = resolve_approx_options(chunk, data.d, k, epsilon, delta, t, q, ell, gamma_pub)
+        alpha = alpha or default_alpha(ell, data.d, k)
         perm = rng.permutation(data.n)  # data-independent chunks
         plans = [draw_approx_plan(chunk, data.d, k, t, q, ell, rng) for _ in range(r)]
+        ledger = [LedgerEntry(f"{r} runs of Algorithm 2 on disjoint chunks (parallel composition)", epsilon, delta,
+                              note=f"{chunk} rows per run, α = {alpha:.3g}; "
+                                   + public_settings_note(chunk, data.d, k, epsilon, delta, t, q, ell))]
+        hopeless = hopeless_grid_reason(ell, data.d, k)  # public values only: ⊥ before the data is looked at
+        if hopeless:
+            return MechanismOutput(ledger=ledger, bottom_reason=f"boosting returned ⊥: {hopeless}")
         bases, reasons = [], []
         for i, plan in enumerate(plans):
             deadline.check("the boosted runs")
@@ -69,10 +82,6 @@ class SinghalSteinkeBoost(Mechanism):
             reasons.append(res.reason)
         chosen, support = boost_select(bases, alpha)
         n_ok = sum(b is not None for b in bases)
-        coarse = coarse_grid_warning(ell, data.d, k)  # public values only
-        ledger = [LedgerEntry(f"{r} runs of Algorithm 2 on disjoint chunks (parallel composition)", epsilon, delta,
-                              note=f"{chunk} rows per run, t = {t}, q = {q}, ℓ = {ell:.3g}"
-                                   + (f"; {coarse}" if coarse else ""))]
         diagnostics = {"r": r, "rows_per_run": chunk, "t": t, "q": q, "ell": ell, "alpha": alpha,
                        "runs_not_bottom": n_ok, "support": support,
                        "chunk_fingerprint": hashlib.blake2b(perm.astype(np.int64).tobytes(), digest_size=8).hexdigest(),

@@ -25,6 +25,7 @@ from ..subspace_learning import (
     DEFAULT_TOLERANCE,
     check_exact_work,
     exact_select,
+    exact_subsample_size,
     gap_max_step,
     gap_max_success_probability,
     random_basis_of_span,
@@ -83,8 +84,12 @@ class SinghalSteinkeExact(Mechanism):
               "Only tolerance 0 (exact membership) is private; any tolerance > 0 fits the released plane to rows "
               "that lie merely near it, so the release is labelled NOT private (a teaching exhibit of the exact "
               "case on floating-point data).", kind="float", low=0.0, high=0.1),
-        Param("max_work", DEFAULT_MAX_WORK, "Limit on the search size n·C(n, k); 3e8 ≈ n = 200 at k = 3 (a few "
-              "seconds). Subsample rows or raise it for larger inputs.", kind="float", low=1.0),
+        Param("max_work", DEFAULT_MAX_WORK, "Limit on the search size m·C(m, k) for the m rows searched; 3e8 ≈ "
+              "m = 200 at k = 3 (a few seconds).", kind="float", low=1.0),
+        Param("subsample", 0, "Rows the search uses: 0 = automatic, all n rows when n·C(n, k) ≤ max_work, else the "
+              "largest m with m·C(m, k) ≤ max_work (at most 2,000) — a uniformly random subset drawn without looking "
+              "at the data, so its size is public and one record still changes at most one searched row.",
+              kind="int", low=0),
     )
 
     def guarantee_for(self, k: int, options: dict) -> str:
@@ -92,19 +97,23 @@ class SinghalSteinkeExact(Mechanism):
         return self.guarantee if float(options.get("tolerance", DEFAULT_TOLERANCE)) == 0 else "none"
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, ell=0, tolerance=DEFAULT_TOLERANCE,
-                 max_work=DEFAULT_MAX_WORK):
-        X = data.X
-        work = check_exact_work(data.n, k, max_work)
+                 max_work=DEFAULT_MAX_WORK, subsample=0):
+        m = min(int(subsample), data.n) if subsample else exact_subsample_size(data.n, k, max_work)
+        work = check_exact_work(m, k, max_work)
+        # a data-independent subset of public size m (replace-one: neighbours' subsets differ in ≤ 1 row)
+        X = data.X if m == data.n else data.X[rng.choice(data.n, size=m, replace=False)]
         ell_eff = max(int(ell), k - 1)
         A_T = truncated_laplace_half_width(epsilon, delta)
         sel = exact_select(X, k, ell_eff, tol=tolerance, deadline=deadline)
         released, noisy_gap = gap_max_step(sel.gap, epsilon, delta, rng)
-        ledger = [LedgerEntry("GAP-MAX over spans of k points (truncated Laplace)", epsilon, delta,
-                              note=f"gap sensitivity 2, A_T = {A_T:.4g}, q(⊥) = ℓ + 1 = {ell_eff + 1}")]
+        note = f"gap sensitivity 2, A_T = {A_T:.4g}, q(⊥) = ℓ + 1 = {ell_eff + 1}"
+        if m < data.n:
+            note += f"; searched a uniformly random subsample of m = {m} of the n = {data.n} rows (public)"
+        ledger = [LedgerEntry("GAP-MAX over spans of k points (truncated Laplace)", epsilon, delta, note=note)]
         if tolerance > 0:
             ledger.append(tolerance_ledger_entry(tolerance))
         diagnostics = {
-            "A_T": A_T, "ell": ell_eff, "bottom_score": sel.bottom_score, "work": work,
+            "A_T": A_T, "ell": ell_eff, "bottom_score": sel.bottom_score, "work": work, "rows_searched": m,
             "success_threshold_n": 3 * ell_eff + 2 + 2 * A_T,
             "nonprivate_top_score": sel.top_score, "nonprivate_second_score": sel.second_score,
             "nonprivate_gap": sel.gap, "nonprivate_candidates_above_bottom": sel.n_heavy,
@@ -115,8 +124,8 @@ class SinghalSteinkeExact(Mechanism):
         bottom_reason = (
             f"GAP-MAX returned ⊥: no {k}-dimensional subspace's noisy score gap cleared the threshold "
             f"A_T = {A_T:.1f}. Success is certain when all but ℓ = {ell_eff} points lie in one {k}-dimensional "
-            f"subspace and n > 3ℓ + 2 + 2A_T = {3 * ell_eff + 2 + 2 * A_T:.0f}; otherwise check k, the tolerance, "
-            "or centre the data.")
+            f"subspace and the m = {m} searched rows exceed 3ℓ + 2 + 2A_T = {3 * ell_eff + 2 + 2 * A_T:.0f}; "
+            "otherwise check k or centre the data (the exact case needs points exactly in the subspace).")
         if sel.top_mask is None:
             diagnostics["bottom_detail"] = (f"no span of {k} points scores above ⊥ (best score {sel.top_score}, "
                                             f"q(⊥) = {ell_eff + 1})")
