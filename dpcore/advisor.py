@@ -133,7 +133,7 @@ def clipping_utility_curve(
     delta: float = 1e-5,
     k: int = 2,
     trials: int = 3,
-    seed: int = 0,
+    seed: int | None = None,
     feature_scaling: str = "schema",
     centering: str = "none",
     center: Sequence[float] | np.ndarray | None = None,
@@ -155,7 +155,8 @@ def clipping_utility_curve(
     moment C of the same scaling and centring WITHOUT clipping (the data's true top-k subspace; a DP centre is
     replaced by the true mean there): captured-variance ratio tr(V̂ᵀCV̂)/Σ_{i≤k}λᵢ and the largest principal angle.
     A small B shows the clipping bias, a large B the noise. Trial t uses the same seed at every B (common random
-    numbers), so neighbouring candidates are compared on the same noise draws. Deterministic given ``seed``.
+    numbers), so neighbouring candidates are compared on the same noise draws. Deterministic given ``seed``
+    (None: a fresh seed from OS entropy).
 
     ``centering="dp"`` spends ``centering_epsilon`` on a DP mean at every B (re-drawn per trial).
     ``candidates`` None: :func:`default_candidates` (``num_candidates`` log-spaced bounds from the 5 % quantile
@@ -179,7 +180,7 @@ def clipping_utility_curve(
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, required=mech.uses_delta) if mech.uses_delta else 0.0
     trials = check_int(trials, "trials", 1, 1000)
-    seed = check_int(seed, "seed", 0)
+    seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else check_int(seed, "seed", 0)
     options = mech.validate_options(mechanism_options)
     k = check_k(k, as_dataset(dataset).X.shape[1], strict=mech.strict_k)  # scaling and centring keep d
     if mech.invalid:

@@ -321,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", default="1e-5", help="δ, or a comma-separated list (default 1e-5)")
     p.add_argument("--k", default="2", help="number of components, or a comma-separated list (default 2)")
     p.add_argument("--trials", type=int, default=5, help="repetitions per cell (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="sweep seed; same seed ⇒ identical numbers (default 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="sweep seed; same seed ⇒ identical numbers (default: fresh OS entropy, recorded in the CSV)")
     p.add_argument("--sample-sizes", help="comma-separated subsample sizes n (optional)")
     p.add_argument("--neighbouring", default="replace", choices=("replace", "add_remove"))
     p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE",

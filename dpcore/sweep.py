@@ -72,7 +72,7 @@ class SweepConfig:
     deltas: Sequence[float] = (1e-5,)
     ks: Sequence[int] = (2,)
     trials: int = 5
-    seed: int = 0
+    seed: int | None = None  # None: a fresh seed from OS entropy (recorded in the CSV); give one to reproduce
     sample_sizes: Sequence[int] | None = None
     neighbouring: str = "replace"
     mechanism_options: dict[str, dict] = field(default_factory=dict)
@@ -118,7 +118,7 @@ class SweepConfig:
             sizes = sorted({check_int(s, "sample size", 2) for s in self.sample_sizes})
         return SweepConfig(
             mechanisms=mechs, epsilons=epsilons, deltas=deltas, ks=ks,
-            trials=check_int(self.trials, "trials", 1, 10_000), seed=check_int(self.seed, "seed", 0),
+            trials=check_int(self.trials, "trials", 1, 10_000), seed=_sweep_seed(self.seed),
             sample_sizes=sizes, neighbouring=check_neighbouring(self.neighbouring),
             mechanism_options={m: dict(o) for m, o in self.mechanism_options.items()},
             time_cap=None if self.time_cap is None else check_positive(self.time_cap, "time_cap"),
@@ -130,6 +130,13 @@ class SweepConfig:
     def as_dict(self) -> dict:
         d = asdict(self)
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+
+def _sweep_seed(seed: int | None) -> int:
+    """The sweep's integer seed: the one given, or a fresh one from OS entropy (never a fixed default)."""
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    return check_int(seed, "seed", 0)
 
 
 def cell_seed(seed: int, mechanism: str, epsilon: float, delta: float, k: int, trial: int, n: int) -> int:

@@ -236,12 +236,14 @@ class NeighbouringComparison:
 
 def neighbouring_comparison(data: PreparedData, epsilon: float = 1.0, delta: float = 1e-5, k: int = 2,
                             epsilons: Sequence[float] = COMPARISON_EPSILONS, trials: int = 20,
-                            seed: int = 0) -> NeighbouringComparison:
+                            seed: int | None = None) -> NeighbouringComparison:
     """The same mechanism under replace-one and add/remove. σ is read from the mechanism's own release (its
     calibration code), Δ₂ from the sensitivity function it calls, utility from :func:`~dpcore.sweep.run_sweep`."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, required=True)
     mech = get_mechanism(COMPARISON_MECHANISM)
+    if seed is None:  # one fresh seed for both relations (common random numbers), never a fixed default
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
     eps_grid = sorted({float(check_epsilon(e)) for e in (*epsilons, epsilon)})
     rows, curves = [], []
     for relation in mech.neighbourings:

@@ -134,10 +134,12 @@ def _label_values(labels: np.ndarray | None) -> np.ndarray | None:
 def from_source(source: ChunkSource, *, name: str = "data", feature_names: tuple[str, ...] = (),
                 feature_ranges: np.ndarray | None = None, suggested_norm_bound: float | None = None,
                 load_ledger: tuple[LedgerEntry, ...] = (), load_diagnostics: dict | None = None,
-                reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = 0, **options: Any) -> SufficientStats:
+                reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
+                **options: Any) -> SufficientStats:
     """Statistics of any :class:`~dpcore.data.preprocess.ChunkSource`; ``options`` as for
     :func:`~dpcore.data.preprocess` (``norm_bound``, ``centering``, ``feature_scaling``, …). ``seed`` seeds both
-    the reservoir and the DP mean (independent child streams)."""
+    the reservoir and the DP mean (independent child streams); None (the default) draws from OS entropy, an integer
+    makes the run reproducible (opt-in: a fixed seed makes every noise draw a public constant)."""
     reservoir_size = check_int(reservoir_size, "reservoir_size", 0)
     collector = ReservoirCollector(reservoir_size, reservoir_seed(seed)) if reservoir_size > 0 else None
     options.setdefault("random_state", seed)
@@ -161,7 +163,8 @@ def from_source(source: ChunkSource, *, name: str = "data", feature_names: tuple
 
 def from_array(X: np.ndarray, *, y: np.ndarray | None = None, name: str = "array",
                feature_names: tuple[str, ...] = (), feature_ranges: np.ndarray | None = None,
-               reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = 0, **options: Any) -> SufficientStats:
+               reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
+               **options: Any) -> SufficientStats:
     """Statistics of an in-memory array of raw rows (one pass in chunks; nothing is copied whole).
 
     ``feature_ranges`` ((d, 2) public per-column bounds) enable ``feature_scaling="schema"``; otherwise give a public
@@ -174,7 +177,7 @@ def from_array(X: np.ndarray, *, y: np.ndarray | None = None, name: str = "array
                        feature_ranges=feature_ranges, reservoir_size=reservoir_size, seed=seed, **options)
 
 
-def from_dataset(dataset: Dataset, *, reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = 0,
+def from_dataset(dataset: Dataset, *, reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
                  **options: Any) -> SufficientStats:
     """Statistics of a loaded :class:`~dpcore.data.Dataset` (its schema ranges, load ledger and diagnostics)."""
     return from_source(ArrayChunks(dataset.X, dataset.y), name=dataset.name, feature_names=dataset.feature_names,
@@ -212,7 +215,7 @@ def _from_schema_source(source: ChunkSource, encoder: SchemaEncoder, name: str, 
 
 def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None = None, missing: str = "zero",
              delimiter: str | None = None, block_size: int | None = None, reservoir_size: int = DEFAULT_RESERVOIR,
-             seed: RandomState = 0, name: str | None = None, **options: Any) -> SufficientStats:
+             seed: RandomState = None, name: str | None = None, **options: Any) -> SufficientStats:
     """Statistics of a CSV file streamed in record batches (``pyarrow.csv.open_csv``): memory holds one batch,
     the O(d²) statistics and the reservoir, however large the file.
 
@@ -226,7 +229,7 @@ def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None
 
 
 def from_parquet(path: str | Path, schema: Schema | str | Path, *, label: str | None = None, missing: str = "zero",
-                 batch_rows: int | None = None, reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = 0,
+                 batch_rows: int | None = None, reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
                  name: str | None = None, **options: Any) -> SufficientStats:
     """Statistics of a Parquet file or dataset folder, read in record batches (see :func:`from_csv`)."""
     extra = {} if batch_rows is None else {"batch_rows": batch_rows}
@@ -235,7 +238,7 @@ def from_parquet(path: str | Path, schema: Schema | str | Path, *, label: str | 
 
 
 def from_dask(ddf, schema: Schema | str | Path, norm_bound: float | None = None, *, label: str | None = None,
-              missing: str = "zero", reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = 0,
+              missing: str = "zero", reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
               name: str = "dask", **options: Any) -> SufficientStats:
     """Statistics of a Dask DataFrame: per-partition clipped Gram matrices (and Σx, counts, reservoir candidates),
     summed in a tree on the active scheduler (a ``distributed.Client`` when one is connected).
