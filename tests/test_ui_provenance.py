@@ -136,3 +136,27 @@ def test_the_data_derived_bound_stays_marked_on_every_page(wine_max_norm):
         _no_exception(at)
         prepared = _prepared(at)
         assert not _clip_entry(prepared).private and not prepared.is_private, page
+
+
+def _visits() -> bytes:
+    rng = np.random.default_rng(3)
+    rows = [f"{rng.uniform(1, 9):.2f},{rng.normal(50, 5):.1f},{'ab'[i % 2]}" for i in range(60)]
+    return ("x,y,grp\n" + "\n".join(rows) + "\n").encode()
+
+
+def test_what_if_says_when_the_declared_pipeline_is_not_private():
+    """An upload on its draft schema (bounds read off the data): the 'declared' curve is not publishable either."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.session_state["dp_upload"] = _visits()
+    at.session_state["dp_upload_name"] = "visits.csv"
+    at.session_state["dp_dataset"] = "__upload__"
+    at.session_state["dp_missing"] = "zero"
+    at.switch_page("pages/data.py").run()
+    _no_exception(at)
+    assert not _prepared(at).is_private
+    at.switch_page("pages/explore.py").run()
+    at.button(key="whatif_run").click().run()
+    _no_exception(at)
+    assert at.session_state["_dp_whatif_declared_private"] is False
+    assert any("neither curve can be published" in w.value for w in at.warning)
