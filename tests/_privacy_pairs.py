@@ -105,6 +105,8 @@ def replace_pairs() -> list[Pair]:
     line = _line_rows(120, seed=13)
     line2 = line.copy()
     line2[-1] = [0.0, 0.5, 0.0]  # one point leaves the line
+    tilt = plane.copy()
+    tilt[-1, 2] = 1e-7 * np.linalg.norm(tilt[-1])  # 1e-7 off the plane: a member at ss_exact's tolerance 1e-4
     big = _line_rows(150, seed=14)
     big2 = big.copy()
     big2[-1] = [0.0, 0.0, 0.7]  # one point leaves the line
@@ -119,6 +121,9 @@ def replace_pairs() -> list[Pair]:
         # Subsample-and-aggregate at the default privacy level (ε = 1, δ = 1e-5): t = 61 blocks need n ≥ 122 rows
         # for k = 1 (the pairs above have n = 8 and 30, so ss_approx only ran at ε = 2 before). Slow: only for it.
         Pair("line-swap-150", "replace", big, big2, k=1, releases=200, n_select=60, only=("ss_approx",)),
+        # Issue 18 item 2 (review of 40144d4): with a tolerance > 0, ss_exact fitted the released plane to the member
+        # rows, so a row 1e-7 off the plane moves the projector by a fixed multiple of its offset (1 vs 0).
+        Pair("plane-tilt", "replace", plane, tilt, k=2, releases=300, n_select=100, only=("ss_exact",)),
     ]
 
 
