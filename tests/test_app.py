@@ -93,6 +93,7 @@ def test_explore_default_page_renders_four_charts(at):
     assert at.get("arrow_data_frame") or at.dataframe  # results table
 
 
+@pytest.mark.slow
 def test_default_data_shows_the_trade_off(at):
     """Private curves leave the random-subspace line and approach PCA inside the default ε range; bands narrow."""
     run = at.session_state["_dp_explore_result"]
