@@ -6,6 +6,8 @@ Experiments (``--only NAME``):
 * ``amin_fig1``        — Amin et al. (NeurIPS 2019) Fig. 1(a)/(b): normalised Frobenius error vs ε, k = d.
 * ``imtiaz_fig1``      — Imtiaz & Sarwate (ICASSP 2016) Fig. 1: captured variance (% of SVD) vs ε.
 * ``chaudhuri_table2`` — Chaudhuri et al. Table 2: linear-SVM accuracy in the private k-dim subspace (ε = 0.1).
+* ``yun_dudeja``       — Yun & Dudeja (2025): PPCA's samplers (k = 1 exact, k = 2 Gibbs) against their closed-form
+  projector error on a spiked Σ, p = 200 (benchmarks/yun_dudeja.py).
 
 Every experiment runs :func:`dpcore.sweep.run_sweep` (per-cell time caps, a time limit per sweep; cells on
 ``--jobs`` worker processes, default every core — the rows do not depend on the job count, only which cells a
@@ -424,12 +426,24 @@ def singhal_steinke_dimension(quick: bool) -> None:
     ss_dimension_sweep.reproduce(quick, save)
 
 
+# ==================================================================================================
+# 6. Yun & Dudeja (2025): PPCA's samplers against a closed-form asymptotic (the check lives in yun_dudeja.py)
+# ==================================================================================================
+
+def yun_dudeja(quick: bool) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import yun_dudeja as yd
+
+    yd.reproduce(quick, save)
+
+
 EXPERIMENTS: dict[str, Callable[[bool], None]] = {
     "chaudhuri_fig5": chaudhuri_fig5,
     "amin_fig1": amin_fig1,
     "imtiaz_fig1": imtiaz_fig1,
     "chaudhuri_table2": chaudhuri_table2,
     "singhal_steinke_dimension": singhal_steinke_dimension,
+    "yun_dudeja": yun_dudeja,
 }
 
 

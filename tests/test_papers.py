@@ -38,7 +38,9 @@ def test_every_experiment_has_stored_results_and_verdicts():
     assert verdicts["amin_fig1"][-1].verdict.startswith("does not reproduce")
     assert verdicts["amin_fig1"][0].statement.startswith("AD/IT-U beat KT and L")
     assert [e.short for e in reproduce.EXPERIMENTS] == ["Chaudhuri et al. 2013", "Amin et al. 2019",
-                                                        "Imtiaz & Sarwate 2016", "Chaudhuri et al. 2013"]
+                                                        "Imtiaz & Sarwate 2016", "Chaudhuri et al. 2013",
+                                                        "Yun & Dudeja 2025"]
+    assert verdicts["yun_dudeja"][0].verdict.startswith("agrees")
 
 
 def test_unknown_experiment_is_a_clear_error():
