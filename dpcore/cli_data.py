@@ -138,7 +138,7 @@ def _dask_statistics(args, path: str, parquet: bool, delimiter: str | None, comm
     from . import stats
     from .data import load_schema
     from .stats._dask import _require_dask
-    from .stats._encode import NULL_SPELLINGS, SchemaEncoder
+    from .stats._encode import SchemaEncoder
 
     _require_dask()
     import dask.dataframe as dd
@@ -164,10 +164,10 @@ def _dask_statistics(args, path: str, parquet: bool, delimiter: str | None, comm
                 raise InvalidParameterError(f"no CSV file matches {path!r}.")
             names, delim = _read_header(files[0], delimiter)
             encoder.check_columns(names)
-            dtypes = {c: ("float64" if t == "double" else "string") for c, t in
-                      ((name, str(typ)) for name, typ in encoder.arrow_types().items())}
-            ddf = dd.read_csv(files, sep=delim, header=0, names=names, usecols=encoder.columns, dtype=dtypes,
-                              na_values=NULL_SPELLINGS, keep_default_na=False, blocksize="64MB")
+            # every cell as text: the partitions then apply the in-memory reader's per-cell rules (missing
+            # tokens, decimal mark, thousands separator, non-finite policy) through the same per-record transform
+            ddf = dd.read_csv(files, sep=delim, header=0, names=names, usecols=encoder.columns, dtype=object,
+                              keep_default_na=False, na_filter=False, blocksize="64MB")
         _note(args, f"Dask: {ddf.npartitions} partitions on {client.scheduler_info().get('address', args.dask)} "
                     f"({len(client.scheduler_info().get('workers', {}))} workers).")
         return stats.from_dask(ddf, schema, name=Path(path).stem.replace("*", "") or "dask", **common, **options)

@@ -114,39 +114,37 @@ def test_dp_centring_while_streaming_reads_the_file_twice_and_spends_its_budget(
     assert sum(e.epsilon for e in s.ledger) == pytest.approx(0.3)
 
 
+@pytest.mark.slow
 def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
-    """numpy allocations (tracemalloc) and Arrow's pool while streaming a generated file stay at a few batches, the
+    """Python/numpy allocations (tracemalloc) while streaming a generated file stay at a few blocks of records, the
     same for 1× and 4× the rows (the reservoir is full in both)."""
     import pyarrow.csv as pacsv
 
     schema = load_schema({"dpcore_schema": 1, "columns": [
         {"name": f"v{i}", "role": "numeric", "lower": -5, "upper": 5} for i in range(40)]})
     rng = np.random.default_rng(0)
-    numpy_peak, arrow_peak, sizes = {}, {}, {}
-    for n in (40_000, 160_000):
+    peak, sizes = {}, {}
+    for n in (3_000, 12_000):
         path = tmp_path / f"big{n}.csv"
         pacsv.write_csv(pa.table({f"v{i}": np.round(rng.standard_normal(n), 3) for i in range(40)}), path)
         sizes[n] = path.stat().st_size
-        pool = pa.proxy_memory_pool(pa.default_memory_pool())  # the reader's own allocation statistics
         encoder = stats.SchemaEncoder(schema)
-        source = CsvSource(path, encoder, block_size=64 * 1024, piece_bytes=256 * 1024, memory_pool=pool)
+        source = CsvSource(path, encoder, block_size=16 * 1024, piece_bytes=256 * 1024, text_cells=8192)
         tracemalloc.start()
         s = stats.from_source(source, feature_ranges=encoder.ranges, reservoir_size=1000, seed=0)
-        numpy_peak[n] = tracemalloc.get_traced_memory()[1]
+        peak[n] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        arrow_peak[n] = pool.max_memory()
         assert s.n == n
-    big = 160_000
-    assert numpy_peak[big] + arrow_peak[big] < sizes[big] / 5, (numpy_peak, arrow_peak, sizes)
-    assert numpy_peak[big] < 1.2 * numpy_peak[40_000] + 2**18, numpy_peak
-    assert arrow_peak[big] < 2 * arrow_peak[40_000] + 2**20, arrow_peak
+    # 4× the rows (2.3 MB more text) adds less than 10 % of that: memory does not grow with the file
+    assert peak[12_000] - peak[3_000] < 0.1 * (sizes[12_000] - sizes[3_000]), (peak, sizes)
 
 
 # --------------------------------------------------------------------------------------------------
 # the CLI
 # --------------------------------------------------------------------------------------------------
 
-SWEEP = ["--mechanisms", "analyze_gauss,laplace", "--epsilons", "0.5,2", "--trials", "2", "--quiet", "--jobs", "1"]
+SWEEP = ["--mechanisms", "analyze_gauss,laplace", "--epsilons", "0.5,2", "--trials", "2", "--seed", "0", "--quiet",
+         "--jobs", "1"]
 METRICS = ["captured_variance_ratio", "frobenius_error", "principal_angle_max_deg", "svm_accuracy"]
 
 

@@ -1,6 +1,21 @@
-"""Turn a :class:`RawTable` into a numeric matrix with a :class:`Schema`: numbers as they are, text columns one-hot
-with the schema's category list. Every step is per record; the exact counts of what happened (values outside the
-declared bounds, unseen categories, non-numeric cells, missing cells) are returned as non-private diagnostics.
+"""The per-record transform of a public schema: one record's cells → its encoded row (numbers as they are,
+categories one-hot with the schema's list). One implementation, :class:`RecordEncoder`, serves the in-memory reader
+(:func:`encode_table`), the streamed files and the Dask partitions of :mod:`dpcore.stats` — so the three paths are
+identical in law: the same file gives the same rows, whichever path reads it.
+
+Every rule looks at one cell of one record, never at the other records, so no record can make a run fail or change
+how another record is encoded:
+
+* a numeric cell is a number when it is one under the declared file format (decimal mark, thousands separator,
+  missing tokens: :meth:`~dpcore.data.reading.FileFormat.parse_numbers`); anything else (text, a date) is
+  **missing** and counted;
+* a non-finite number ("inf", "-Infinity", or "1e400", which overflows) follows the declared
+  :data:`NONFINITE_POLICIES` policy — ``"clamp"`` (default: ±inf becomes the declared upper/lower bound, like every
+  other number outside the bounds) or ``"missing"``;
+* a categorical cell outside the schema's list is an all-zero indicator row (counted).
+
+The exact counts (values outside the bounds, non-finite, unseen categories, non-numeric and missing cells) are
+non-private diagnostics; no error message ever quotes a cell or names a row.
 """
 
 from __future__ import annotations
@@ -10,9 +25,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._validation import check_choice
 from ..exceptions import DataError
-from .reading import RawTable, cell_text
+from .reading import FileFormat, RawTable, cell_text
 from .schema import Schema, SchemaError
+
+#: How a non-finite number is treated: clamped to the declared bounds, or counted as a missing cell.
+NONFINITE_POLICIES = ("clamp", "missing")
+#: The default policy (a declared, data-independent choice).
+DEFAULT_NONFINITE = "clamp"
+#: Plain numbers under each decimal mark: converted in one vectorised call (see :meth:`RecordEncoder._parse`).
+PLAIN_NUMBER = {".": r"^-?[0-9]{1,18}(\.[0-9]{1,18})?([eE][+-]?[0-9]{1,2})?$",
+                ",": r"^-?[0-9]{1,18}(,[0-9]{1,18})?([eE][+-]?[0-9]{1,2})?$"}
+#: What the per-record rules do, for ledger notes and documentation (depends only on the policy).
+RULES_NOTE = {"clamp": "a cell that is not a number under the declared format counts as missing, ±inf and "
+                       "overflowing numbers are clamped to the declared bounds",
+              "missing": "a cell that is not a number under the declared format, ±inf and overflowing numbers count "
+                         "as missing"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,6 +54,146 @@ class EncodedTable:
     ranges: np.ndarray            #: (d, 2): the schema's bounds, [0, 1] for indicators
     missing: np.ndarray           #: (n,) rows with a missing cell in some feature column
     counts: dict = field(default_factory=dict)  #: {kind: {column: count}} — exact, NOT private
+
+
+def declared_format(schema: Schema, fallback: FileFormat | None = None) -> FileFormat:
+    """The file format a schema declares (its ``file_format``); ``fallback`` (or the default CSV format) for a
+    schema that declares none. The one place every reader takes its cell rules from."""
+    fmt = getattr(schema, "file_format", None)
+    if isinstance(fmt, FileFormat):
+        return fmt
+    return fallback if fallback is not None else FileFormat()
+
+
+def table_format(table: RawTable) -> FileFormat:
+    """The format ``table``'s cells were read with."""
+    fmt = getattr(table, "file_format", None)
+    if isinstance(fmt, FileFormat):
+        return fmt
+    return FileFormat(kind=table.info.format, decimal=table.info.decimal)  # pragma: no cover - older RawTable
+
+
+class RecordEncoder:
+    """Record cells → encoded rows under ``schema``, with the cell rules of ``file_format`` (see the module
+    docstring). ``feature_names``, ``ranges`` (the declared bounds, [0, 1] for indicators) and ``d`` describe the
+    output; :meth:`encode` maps a block of records (a DataFrame with the schema's columns, cells as the readers
+    give them: stripped text or None, or typed numbers) to an :class:`EncodedTable`."""
+
+    def __init__(self, schema: Schema, file_format: FileFormat | None = None, *,
+                 nonfinite: str = DEFAULT_NONFINITE) -> None:
+        self.schema = schema
+        self.file_format = file_format if file_format is not None else declared_format(schema)
+        self.nonfinite = check_choice(nonfinite, "nonfinite", NONFINITE_POLICIES)
+        self.features = schema.features
+        if not self.features:
+            raise SchemaError("schema: no feature columns (every column is excluded or the label); set a column's "
+                              "role to numeric, binary or categorical.")
+        names: list[str] = []
+        ranges: list[tuple[float, float]] = []
+        for c in self.features:
+            if c.is_categorical:
+                names += [f"{c.name}={v}" for v in c.categories]
+                ranges += [(0.0, 1.0)] * len(c.categories)
+            else:
+                names.append(c.name)
+                ranges.append((c.lower, c.upper))
+        self.feature_names = tuple(names)
+        self.ranges = np.asarray(ranges, dtype=np.float64)
+        self.d = len(names)
+        self._categories = {c.name: pd.Index(list(c.categories), dtype=object)
+                            for c in self.features if c.is_categorical}
+
+    @property
+    def rules_note(self) -> str:
+        """The per-record cell rules in words (the same for every reader and every dataset)."""
+        return RULES_NOTE[self.nonfinite]
+
+    def numbers(self, cells: pd.Series, lower: float, upper: float) -> tuple[np.ndarray, np.ndarray, int]:
+        """(values with NaN where missing, mask of present cells that are not numbers, number of non-finite cells):
+        one cell at a time, under the declared format and non-finite policy."""
+        values, bad = self._parse(cells)
+        infinite = np.isinf(values)
+        n_inf = int(infinite.sum())
+        if n_inf:
+            if self.nonfinite == "clamp":
+                values[infinite] = np.where(values[infinite] > 0, upper, lower)
+            else:
+                values[infinite] = np.nan
+        values[bad] = np.nan
+        return values, np.asarray(bad, dtype=bool), n_inf
+
+    def _parse(self, cells: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """(values, bad) by the format's per-cell rule (:meth:`~dpcore.data.reading.FileFormat.parse_numbers`).
+        Text cells that are plain numbers under the declared decimal mark (``PLAIN_NUMBER``: at most 18 digits on
+        either side of the mark, an exponent of at most two digits) are converted by Arrow in one vectorised call
+        — the same value the rule gives; every other cell goes through the rule itself."""
+        if cells.dtype != object:
+            values, bad = self.file_format.parse_numbers(cells)
+            return np.array(values, dtype=np.float64), np.asarray(bad, dtype=bool)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        objects = cells.to_numpy(dtype=object)
+        try:
+            text = pa.array(objects, type=pa.string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # cells that are not text: the rule handles them
+            values, bad = self.file_format.parse_numbers(cells)
+            return np.array(values, dtype=np.float64), np.asarray(bad, dtype=bool)
+        decimal = self.file_format.number_decimal
+        plain = pc.fill_null(pc.match_substring_regex(text, PLAIN_NUMBER[decimal]), False)
+        plain_mask = plain.to_numpy(zero_copy_only=False)
+        values = np.full(len(objects), np.nan)
+        bad = np.zeros(len(objects), dtype=bool)
+        if plain_mask.any():
+            numbers = pc.filter(text, plain)
+            if decimal != ".":
+                numbers = pc.replace_substring(numbers, decimal, ".")
+            values[plain_mask] = pc.cast(numbers, pa.float64()).to_numpy(zero_copy_only=False)
+        rest = text.is_valid().to_numpy(zero_copy_only=False) & ~plain_mask
+        if rest.any():
+            v, b = self.file_format.parse_numbers(pd.Series(objects[rest], dtype=object))
+            values[rest], bad[rest] = v, b
+        return values, bad
+
+    def encode(self, frame: pd.DataFrame) -> EncodedTable:
+        """Encode the records of ``frame`` (its index is ignored; one row per record)."""
+        n = len(frame)
+        X = np.zeros((n, self.d), order="F")
+        missing = np.zeros(n, dtype=bool)
+        counts: dict[str, dict[str, int]] = {"values_outside_bounds": {}, "non_finite_values": {},
+                                             "unseen_categories": {}, "non_numeric_values": {},
+                                             "missing_values": {}}
+        j = 0
+        for col in self.features:
+            s = frame[col.name]
+            present = s.notna().to_numpy()
+            if col.is_categorical:
+                text = s.map(cell_text, na_action="ignore").to_numpy(dtype=object)
+                codes = self._categories[col.name].get_indexer(text)
+                ok = codes >= 0
+                X[np.flatnonzero(ok), j + codes[ok]] = 1.0
+                _count(counts, "unseen_categories", col.name, int((present & ~ok).sum()))
+                miss = ~present
+                j += len(col.categories)
+            else:
+                values, bad, n_inf = self.numbers(s, col.lower, col.upper)
+                _count(counts, "non_numeric_values", col.name, int(bad.sum()))
+                _count(counts, "non_finite_values", col.name, n_inf)
+                finite = values[~np.isnan(values)]
+                _count(counts, "values_outside_bounds", col.name,
+                       int(np.count_nonzero((finite < col.lower) | (finite > col.upper))))
+                miss = np.isnan(values)
+                X[:, j] = values
+                j += 1
+            _count(counts, "missing_values", col.name, int(miss.sum()))
+            missing |= miss
+        return EncodedTable(X=X, feature_names=self.feature_names, ranges=self.ranges, missing=missing,
+                            counts={k: v for k, v in counts.items() if v})
+
+
+def _count(counts: dict, kind: str, column: str, value: int) -> None:
+    if value:
+        counts[kind][column] = counts[kind].get(column, 0) + value
 
 
 def check_columns(table: RawTable, schema: Schema) -> None:
@@ -40,57 +209,14 @@ def check_columns(table: RawTable, schema: Schema) -> None:
                           "remove the label.")
 
 
-def encode_table(table: RawTable, schema: Schema, rows: np.ndarray | None = None) -> EncodedTable:
-    """Encode the schema's feature columns of ``table`` (optionally only ``rows``, a boolean mask)."""
+def encode_table(table: RawTable, schema: Schema, rows: np.ndarray | None = None, *,
+                 nonfinite: str = DEFAULT_NONFINITE) -> EncodedTable:
+    """Encode the schema's feature columns of ``table`` (optionally only ``rows``, a boolean mask) with the
+    per-record :class:`RecordEncoder` and the cell rules of the format the table was read with."""
     check_columns(table, schema)
-    frame = table.frame if rows is None else table.frame[rows]
-    n = len(frame)
-    blocks: list[np.ndarray] = []
-    names: list[str] = []
-    ranges: list[tuple[float, float]] = []
-    missing = np.zeros(n, dtype=bool)
-    counts: dict[str, dict[str, int]] = {"values_outside_bounds": {}, "unseen_categories": {},
-                                         "non_numeric_values": {}, "missing_values": {}}
-    for col in schema.features:
-        s = frame[col.name]
-        present = table.present(col.name) if rows is None else table.present(col.name)[rows]
-        miss = ~present
-        if col.is_categorical:
-            cats = list(col.categories)
-            txt = pd.Series([cell_text(v) for v in s.to_numpy()], dtype=object)
-            codes = pd.Index(cats, dtype=object).get_indexer(txt)
-            M = np.zeros((n, len(cats)))
-            ok = codes >= 0
-            M[np.nonzero(ok)[0], codes[ok]] = 1.0
-            unseen = int((present & ~ok).sum())
-            if unseen:
-                counts["unseen_categories"][col.name] = unseen
-            blocks.append(M)
-            names += [f"{col.name}={v}" for v in cats]
-            ranges += [(0.0, 1.0)] * len(cats)
-        else:
-            values, bad = table.numbers(col.name)
-            if rows is not None:
-                values, bad = values[rows], bad[rows]
-            if present.any() and bad[present].all():
-                raise SchemaError(f"schema column {col.name!r}, field 'role': the column holds text, not numbers, so "
-                                  "it cannot be numeric; set the role to categorical (with a category list) or "
-                                  "excluded.")
-            if bad.any():
-                counts["non_numeric_values"][col.name] = int(bad.sum())
-                miss = miss | bad
-            finite = values[~np.isnan(values)]
-            outside = int(((finite < col.lower) | (finite > col.upper)).sum())
-            if outside:
-                counts["values_outside_bounds"][col.name] = outside
-            blocks.append(values[:, None])
-            names.append(col.name)
-            ranges.append((col.lower, col.upper))
-        if miss.any():
-            counts["missing_values"][col.name] = int(miss.sum())
-            missing |= miss
-    if not blocks:
+    if not schema.features:
         raise DataError("no feature columns: every column is excluded or the label; set a column's role to numeric, "
                         "binary or categorical.")
-    return EncodedTable(X=np.hstack(blocks), feature_names=tuple(names), ranges=np.asarray(ranges, dtype=np.float64),
-                        missing=missing, counts={k: v for k, v in counts.items() if v})
+    frame = table.frame if rows is None else table.frame[rows]
+    return RecordEncoder(schema, table_format(table), nonfinite=nonfinite).encode(frame)
+

@@ -1,21 +1,25 @@
-"""Files streamed in record batches with pyarrow: CSV (``pyarrow.csv.open_csv``) and Parquet (one file, or a
-dataset folder). Memory holds one batch at a time, whatever the file's size; each pass re-reads the file."""
+"""Files streamed in blocks of records: CSV (read with the declared file format and the in-memory reader's per-line
+rules) and Parquet (pyarrow record batches; one file, or a dataset folder). Memory holds one block at a time,
+whatever the file's size; each pass re-reads the file. Every block goes through the cell rules of the in-memory
+reader and the per-record :class:`~dpcore.data.encode.RecordEncoder`, so both paths are identical in law."""
 
 from __future__ import annotations
 
-import csv as _csv
+import bz2
+import codecs
 import gzip
-import io
 import queue
 import threading
+from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 
 from ..data.preprocess import ChunkSource
-from ..data.reading import DELIMITERS, detect_delimiter
+from ..data.reading import _LINE_BREAK, _blank, _clean_header, _normalise_block, _parse_lines, _typed_frame
 from ..exceptions import DataError, InvalidParameterError
-from ._encode import NULL_SPELLINGS, SchemaEncoder
+from ._encode import SchemaEncoder
 
 #: Bytes per CSV block that Arrow parses at a time (its default, 1 MiB: larger blocks parse no faster and make
 #: Arrow's read-ahead hold several times more memory).
@@ -23,6 +27,8 @@ CSV_BLOCK_BYTES = 2**20
 #: Batches are grouped until their encoded features take about this many bytes, so that the per-batch work (one
 #: BLAS call for C, the reservoir's keys) comes in efficient pieces.
 ENCODE_BYTES = 8 * 2**20
+#: Cells of a CSV block held as Python text at a time (the per-line reader's memory: a few MB).
+TEXT_CELLS = 65_536
 
 
 def _rows_per_piece(d: int) -> int:
@@ -89,62 +95,134 @@ def single_threaded_blas():
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def _opener(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open
+    if path.suffix == ".bz2":
+        return bz2.open
+    return open
+
+
 def _open_text_head(path: Path, size: int = 65_536) -> str:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
+    with _opener(path)(path, "rb") as fh:
         raw = fh.read(size)
     return raw.decode("utf-8-sig", errors="replace")
 
 
+def text_blocks(path: Path, encoding: str, block_bytes: int):
+    """The file's text in blocks, decoded as :func:`dpcore.data.reading.read_table` decodes a declared format
+    (a UTF-8 BOM skipped, undecodable bytes and NUL as U+FFFD)."""
+    codec = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+    decoder = codecs.getincrementaldecoder(codec)(errors="replace")
+    with _opener(path)(path, "rb") as fh:
+        while True:
+            raw = fh.read(block_bytes)
+            text = decoder.decode(raw, final=not raw)
+            if text:
+                yield text.replace("\x00", "\ufffd")
+            if not raw:
+                return
+
+
+def physical_lines(blocks):
+    """Lists of physical lines (split at \\r\\n, \\r or \\n, as the in-memory reader splits them), block by block."""
+    carry = ""
+    for text in blocks:
+        text = carry + text
+        hold = text.endswith("\r")  # its \n may start the next block
+        parts = _LINE_BREAK.split(text[:-1] if hold else text)
+        carry = parts.pop() + ("\r" if hold else "")
+        if parts:
+            yield parts
+    if carry:
+        parts = _LINE_BREAK.split(carry)
+        if parts[-1] == "":
+            parts.pop()
+        yield parts
+
+
 class CsvSource(ChunkSource):
-    """A CSV file (optionally ``.gz``/``.bz2``) read batch by batch. Numbers must be plain (no thousands separators
-    or decimal commas: the in-memory reader handles those)."""
+    """A CSV file (optionally ``.gz``/``.bz2``) read block by block with the declared file format and the
+    in-memory reader's per-line rules (:func:`dpcore.data.reading.read_table` with ``format=``): one record per
+    physical line, a line with the wrong number of fields is a record of missing cells, blank lines are not records
+    (unless there is one column) — so no record can make the run fail or change how another is read."""
 
     def __init__(self, path: str | Path, encoder: SchemaEncoder, *, delimiter: str | None = None,
-                 block_size: int = CSV_BLOCK_BYTES, piece_bytes: int = ENCODE_BYTES,
+                 block_size: int = CSV_BLOCK_BYTES, piece_bytes: int = ENCODE_BYTES, text_cells: int = TEXT_CELLS,
                  memory_pool: pa.MemoryPool | None = None) -> None:
         self.path, self.encoder, self.block_size = Path(path), encoder, int(block_size)
-        self.piece_rows = max(1, int(piece_bytes) // (8 * max(encoder.d, 1)))
-        self.memory_pool = memory_pool  # Arrow pool of the reader (None: the default pool)
+        #: Records per block: the encoded piece stays near ``piece_bytes`` and the cells as Python text (about
+        #: 60 bytes each) near ``text_cells`` per block.
+        self.piece_rows = max(1, min(int(piece_bytes) // (8 * max(encoder.d, 1)),
+                                     int(text_cells) // max(len(encoder.columns), 1)))
+        self.memory_pool = memory_pool  # unused: kept for callers of the Arrow reader
         if not self.path.is_file():
             raise InvalidParameterError(f"CSV file not found: {self.path}.")
-        head = _open_text_head(self.path)
-        if delimiter is None:
-            delimiter = detect_delimiter(head)
-        if delimiter not in DELIMITERS and len(delimiter) != 1:
-            raise InvalidParameterError(f"delimiter must be a single character; got {delimiter!r}.")
-        self.delimiter = delimiter
-        try:
-            header = next(_csv.reader(io.StringIO(head, newline=""), delimiter=delimiter))
-        except StopIteration:
-            raise DataError("the file is empty; a CSV with a header row is needed.") from None
-        self.header = [h.strip() for h in header]
+        fmt = encoder.file_format
+        if fmt.kind != "csv":
+            raise InvalidParameterError(f"the schema declares a {fmt.describe()} file, not a CSV; read it as such.")
+        if delimiter is not None and delimiter != fmt.delimiter:
+            if len(delimiter) != 1:
+                raise InvalidParameterError(f"delimiter must be a single character; got {delimiter!r}.")
+            fmt = replace(fmt, delimiter=delimiter)
+        self.format, self.delimiter = fmt, fmt.delimiter
+        self.header = self._header()
         encoder.check_columns(self.header)
+        self._index = [self.header.index(c) for c in encoder.columns]
         self.d = encoder.d
 
-    def batches(self):
-        from pyarrow import csv as pacsv
+    def _lines(self):
+        """Blocks of physical lines after the header (the header, or Excel's "sep=" line, removed)."""
+        started = False
+        for lines in physical_lines(text_blocks(self.path, self.format.encoding, self.block_size)):
+            if not started:
+                first = lines[0].strip().lower() if lines else ""
+                if self.format.header and first.startswith("sep=") and len(first) == 5:  # Excel's "sep=;" line
+                    lines = lines[1:]
+                started = True
+            yield lines
 
-        types = self.encoder.arrow_types()
-        read = pacsv.ReadOptions(column_names=self.header, skip_rows=1, block_size=self.block_size)
-        parse = pacsv.ParseOptions(delimiter=self.delimiter)
-        convert = pacsv.ConvertOptions(include_columns=self.encoder.columns, column_types=types,
-                                       null_values=NULL_SPELLINGS, strings_can_be_null=False)
-        try:
-            reader = pacsv.open_csv(str(self.path), read_options=read, parse_options=parse, convert_options=convert,
-                                    memory_pool=self.memory_pool)
-            yield from grouped(reader, self.piece_rows)
-        except pa.ArrowInvalid as exc:
-            raise DataError(f"{self.path.name}: the CSV could not be streamed ({exc}); numeric columns must hold "
-                            "plain numbers (or be declared categorical in the schema), and every line needs the "
-                            "header's number of fields.") from None
+    def _header(self) -> list[str]:
+        if not self.format.header:
+            return _clean_header([c.name for c in self.encoder.schema.columns])
+        for lines in self._lines():
+            for row in _parse_lines(lines, self.delimiter):
+                if not _blank(row):
+                    return _clean_header([h.strip() for h in (row or [])])
+        raise DataError("the file is empty; a CSV with a header row is needed.")
+
+    def records(self):
+        """DataFrames of the needed columns' cells (stripped text, None for missing), about ``piece_rows`` records
+        each."""
+        width, header_seen = len(self.header), not self.format.header
+        pending: list[list[str | None]] = []
+        for lines in self._lines():
+            for row in _parse_lines(lines, self.delimiter):
+                if not header_seen:
+                    header_seen = not _blank(row)
+                    continue
+                if width > 1 and _blank(row):
+                    continue
+                pending.append(row if row is not None and len(row) == width else [None] * width)
+            if len(pending) >= self.piece_rows:
+                yield self._frame(pending)
+                pending = []
+        if pending:
+            yield self._frame(pending)
+
+    def _frame(self, rows: list[list[str | None]]) -> pd.DataFrame:
+        cells = {name: [r[i] for r in rows] for name, i in zip(self.encoder.columns, self._index)}
+        return _normalise_block(pd.DataFrame(cells, dtype=object), self.format.missing)
+
+    def batches(self):
+        return self.records()
 
     def map_reduce(self, fn, merge, *, positions=False):
         acc, start = None, 0
-        with single_threaded_blas():  # Arrow's reader threads parse ahead while BLAS works on the last batch
-            for batch in prefetch(self.batches()):
-                part = fn(self.encoder.encode(batch, start))
-                start += batch.num_rows
+        with single_threaded_blas():
+            for frame in prefetch(self.records()):
+                part = fn(self.encoder.encode(frame, start))
+                start += len(frame)
                 acc = part if acc is None else merge(acc, part)
         return acc
 
@@ -177,7 +255,8 @@ class ParquetSource(ChunkSource):
             for batch in prefetch(self.batches()):
                 if batch.num_rows == 0:
                     continue
-                part = fn(self.encoder.encode(batch, start))
+                frame = _typed_frame(batch.to_pandas(), self.encoder.file_format.missing)
+                part = fn(self.encoder.encode(frame, start))
                 start += batch.num_rows
                 acc = part if acc is None else merge(acc, part)
         return acc

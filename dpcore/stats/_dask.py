@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..data.preprocess import CHUNK_BYTES, ChunkSource
+from ..data.reading import _typed_frame
 from ..exceptions import InvalidParameterError
 from ._arrow import single_threaded_blas
 from ._encode import SchemaEncoder
@@ -30,14 +31,13 @@ def _require_dask():
 
 def _partition_pass(frame, encoder: SchemaEncoder, fn, merge, start: int) -> Any:
     """One partition: encode it in chunks of about CHUNK_BYTES and reduce them with ``fn``/``merge``."""
-    import pyarrow as pa
-
-    table = pa.Table.from_pandas(frame[encoder.columns], preserve_index=False)
+    # the cells as the in-memory reader gives a typed table (Parquet): the same per-cell rules on every path
+    table = _typed_frame(frame[encoder.columns].reset_index(drop=True), encoder.file_format.missing)
     step = max(256, CHUNK_BYTES // (8 * max(encoder.d, 1)))
     acc = None
     with single_threaded_blas():  # one task per worker thread: BLAS threads would oversubscribe the cores
-        for a in range(0, table.num_rows, step):
-            part = fn(encoder.encode(table.slice(a, step), start + a))
+        for a in range(0, len(table), step):
+            part = fn(encoder.encode(table.iloc[a:a + step], start + a))
             acc = part if acc is None else merge(acc, part)
     return acc
 
