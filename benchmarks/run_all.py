@@ -20,6 +20,7 @@ SCRIPTS = (
     ("bench_itu_vs_diffprivlib.py", True),
     ("bench_ppca.py", True),
     ("bench_parallel.py", True),
+    ("bench_responsiveness.py", True),
     ("bench_fairness.py", True),
     ("bench_memory.py", True),
     ("bench_streaming.py", True),
