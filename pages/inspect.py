@@ -198,22 +198,80 @@ def _ss_showcase_offer(mech) -> None:
                   on_click=_load_ss_showcase, args=(mech.id,))
 
 
+_SS_DIM_KEY = "_dp_insp_ss_dimension"
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _ss_dimension_rows(n: int, d: int, gamma: float, trials: int) -> list[dict]:
+    """sin θ of ss_approx, ss_exact (subsample) and Analyze Gauss on public synthetic data (cached per setting)."""
+    from dpcore.ss_dimension import METHODS, dimension_point
+
+    # ss_exact only on exact data: near a subspace its tolerance search is slow and not private anyway
+    methods = METHODS if gamma == 0 else tuple(m for m in METHODS if m[1] != "ss_exact")
+    return [rec for trial in range(trials)
+            for rec in dimension_point(n, d, 3, gamma, trial, methods=methods, time_limit=60.0)]
+
+
+def _ss_dimension_section(mech) -> None:
+    """The showcase with d and n of the lecturer's choice: SS stays flat in d while Analyze Gauss degrades."""
+    if not mech.id.startswith("ss_"):
+        return
+    from dpcore.ss_dimension import scaled_gamma
+
+    with st.expander("Singhal–Steinke vs the dimension — change d and n of the showcase", icon=":material/tune:"):
+        st.markdown(
+            "Points in (or very near) a 3-dimensional subspace of R^d, ε = 1, δ = 10⁻⁶, k = 3, default options. "
+            "Singhal–Steinke's error does not grow with d, the Gaussian mechanism's does. The paper needs a "
+            "**multiplicative eigengap**: λ₄/λ₃ = γ² must be tiny — with our constants γ ≲ d^−1.5 at fixed n "
+            "(the automatic grid states the γ it tolerates in the ledger); with a larger γ it returns ⊥.")
+        c1, c2, c3, c4 = st.columns(4)
+        d = c1.select_slider("dimension d", options=[50, 100, 200, 500, 1000, 2000], value=200, key="insp_ssd_d")
+        n = c2.select_slider("rows n", options=[2000, 5000, 10000, 20000], value=5000, key="insp_ssd_n")
+        exact = c3.radio("data", ["exact subspace (γ = 0)", "γ = 4·10⁻⁶·(50/d)^1.5"], key="insp_ssd_gamma") \
+            .startswith("exact")
+        trials = c4.number_input("trials", 1, 3, 1, key="insp_ssd_trials")
+        if n * d > 20_000_000:
+            st.caption("n·d is capped at 2·10⁷ here (a few seconds per release on a shared machine).")
+            return
+        if st.button("Run the comparison", key="insp_ssd_run", icon=":material/play_arrow:"):
+            with st.spinner(f"Releasing on n = {n:,}, d = {d:,} …"):
+                ss[_SS_DIM_KEY] = (n, d, _ss_dimension_rows(n, d, 0.0 if exact else scaled_gamma(d), int(trials)))
+        stored = ss.get(_SS_DIM_KEY)
+        if stored is None:
+            return
+        n_run, d_run, rows = stored
+        import pandas as pd
+
+        frame = pd.DataFrame(rows)
+        table = frame.groupby("method", sort=False).agg(
+            ok=("status", lambda x: f"{int((x == 'ok').sum())}/{len(x)}"), sin_theta=("sin_theta", "mean"),
+            angle_deg=("angle_deg", "mean"), private=("private", "all"), seconds=("seconds", "mean")).reset_index()
+        table["private"] = table["private"].map({True: "yes", False: "NO (tolerance 1e-4)"})
+        st.markdown(f"**n = {n_run:,}, d = {d_run:,}** — largest principal angle to the planted subspace "
+                    "(mean over trials; an evaluation on the true data, not private).")
+        st.dataframe(table.rename(columns={"sin_theta": "sin θ_max", "angle_deg": "angle (°)", "seconds": "s"}),
+                     hide_index=True, width="stretch")
+        bottoms = frame[frame.status != "ok"]
+        if not bottoms.empty:
+            st.caption("Not ok: " + "; ".join(f"{r.method}: {r.reason[:160]}" for r in bottoms.itertuples()))
+
+
 def _grid_check(mech, data, cfg: dict) -> None:
     """Public-settings check of the histogram grid (t, q, ℓ from n, d, k, ε, δ and the options only)."""
     if mech.id not in _SS_GRID:
         return
     from dpcore.mechanisms.ss_approx import resolve_approx_options
-    from dpcore.subspace_learning import coarse_grid_warning
+    from dpcore.subspace_learning import coarse_grid_warning, hopeless_grid_reason
 
     opts = cfg["options"]
     rows = data.n // int(opts.get("r", 1)) if mech.id == "ss_boost" else data.n
     try:
         _, _, ell = resolve_approx_options(rows, data.d, cfg["k"], cfg["epsilon"], cfg["delta"], int(opts.get("t", 0)),
                                            int(opts.get("q", 0)), float(opts.get("ell", 0.0)),
-                                           float(opts.get("gamma_pub", 1e-4)))
+                                           float(opts.get("gamma_pub", 0.0)))
     except DPCoreError:
         return  # the release itself reports the problem
-    note = coarse_grid_warning(ell, data.d, cfg["k"])
+    note = hopeless_grid_reason(ell, data.d, cfg["k"]) or coarse_grid_warning(ell, data.d, cfg["k"])
     if note:
         st.warning(f"**Check of the public settings:** {note[0].upper()}{note[1:]}.", icon=":material/grid_on:")
 
@@ -223,8 +281,8 @@ _WHAT_TO_CHANGE = {
                 "larger ε make the gap clear A_T. The exact variant needs the points *exactly* in a k-dim subspace — "
                 "for noisy or rounded data use the approximate one (a tolerance > 0 only makes an exhibit that is "
                 "NOT private: the released plane is then fitted to rows merely near it).",
-    "ss_approx": "If the data really lie near a k-dim subspace, raise the public gap guess γ_pub (option gamma_pub) "
-                 "towards their gap γ "
+    "ss_approx": "If the data really lie near a k-dim subspace, give a public gap bound γ_pub (option gamma_pub) "
+                 "near their gap γ — the automatic grid (gamma_pub = 0) tolerates the gap stated in the ledger — "
                  "(a coarser grid, so the blocks agree more easily, at the cost of precision) or give each block more "
                  "rows (fewer blocks t, more data). If the check of the public settings above already calls the grid "
                  "coarse, no setting helps: the data are too far from a k-dimensional subspace for this mechanism, "
@@ -551,6 +609,7 @@ st.caption(f"Data: **{ui.dataset_label(ui.settings().dataset)}** after preproces
 with ui.handle_errors():
     mech = _mechanism_picker()
     _ss_showcase_offer(mech)
+    _ss_dimension_section(mech)
     cfg = _settings(mech, data)
     _grid_check(mech, data, cfg)
     outcome = _release(mech, data, cfg)

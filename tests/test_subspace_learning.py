@@ -524,3 +524,16 @@ def test_no_ss_mechanism_answers_ok_with_a_random_subspace_on_any_builtin_datase
                 s = projector_distance(V[:, ::-1][:, :k], rel.subspace)
                 assert s <= 0.9 or warned, f"{mech_id} on {ds_id} (k = {k}): ok with sin θ = {s:.3f}, no warning"
     assert checked >= 10
+
+
+def test_dimension_point_compares_the_three_mechanisms_on_public_synthetic_data():
+    """One point of the dimension experiment (issue 21 item 2): exact 3-dim subspace, n = 2,000, d = 60."""
+    from dpcore.ss_dimension import dimension_point, scaled_gamma
+
+    recs = {r["method"]: r for r in dimension_point(2000, 60, 3, 0.0, 0)}
+    assert set(recs) == {"ss_approx", "ss_exact (subsample)", "analyze_gauss"}
+    assert all(r["status"] == "ok" for r in recs.values())
+    assert recs["ss_exact (subsample)"]["sin_theta"] < 1e-10 and not recs["ss_exact (subsample)"]["private"]
+    assert recs["ss_approx"]["private"] and recs["analyze_gauss"]["private"]
+    assert recs["ss_approx"]["sin_theta"] < 0.3 and recs["analyze_gauss"]["sin_theta"] < 1
+    assert scaled_gamma(50) == 4e-6 and scaled_gamma(200) == pytest.approx(4e-6 / 8)
