@@ -388,10 +388,13 @@ class Schema:
                        format=None if self.format is None else self.format.confirmed())
 
     def reading_options(self) -> dict:
-        """The declared reading options (:meth:`FileFormat.csv_options` of :attr:`file_format`) plus ``declared``
+        """The declared reading options (``kind``, and for CSV :meth:`FileFormat.csv_options`; for Parquet/Excel only
+        ``missing``) of :attr:`file_format`, plus ``declared``
         (False: the schema has no format, so the default was used) and ``public`` (:attr:`format_public`): what a
         streaming reader needs to read exactly as :func:`~dpcore.data.load_csv` does."""
-        return {**self.file_format.csv_options(), "declared": self.format is not None, "public": self.format_public}
+        fmt = self.file_format
+        options = fmt.csv_options() if fmt.kind == "csv" else {"missing": fmt.missing}
+        return {"kind": fmt.kind, **options, "declared": self.format is not None, "public": self.format_public}
 
     # --- serialisation ------------------------------------------------------------------------------
     def to_dict(self) -> dict:
