@@ -191,6 +191,7 @@ def _cmd_sweep(args) -> int:
     frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name,
                       n_jobs=args.jobs)
     _clamp_note(args, dataset, data)
+    _delta_note(args, frame)
     _privacy_note(frame)
     if str(out) == "-":
         frame.to_csv(sys.stdout, index=False)
@@ -214,6 +215,19 @@ def _privacy_note(frame) -> None:
     print(f"dpcore: note: {int((~rows['end_to_end_private']).sum())} of {len(rows)} releases are NOT end-to-end "
           f"private (non-private steps: {'; '.join(steps)}); the CSV's end_to_end_private and non_private_steps "
           "columns say so per row.", file=sys.stderr)
+
+
+def _delta_note(args, frame) -> None:
+    """The app's δ-vs-1/n rule for the sweep's largest δ and the rows that reached the mechanisms (a warning from
+    δ ≥ 1/n always, the milder note unless --quiet)."""
+    from .display import delta_vs_n_warning
+
+    used = frame[frame["delta"] > 0]
+    if used.empty:
+        return
+    check = delta_vs_n_warning(float(used["delta"].max()), int(used["n"].max()))
+    if check is not None and (check.severe or not args.quiet):
+        print(f"dpcore: {'warning' if check.severe else 'note'}: {check.text}", file=sys.stderr)
 
 
 def _clamp_note(args, dataset, data) -> None:

@@ -135,3 +135,14 @@ def test_default_delta_follows_the_dataset_until_chosen():
     at.select_slider(key="dp_delta").set_value(1e-5).run()  # chosen: it stays, and a link carries it
     at.selectbox(key="w_dp_dataset").set_value("adult").run()
     assert at.session_state["dp_delta"] == 1e-5 and dict(at.query_params).get("delta") in ("1e-05", ["1e-05"])
+
+
+def test_cli_sweep_applies_the_same_delta_rule(tmp_path, capsys):
+    from dpcore.cli import main
+
+    common = ["sweep", "--dataset", "wine", "--mechanisms", "analyze_gauss", "--epsilons", "1", "--trials", "1",
+              "--k", "1", "--seed", "0", "--jobs", "1", "--quiet", "--out", str(tmp_path / "s.csv")]
+    assert main([*common, "--delta", "1e-2"]) == 0  # δ·n ≈ 1.2 (125 rows reach the mechanism): warned even if quiet
+    assert "at least 1/n" in capsys.readouterr().err
+    assert main([*common, "--delta", "1e-5"]) == 0
+    assert "1/n" not in capsys.readouterr().err
