@@ -736,6 +736,9 @@ def _result(mech: Mechanism, k: int, opts: dict, epsilon: float, delta: float, c
         desc = f"Ĉ − {other} is not positive definite (its smallest eigenvalue is ≤ 0)"
     elif ev.kind == "==":
         desc = f"{col.label} is exactly {ev.threshold:.10g}"
+    elif ev.threshold == -math.inf:  # ⊥ and refusals sort below every value
+        desc = ("an output was released (not ⊥, not refused)" if ev.kind == ">" else
+                "the release is ⊥ or refused (no output)")
     if not best.violated and best.epsilon_lb <= 0:
         desc = f"no event separated the two sides (best candidate: {desc})"
     rec = best.as_dict()

@@ -213,6 +213,8 @@ def best_event(store: ColumnStore, keys: list[str], o: int, half: int, epsilon: 
             continue
         selection = EVENT_FAMILIES[col.family].selection
         if selection == "fixed":
+            if not np.isfinite(b).any():  # the other side never released this field: "impossible there" is vacuous
+                continue
             ev = Event(col, o, "<=", 0.0, bottom_hits=False)
             ka, kb = ev.count(a), ev.count(b)
             cands.append(_candidate(ev, (ka, kb), (half, half), epsilon, delta, level, col.structural and kb == 0))
