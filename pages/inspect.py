@@ -553,12 +553,13 @@ def _convergence_verdict(diag: dict, traces: insp.BurnInTraces) -> None:
         return
     limits = (f"split-R̂ ≤ {diag.get('rhat_max', 1.05):g} and bulk-ESS ≥ {diag.get('ess_min', 50):g} on the "
               "captured variance and the principal angles to the top-k eigenvectors, over the last half of the scans")
+    detail = diag.get("convergence_detail", diag["convergence_message"])
     if diag.get("converged"):
-        st.success(f"**Converged (a non-private heuristic):** {limits} — {diag['convergence_message']}. A "
+        st.success(f"**Converged (a non-private heuristic):** {limits} — {detail}. A "
                    "diagnostic can only show that a chain has not settled; none can certify that the release has "
                    "the exact stationary law the ε-DP guarantee needs, so the guarantee stays heuristic.")
     else:
-        st.warning(f"**Not converged:** {diag['convergence_message']} (needed: {limits}). The heuristic guarantee "
+        st.warning(f"**Not converged:** {detail} (needed: {limits}). The heuristic guarantee "
                    "needs a converged chain: raise the burn-in scans T in the mechanism options (T is public; the "
                    "verdict itself never changes the release).", icon=":material/warning:")
     st.caption("The chart shows F_k(T) = ‖mean of the chain's states‖_F/√k (Chaudhuri et al. §6.2). It measures "

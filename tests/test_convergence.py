@@ -90,6 +90,10 @@ def test_verdict_statuses_and_messages():
     drift = np.linspace(0, 5, 1000)[None, :, None] + rng.standard_normal((1, 1000, 1))
     bad = judge_convergence(drift, ["score"])
     assert not bad.converged and bad.message().startswith("MCMC not converged") and bad.worst == "score"
+    # sweep rows get the status and the thresholds only, not the data-derived R̂ / ESS (those stay on Inspect)
+    assert bad.row_message().startswith("MCMC not converged") and f"{bad.rhat:.3f}" not in bad.row_message()
+    assert bad.as_dict()["convergence_message"] == bad.row_message()
+    assert f"{bad.rhat:.3f}" in bad.as_dict()["convergence_detail"]
     few = judge_convergence(rng.standard_normal((1, 150, 3)))
     assert few.status == TOO_FEW and not few.converged and "too few scans to judge" in few.message()
     assert judge_convergence(rng.standard_normal((1, 1, 3))).status == TOO_FEW  # a single scan

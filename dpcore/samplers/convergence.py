@@ -168,10 +168,18 @@ class ConvergenceVerdict:
         why += [f"bulk-ESS {self.ess_bulk:.0f} < {ESS_MIN:g}"] if self.ess_bulk < ESS_MIN else []
         return f"MCMC {NOT_CONVERGED} ({'; '.join(why) or detail}; worst: {self.worst})"
 
+    def row_message(self) -> str:
+        """The verdict without its data-derived numbers, for sweep rows and CSVs (the status and the thresholds)."""
+        if self.status == TOO_FEW:
+            return f"MCMC {TOO_FEW}"
+        return f"MCMC {self.status} (split-R̂ ≤ {RHAT_MAX:g} and bulk-ESS ≥ {ESS_MIN:g} verdict, non-private)"
+
     def as_dict(self) -> dict:
+        """Diagnostics entries: ``convergence_message`` (status only, for sweep rows) and ``convergence_detail``
+        (with R̂ and ESS, for Inspect's non-private diagnostics)."""
         return {"convergence": self.status, "converged": self.converged, "rhat": self.rhat,
                 "ess_bulk": self.ess_bulk, "judged_draws": self.judged_draws, "rhat_max": RHAT_MAX,
-                "ess_min": ESS_MIN, "convergence_message": self.message()}
+                "ess_min": ESS_MIN, "convergence_message": self.row_message(), "convergence_detail": self.message()}
 
 
 def judge_convergence(traces: np.ndarray, names: list[str] | tuple[str, ...] | None = None) -> ConvergenceVerdict:
