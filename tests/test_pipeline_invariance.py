@@ -77,6 +77,7 @@ def _public_callables():
                         yield f"{module.__name__}.{name}.{attr}", func
 
 
+@pytest.mark.slow
 def test_no_public_function_or_class_has_a_fixed_default_seed():
     fixed, walked = [], 0
     for qualname, obj in _public_callables():
@@ -188,7 +189,7 @@ def tables(draw):
     if thousands == delimiter:
         thousands = None
     fmt = {"kind": "csv", "encoding": "utf-8", "delimiter": delimiter, "decimal": decimal, "thousands": thousands,
-           "header": True}
+           "header": True, "quote_all": draw(st.booleans())}
     n_num, n_cat = draw(st.integers(1, 3)), draw(st.integers(0, 2))
     label = draw(st.booleans())
     schema = _schema(fmt, n_num, n_cat, label)
@@ -218,9 +219,10 @@ def tables(draw):
     return schema, header, rows, other
 
 
-def _csv_bytes(header: list[str], rows: list[list[str]], delimiter: str) -> bytes:
+def _csv_bytes(header: list[str], rows: list[list[str]], delimiter: str, quote_all: bool = False) -> bytes:
     buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+    writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n",
+                        quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)
     writer.writerow(header)
     writer.writerows(rows)
     return buf.getvalue().encode("utf-8")
@@ -263,19 +265,22 @@ def run_pipeline(data: bytes, schema_map: dict, folder: Path, *, dask: bool = Fa
 
 
 def assert_invariant(schema_map: dict, header: list[str], rows: list, other: list, folder: Path, **kw) -> None:
-    delimiter = schema_map["format"]["delimiter"]
-    a = run_pipeline(_csv_bytes(header, rows, delimiter), schema_map, folder, **kw)
-    b = run_pipeline(_csv_bytes(header, other, delimiter), schema_map, folder, **kw)
+    schema_map = {**schema_map, "format": dict(schema_map["format"])}
+    delimiter, quote_all = schema_map["format"]["delimiter"], schema_map["format"].pop("quote_all", False)
+    a = run_pipeline(_csv_bytes(header, rows, delimiter, quote_all), schema_map, folder, **kw)
+    b = run_pipeline(_csv_bytes(header, other, delimiter, quote_all), schema_map, folder, **kw)
     assert a == b
     assert a["ok"], a  # a valid table with a confirmed public schema is never refused
 
 
+@pytest.mark.slow
 @settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                                    HealthCheck.data_too_large])
 @given(tables())
 def test_neighbouring_files_give_the_same_public_outputs(tmp_path_factory, table):
     schema_map, header, rows, other = table
-    assert load_schema(schema_map).is_public  # a confirmed public schema: format, structure and values declared
+    declared = {**schema_map, "format": {k: v for k, v in schema_map["format"].items() if k != "quote_all"}}
+    assert load_schema(declared).is_public  # a confirmed public schema: format, structure and values declared
     assert_invariant(schema_map, header, rows, other, tmp_path_factory.mktemp("pair"))
 
 
@@ -381,6 +386,7 @@ def test_the_fast_number_path_equals_the_formats_rule():
         np.testing.assert_array_equal(fast_bad, rule_bad)
 
 
+@pytest.mark.slow
 def test_dask_partitions_use_the_same_per_record_transform(tmp_path):
     """In memory, streamed and Dask: the same C on a file with adversarial cells."""
     pytest.importorskip("dask.dataframe")
@@ -388,3 +394,26 @@ def test_dask_partitions_use_the_same_per_record_transform(tmp_path):
                                            ["1,234", "-inf", "y", "p"]]
     out = run_pipeline(_csv_bytes(["a", "b", "c", "y"], rows, ","), NUMERIC_SCHEMA, tmp_path, dask=True)
     assert out["ok"] and out["dask_ledger"] == out["stream_ledger"]
+
+
+def test_parquet_streams_as_it_reads_in_memory(tmp_path):
+    """Typed cells (Parquet): numbers with inf/NaN, text in a numeric column, unseen categories — the streamed
+    statistics equal the in-memory ones, and one adversarial record refuses nothing."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": ["1", "2", "abc", "4", None, "1e400"], "b": [0.5, np.inf, -np.inf, np.nan, 2.0, 1.0],
+                          "c": ["x", "y", "zzz", None, "x", "y"]})
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    schema_map = _public([{"name": "a", "role": "numeric", "lower": 0, "upper": 10},
+                          {"name": "b", "role": "numeric", "lower": -5, "upper": 5},
+                          {"name": "c", "role": "categorical", "categories": ["x", "y"]}])
+    if "format" in schema_map:
+        schema_map["format"] = {"kind": "parquet"}
+    schema = load_schema(schema_map)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        mem = preprocess(load_csv(path.read_bytes(), schema=schema))
+        streamed = stats.from_parquet(path, schema, seed=0)
+    np.testing.assert_allclose(streamed.C, mem.C, atol=1e-12, rtol=0)
+    assert streamed.feature_names == mem.feature_names and streamed.n == mem.n == 6
