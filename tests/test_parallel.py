@@ -246,14 +246,15 @@ def test_pool_workers_run_linear_algebra_on_one_thread(jobs):
 @pytest.mark.timeout(900)
 def test_parallel_audit_is_reproducible_for_a_seed_and_job_count():
     seen: list[tuple[int, int]] = []
-    a = run_audit("laplace", 1.0, trials=600, seed=11, n_jobs=2, progress=lambda d, t: seen.append((d, t)))
-    b = run_audit("laplace", 1.0, trials=600, seed=11, n_jobs=2)
+    a = run_audit("laplace", 1.0, neighbours="zero_vs_unit", trials=600, seed=11, n_jobs=2,
+                  progress=lambda d, t: seen.append((d, t)))
+    b = run_audit("laplace", 1.0, neighbours="zero_vs_unit", trials=600, seed=11, n_jobs=2)
     assert a.completed == b.completed == (600, 600)
     assert a.epsilon_lower_bound == b.epsilon_lower_bound and a.counts == b.counts and a.event == b.event
     for side in (0, 1):
         np.testing.assert_array_equal(a.samples[side], b.samples[side])
     assert seen[-1] == (1200, 1200)
-    c = run_audit("laplace", 1.0, trials=600, seed=12, n_jobs=2)
+    c = run_audit("laplace", 1.0, neighbours="zero_vs_unit", trials=600, seed=12, n_jobs=2)
     assert not np.array_equal(a.samples[0], c.samples[0])
 
 
@@ -261,12 +262,13 @@ def test_parallel_audit_is_reproducible_for_a_seed_and_job_count():
 @pytest.mark.timeout(600)
 def test_parallel_audit_workers_draw_independent_streams():
     """Worker i uses stage_seed(seed, AUDIT, i): the two halves of the release sample are not copies."""
-    r = run_audit("laplace", 1.0, trials=400, seed=5, n_jobs=2, field="covariance", statistic="quadratic")
+    r = run_audit("laplace", 1.0, neighbours="zero_vs_unit", trials=400, seed=5, n_jobs=2, field="covariance",
+                  statistic="quadratic")
     for side in (0, 1):
         first, second = r.samples[side][:200], r.samples[side][200:]
         assert not np.allclose(first, second)
-    g = run_audit("laplace", 1.0, trials=400, seed=np.random.default_rng(5), n_jobs=2, field="covariance",
-                  statistic="quadratic")
+    g = run_audit("laplace", 1.0, neighbours="zero_vs_unit", trials=400, seed=np.random.default_rng(5), n_jobs=2,
+                  field="covariance", statistic="quadratic")
     assert not np.allclose(g.samples[0][:200], g.samples[0][200:])
 
 
