@@ -146,3 +146,11 @@ def test_cli_sweep_applies_the_same_delta_rule(tmp_path, capsys):
     assert "at least 1/n" in capsys.readouterr().err
     assert main([*common, "--delta", "1e-5"]) == 0
     assert "1/n" not in capsys.readouterr().err
+
+
+def test_statistics_of_a_dataset_use_the_same_default_bound():
+    from dpcore import stats
+
+    adult = load_dataset("adult")
+    s = stats.from_dataset(adult, reservoir_size=10, seed=0)
+    assert s.norm_bound == pytest.approx(math.sqrt(14.0)) == _prepared("adult").norm_bound

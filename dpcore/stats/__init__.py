@@ -183,7 +183,7 @@ def from_dataset(dataset: Dataset, *, reservoir_size: int = DEFAULT_RESERVOIR, s
     return from_source(ArrayChunks(dataset.X, dataset.y), name=dataset.name, feature_names=dataset.feature_names,
                        feature_ranges=dataset.feature_ranges, suggested_norm_bound=dataset.suggested_norm_bound,
                        load_ledger=dataset.load_ledger, load_diagnostics=dataset.diagnostics,
-                       reservoir_size=reservoir_size, seed=seed, **options)
+                       feature_groups=dataset.feature_groups, reservoir_size=reservoir_size, seed=seed, **options)
 
 
 def _schema_source(kind: str, path_or_frame, schema, label, missing, name, **source_options):
