@@ -71,6 +71,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("chaudhuri_table2", "Chaudhuri, Sarwate & Sinha (JMLR 2013)", "Table 2", "000",
                "linear-SVM accuracy in the private k-dim subspace (PCA, PPCA, MOD-SULQ, random)", 75, 4,
                ("000 Table 2",)),
+    Experiment("singhal_steinke_dimension", "Singhal & Steinke (NeurIPS 2021)", "Thm 1.2/4.3 (dimension independence)",
+               "004", "largest principal angle vs the dimension d at fixed n (ss_approx, ss_exact, Analyze Gauss)",
+               275, 5, ("004",)),
     Experiment("yun_dudeja", "Yun & Dudeja (arXiv 2025)", "closed-form error of exponential-mechanism PCA", "—",
                "‖P̂ − P‖²_F vs β on a spiked Σ, p = 200: PPCA's k = 1 exact sampler and k = 2 Gibbs scan vs the "
                "formula", 240, 6, ("Yun–Dudeja",)),
