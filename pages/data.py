@@ -195,7 +195,8 @@ def _clamp_diagnostic(dataset) -> None:
     if report.warning():
         st.warning(f"**Clamping ({NOT_PRIVATE_LABEL}):** {report.warning()}", icon=":material/warning:")
     if report.shares:
-        st.caption(f":red[:material/visibility: {report.summary().capitalize()}.]")
+        line = report.summary()
+        st.caption(f":red[:material/visibility: {line[0].upper()}{line[1:]}.]")
     else:
         st.caption(f"No value lies outside its public bounds: nothing is clamped ({NOT_PRIVATE_LABEL}).")
 
