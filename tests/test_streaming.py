@@ -186,3 +186,17 @@ def test_cli_streams_large_files_automatically_and_refuses_what_it_cannot_do(fil
                  *SWEEP, "--out", str(out)]) == 2
     assert "--sample-sizes" in capsys.readouterr().err
     assert main(["sweep", "--dataset", "wine", "--stream", *SWEEP, "--out", str(out)]) == 2
+
+
+def test_the_streamed_cell_normalisation_is_the_in_memory_one():
+    """CsvSource normalises cells in one list comprehension; it must equal the in-memory reader's rule."""
+    import pandas as pd
+
+    from dpcore.data.reading import _normalise_block
+    from dpcore.stats._arrow import normalise_cells
+
+    cells = ["1", " 2 ", "NA", " na ", "N/A", "?", "", "   ", "\t3\t", "\xa04\u3000", "\x1c5\x1f", "nan", "NaN ",
+             "null", "Null", "x", " İ ", "\u2028", None, "1,234", '"q"']
+    for missing in (("", "?", "n/a", "na", "nan", "null"), ("-", "x")):
+        expected = _normalise_block(pd.DataFrame({"c": cells}, dtype=object), missing)["c"].tolist()
+        assert normalise_cells(cells, frozenset(missing)) == expected

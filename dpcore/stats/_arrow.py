@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..data.preprocess import ChunkSource
-from ..data.reading import _LINE_BREAK, _blank, _clean_header, _normalise_block, _parse_lines, _typed_frame
+from ..data.reading import _LINE_BREAK, _blank, _clean_header, _parse_lines, _typed_frame
 from ..exceptions import DataError, InvalidParameterError
 from ._encode import SchemaEncoder
 
@@ -141,6 +141,12 @@ def physical_lines(blocks):
         yield parts
 
 
+def normalise_cells(cells, missing: frozenset[str]) -> list[str | None]:
+    """Text cells as :func:`dpcore.data.reading._normalise_block` leaves them — stripped, None for a missing token
+    (compared lower-case) — in one list comprehension (the per-cell rule, without a DataFrame round trip)."""
+    return [None if c is None or (t := c.strip()).lower() in missing else t for c in cells]
+
+
 class CsvSource(ChunkSource):
     """A CSV file (optionally ``.gz``/``.bz2``) read block by block with the declared file format and the
     in-memory reader's per-line rules (:func:`dpcore.data.reading.read_table` with ``format=``): one record per
@@ -211,8 +217,10 @@ class CsvSource(ChunkSource):
             yield self._frame(pending)
 
     def _frame(self, rows: list[list[str | None]]) -> pd.DataFrame:
-        cells = {name: [r[i] for r in rows] for name, i in zip(self.encoder.columns, self._index)}
-        return _normalise_block(pd.DataFrame(cells, dtype=object), self.format.missing)
+        fields = list(zip(*rows))  # one tuple per field of the line (every row has the header's width)
+        missing = frozenset(self.format.missing)
+        return pd.DataFrame({name: normalise_cells(fields[i], missing)
+                             for name, i in zip(self.encoder.columns, self._index)}, dtype=object)
 
     def batches(self):
         return self.records()
@@ -220,7 +228,7 @@ class CsvSource(ChunkSource):
     def map_reduce(self, fn, merge, *, positions=False):
         acc, start = None, 0
         with single_threaded_blas():
-            for frame in prefetch(self.records()):
+            for frame in self.records():  # Python parsing holds the GIL: a reader thread would only contend
                 part = fn(self.encoder.encode(frame, start))
                 start += len(frame)
                 acc = part if acc is None else merge(acc, part)
