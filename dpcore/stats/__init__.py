@@ -216,8 +216,10 @@ def _from_schema_source(source: ChunkSource, encoder: SchemaEncoder, name: str, 
 def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None = None, missing: str = "zero",
              delimiter: str | None = None, block_size: int | None = None, reservoir_size: int = DEFAULT_RESERVOIR,
              seed: RandomState = None, name: str | None = None, **options: Any) -> SufficientStats:
-    """Statistics of a CSV file streamed in record batches (``pyarrow.csv.open_csv``): memory holds one batch,
-    the O(d²) statistics and the reservoir, however large the file.
+    """Statistics of a CSV file streamed in blocks of records: memory holds one block, the O(d²) statistics and
+    the reservoir, however large the file. The file is read with the schema's declared file format (``delimiter``
+    overrides its delimiter) and the in-memory reader's per-line and per-cell rules, through the same per-record
+    transform (:class:`~dpcore.data.encode.RecordEncoder`): the same rows as :func:`~dpcore.data.load_csv`.
 
     ``schema`` is the public schema (columns, bounds, category lists; a path or a :class:`Schema`); ``label`` the
     label column (default: the schema's). ``options`` as for :func:`~dpcore.data.preprocess` (e.g. ``norm_bound``,
