@@ -537,3 +537,27 @@ def test_dimension_point_compares_the_three_mechanisms_on_public_synthetic_data(
     assert recs["ss_approx"]["private"] and recs["analyze_gauss"]["private"]
     assert recs["ss_approx"]["sin_theta"] < 0.3 and recs["analyze_gauss"]["sin_theta"] < 1
     assert scaled_gamma(50) == 4e-6 and scaled_gamma(200) == pytest.approx(4e-6 / 8)
+
+
+@pytest.mark.slow
+def test_inspect_page_runs_the_dimension_comparison():
+    """Issue 21 item 3: on Inspect, with a Singhal–Steinke mechanism, d and n of the showcase can be changed and the
+    three mechanisms compared (small sizes here); the eigengap assumption is stated."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=240)
+    at.run()
+    at.switch_page("pages/inspect.py").run()
+    at.selectbox(key="dp_insp_mech").set_value("ss_approx").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.select_slider(key="insp_ssd_d").set_value(50)
+    at.select_slider(key="insp_ssd_n").set_value(2000)
+    at.button(key="insp_ssd_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("multiplicative eigengap" in m.value for m in at.markdown)
+    n, d, rows = at.session_state["_dp_insp_ss_dimension"]
+    assert (n, d) == (2000, 50) and {r["method"] for r in rows} == {"ss_approx", "ss_exact (subsample)",
+                                                                      "analyze_gauss"}
+    assert any(r["method"] == "ss_approx" and r["status"] == "ok" for r in rows)
