@@ -163,3 +163,19 @@ def test_data_page_shows_the_clamped_share_as_a_non_private_diagnostic():
     # Wine's public ranges clamp 0.6 % of the alcohol and colour-intensity values: a caption, no warning
     assert any("alcohol 0.6 %" in c.value and "non-private diagnostic" in c.value for c in at.caption)
     assert not any("Clamping" in w.value for w in at.warning)
+
+
+def test_data_page_warns_when_the_bounds_clamp_a_large_share():
+    """Missing ages filled with 0 under bounds [18, 90]: a quarter of the column is clamped — a labelled warning."""
+    rng = np.random.default_rng(1)
+    rows = [f"{'' if i % 4 == 0 else int(rng.integers(18, 91))},{rng.normal(50, 5):.1f}" for i in range(80)]
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.session_state["dp_upload"] = ("age,score\n" + "\n".join(rows) + "\n").encode()
+    at.session_state["dp_upload_name"] = "ages.csv"
+    at.session_state["dp_dataset"] = "__upload__"
+    at.session_state["dp_missing"] = "zero"
+    at.switch_page("pages/data.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [w.value for w in at.warning if "Clamping" in w.value]
+    assert shown and "'age' (25.0 %)" in shown[0] and "non-private diagnostic" in shown[0]
