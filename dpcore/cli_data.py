@@ -85,7 +85,6 @@ def prepare(args, in_memory):
 
 def _statistics(args, path: str | None, *, parquet: bool):
     from . import stats
-    from .cli_schema import table_options
 
     if not path:
         raise InvalidParameterError("--dask needs --csv PATH_OR_GLOB or --parquet PATH.")
@@ -93,10 +92,7 @@ def _statistics(args, path: str | None, *, parquet: bool):
         raise InvalidParameterError(
             "streaming and Dask need the public schema (--schema S: per-column bounds and category lists; draft one "
             "with `dpcore schema infer` on a sample of the file and check its values).")
-    fmt = table_options(args)
-    if fmt["decimal"] == "," or (fmt["encoding"] or "utf-8").lower().replace("-", "") not in ("utf8", "utf8sig"):
-        raise InvalidParameterError("streamed files must be UTF-8 with a decimal point; convert the file or read it "
-                                    "into memory (without --stream).")
+    file_format = _declared_format(args)
     options = {"centering": args.center, "feature_scaling": args.feature_scaling, "neighbouring": args.neighbouring}
     if args.norm_bound is not None:
         options["norm_bound"] = args.norm_bound
@@ -105,11 +101,11 @@ def _statistics(args, path: str | None, *, parquet: bool):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # recorded in the ledger and reported below
         if args.dask:
-            result = _dask_statistics(args, path, parquet, fmt["delimiter"], common, options)
+            result = _dask_statistics(args, path, parquet, file_format, common, options)
         elif parquet:
             result = stats.from_parquet(path, args.schema, **common, **options)
         else:
-            result = stats.from_csv(path, args.schema, delimiter=fmt["delimiter"], **common, **options)
+            result = stats.from_csv(path, args.schema, file_format=file_format, **common, **options)
     for entry in result.ledger:
         if not entry.private:
             _note(args, f"non-private preprocessing step: {entry.step} {entry.note}".rstrip())
@@ -122,19 +118,36 @@ def _statistics(args, path: str | None, *, parquet: bool):
     return data
 
 
-def _read_header(path: str, delimiter: str | None) -> tuple[list[str], str]:
+def _declared_format(args):
+    """The file format of a streamed run: the schema's declared one (CLI overrides are refused then, as for
+    in-memory reading), else the conventional default with the CLI's --delimiter/--decimal/--encoding — never
+    detected from the file."""
+    from dataclasses import replace
+
+    from .cli_schema import table_options
+    from .data import load_schema
+
+    schema = load_schema(Path(args.schema))
+    given = {k: v for k, v in table_options(args).items() if v is not None}
+    if schema.format is not None:
+        if given:
+            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding "
+                                        "or edit the schema's `format:`.")
+        return schema.format
+    return replace(schema.file_format, **given)
+
+
+def _read_header(path: str, delimiter: str) -> tuple[list[str], str]:
     import csv as _csv
     import io
 
-    from .data.reading import detect_delimiter
     from .stats._arrow import _open_text_head
 
     head = _open_text_head(Path(path))
-    delimiter = delimiter or detect_delimiter(head)
     return [h.strip() for h in next(_csv.reader(io.StringIO(head, newline=""), delimiter=delimiter))], delimiter
 
 
-def _dask_statistics(args, path: str, parquet: bool, delimiter: str | None, common: dict, options: dict):
+def _dask_statistics(args, path: str, parquet: bool, file_format, common: dict, options: dict):
     from . import stats
     from .data import load_schema
     from .stats._dask import _require_dask
@@ -162,7 +175,7 @@ def _dask_statistics(args, path: str, parquet: bool, delimiter: str | None, comm
             files = sorted(_glob.glob(path)) or [path]
             if not Path(files[0]).is_file():
                 raise InvalidParameterError(f"no CSV file matches {path!r}.")
-            names, delim = _read_header(files[0], delimiter)
+            names, delim = _read_header(files[0], file_format.delimiter)
             encoder.check_columns(names)
             # every cell as text: the partitions then apply the in-memory reader's per-cell rules (missing
             # tokens, decimal mark, thousands separator, non-finite policy) through the same per-record transform
@@ -170,7 +183,8 @@ def _dask_statistics(args, path: str, parquet: bool, delimiter: str | None, comm
                               keep_default_na=False, na_filter=False, blocksize="64MB")
         _note(args, f"Dask: {ddf.npartitions} partitions on {client.scheduler_info().get('address', args.dask)} "
                     f"({len(client.scheduler_info().get('workers', {}))} workers).")
-        return stats.from_dask(ddf, schema, name=Path(path).stem.replace("*", "") or "dask", **common, **options)
+        return stats.from_dask(ddf, schema, name=Path(path).stem.replace("*", "") or "dask", file_format=file_format,
+                               **common, **options)
     finally:
         client.close()
         if cluster is not None:

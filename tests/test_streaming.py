@@ -200,3 +200,29 @@ def test_the_streamed_cell_normalisation_is_the_in_memory_one():
     for missing in (("", "?", "n/a", "na", "nan", "null"), ("-", "x")):
         expected = _normalise_block(pd.DataFrame({"c": cells}, dtype=object), missing)["c"].tolist()
         assert normalise_cells(cells, frozenset(missing)) == expected
+
+
+def test_cli_streams_a_declared_decimal_comma_file_as_memory_reads_it(tmp_path):
+    """The declared format (not a guess, not a refusal) decides how a streamed file is read: a semicolon file with
+    decimal commas and thousands separators gives the in-memory numbers; CLI overrides of a declared format are
+    refused, as in memory."""
+    import json
+
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0, 2000, size=(400, 2))
+    text = "a;b\n" + "".join(f"{x:,.2f};{y:.3f}\n".replace(",", " ").replace(".", ",").replace(" ", ".")
+                             for x, y in values)
+    path = tmp_path / "eu.csv"
+    path.write_text(text)
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"dpcore_schema": 1, "format": {"kind": "csv", "delimiter": ";", "decimal": ",",
+                                                                   "thousands": "."},
+                                  "columns": [{"name": c, "role": "numeric", "lower": 0, "upper": 2000}
+                                              for c in "ab"]}))
+    outs = [tmp_path / "mem.csv", tmp_path / "stream.csv"]
+    common = ["sweep", "--csv", str(path), "--schema", str(schema), *SWEEP]
+    assert main([*common, "--out", str(outs[0])]) == 0
+    assert main([*common, "--stream", "--out", str(outs[1])]) == 0
+    mem, streamed = (pd.read_csv(p) for p in outs)
+    pd.testing.assert_frame_equal(mem[METRICS], streamed[METRICS], rtol=1e-9)
+    assert main([*common, "--stream", "--decimal", ",", "--out", str(outs[1])]) == 2

@@ -30,6 +30,7 @@ from .._validation import check_int
 from ..data.datasets import Dataset
 from ..data.prepared import Moments, PreparedData
 from ..data.preprocess import ArrayChunks, ChunkSource, run_preprocessing, warn_non_private
+from ..data.reading import FileFormat
 from ..data.schema import Schema, load_schema
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
 from ..privacy import Diagnostics, LedgerEntry, ledger_is_private
@@ -186,9 +187,9 @@ def from_dataset(dataset: Dataset, *, reservoir_size: int = DEFAULT_RESERVOIR, s
                        feature_groups=dataset.feature_groups, reservoir_size=reservoir_size, seed=seed, **options)
 
 
-def _schema_source(kind: str, path_or_frame, schema, label, missing, name, **source_options):
+def _schema_source(kind: str, path_or_frame, schema, label, missing, name, file_format=None, **source_options):
     schema = load_schema(schema) if not isinstance(schema, Schema) else schema
-    encoder = SchemaEncoder(schema, label=label, missing=missing)
+    encoder = SchemaEncoder(schema, label=label, missing=missing, file_format=file_format)
     if kind == "csv":
         from ._arrow import CsvSource
 
@@ -215,10 +216,12 @@ def _from_schema_source(source: ChunkSource, encoder: SchemaEncoder, name: str, 
 
 def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None = None, missing: str = "zero",
              delimiter: str | None = None, block_size: int | None = None, reservoir_size: int = DEFAULT_RESERVOIR,
-             seed: RandomState = None, name: str | None = None, **options: Any) -> SufficientStats:
+             seed: RandomState = None, name: str | None = None, file_format: FileFormat | None = None,
+             **options: Any) -> SufficientStats:
     """Statistics of a CSV file streamed in blocks of records: memory holds one block, the O(d²) statistics and
     the reservoir, however large the file. The file is read with the schema's declared file format (``delimiter``
-    overrides its delimiter) and the in-memory reader's per-line and per-cell rules, through the same per-record
+    overrides its delimiter; ``file_format`` replaces it for a schema that declares none) and the in-memory reader's
+    per-line and per-cell rules, through the same per-record
     transform (:class:`~dpcore.data.encode.RecordEncoder`): the same rows as :func:`~dpcore.data.load_csv`.
 
     ``schema`` is the public schema (columns, bounds, category lists; a path or a :class:`Schema`); ``label`` the
@@ -226,7 +229,8 @@ def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None
     ``centering="public"``, ``centering="dp"`` — which reads the file twice).
     """
     extra = {} if block_size is None else {"block_size": block_size}
-    source, encoder = _schema_source("csv", path, schema, label, missing, name, delimiter=delimiter, **extra)
+    source, encoder = _schema_source("csv", path, schema, label, missing, name, file_format, delimiter=delimiter,
+                                     **extra)
     return _from_schema_source(source, encoder, name or Path(path).stem, reservoir_size, seed, options)
 
 
@@ -241,7 +245,7 @@ def from_parquet(path: str | Path, schema: Schema | str | Path, *, label: str | 
 
 def from_dask(ddf, schema: Schema | str | Path, norm_bound: float | None = None, *, label: str | None = None,
               missing: str = "zero", reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
-              name: str = "dask", **options: Any) -> SufficientStats:
+              name: str = "dask", file_format: FileFormat | None = None, **options: Any) -> SufficientStats:
     """Statistics of a Dask DataFrame: per-partition clipped Gram matrices (and Σx, counts, reservoir candidates),
     summed in a tree on the active scheduler (a ``distributed.Client`` when one is connected).
 
@@ -249,7 +253,7 @@ def from_dask(ddf, schema: Schema | str | Path, norm_bound: float | None = None,
     the same seed (the reservoir needs each partition's offset: one counting pass first; ``reservoir_size=0`` skips
     it).
     """
-    source, encoder = _schema_source("dask", ddf, schema, label, missing, name)
+    source, encoder = _schema_source("dask", ddf, schema, label, missing, name, file_format)
     if norm_bound is not None:
         options["norm_bound"] = norm_bound
     return _from_schema_source(source, encoder, name, reservoir_size, seed, options)
