@@ -179,3 +179,14 @@ def test_data_page_warns_when_the_bounds_clamp_a_large_share():
     assert not at.exception, [e.value for e in at.exception]
     shown = [w.value for w in at.warning if "Clamping" in w.value]
     assert shown and "'age' (25.0 %)" in shown[0] and "non-private diagnostic" in shown[0]
+
+
+def test_a_chain_that_did_not_converge_is_not_end_to_end_private():
+    from dpcore.sweep import add_privacy_columns
+
+    frame = pd.DataFrame({"mechanism": ["ppca", "ppca", "analyze_gauss"],
+                          "guarantee": ["heuristic-mcmc", "heuristic-mcmc", "approx"],
+                          "message": ["MCMC not converged (split-R̂ 1.31 > 1.05)", "", ""]})
+    add_privacy_columns(frame, _prepared())
+    assert frame["end_to_end_private"].tolist() == [False, True, True]
+    assert "MCMC not converged" in frame["non_private_steps"][0] and frame["non_private_steps"][1] == ""
