@@ -427,6 +427,17 @@ def singhal_steinke_dimension(quick: bool) -> None:
 
 
 # ==================================================================================================
+# 7. Jiang, Xie & Zhang (2016), Table 1: noise spectral norms (the experiment lives in benchmarks/jiang_table1.py)
+# ==================================================================================================
+
+def jiang_table1(quick: bool) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import jiang_table1 as experiment
+
+    experiment.reproduce(quick, save)
+
+
+# ==================================================================================================
 # 6. Yun & Dudeja (2025): PPCA's samplers against a closed-form asymptotic (the check lives in yun_dudeja.py)
 # ==================================================================================================
 
@@ -444,6 +455,7 @@ EXPERIMENTS: dict[str, Callable[[bool], None]] = {
     "chaudhuri_table2": chaudhuri_table2,
     "singhal_steinke_dimension": singhal_steinke_dimension,
     "yun_dudeja": yun_dudeja,
+    "jiang_table1": jiang_table1,
 }
 
 

@@ -77,6 +77,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("yun_dudeja", "Yun & Dudeja (arXiv 2025)", "closed-form error of exponential-mechanism PCA", "—",
                "‖P̂ − P‖²_F vs β on a spiked Σ, p = 200: PPCA's k = 1 exact sampler and k = 2 Gibbs scan vs the "
                "formula", 240, 6, ("Yun–Dudeja",)),
+    Experiment("jiang_table1", "Jiang, Xie & Zhang (AAAI 2016)", "Table 1", "003",
+               "spectral norm of the input-perturbation noise vs d (Laplace, Wishart — not private —, Gaussian)", 15,
+               7, ("003",)),
 )
 
 

@@ -17,7 +17,7 @@ ss = st.session_state
 _QUICK = "_dp_papers_quick"  # {experiment name: RunResult of this session's quick re-run}
 #: Measured quick-run times without the PNG (2 shared cores): the button says what to expect.
 QUICK_SECONDS = {"chaudhuri_fig5": 5, "amin_fig1": 12, "imtiaz_fig1": 5, "chaudhuri_table2": 8,
-                 "singhal_steinke_dimension": 30}
+                 "singhal_steinke_dimension": 30, "jiang_table1": 5}
 VERDICT_ICONS = {"agrees": ":green[:material/check_circle:]", "partly": ":orange[:material/contrast:]",
                  "ordering agrees": ":orange[:material/contrast:]",
                  "mostly agrees": ":green[:material/check:]", "does not reproduce": ":red[:material/cancel:]"}

@@ -39,7 +39,8 @@ def test_every_experiment_has_stored_results_and_verdicts():
     assert verdicts["amin_fig1"][0].statement.startswith("AD/IT-U beat KT and L")
     assert [e.short for e in reproduce.EXPERIMENTS] == ["Chaudhuri et al. 2013", "Amin et al. 2019",
                                                         "Imtiaz & Sarwate 2016", "Chaudhuri et al. 2013",
-                                                        "Singhal & Steinke 2021", "Yun & Dudeja 2025"]
+                                                        "Singhal & Steinke 2021", "Yun & Dudeja 2025",
+                                                        "Jiang et al. 2016"]
     assert verdicts["yun_dudeja"][0].verdict.startswith("agrees")
 
 
