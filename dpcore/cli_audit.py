@@ -67,7 +67,7 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--field", default="auto", choices=tuple(FIELDS),
                    help="released field the events read (default auto: every released field)")
     p.add_argument("--trials", type=int, default=DEFAULT_TRIALS,
-                   help=f"releases per neighbouring dataset (default {DEFAULT_TRIALS})")
+                   help=f"releases per neighbouring dataset and pair (default {DEFAULT_TRIALS})")
     p.add_argument("--k", type=int, default=None, help="number of components (default 1; 2 with --probe)")
     p.add_argument("--n", type=int, default=None,
                    help="rows of the larger audit dataset (default 30; 70 with --probe)")

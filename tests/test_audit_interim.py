@@ -13,7 +13,7 @@ from dpcore.audit.runner import audit_task
 from dpcore.exceptions import InvalidParameterError
 
 #: Fields that legitimately differ between an interim result and a shorter audit of the same releases.
-RUN_FIELDS = ("runtime_s", "trials", "interim", "trials_needed")
+RUN_FIELDS = ("runtime_s", "trials", "interim", "trials_needed", "verdict_text")
 
 
 def _comparable(result) -> dict:

@@ -281,7 +281,7 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
                     counts[side] += 1
                 if counts[1] == 1 and not store.columns:
                     _check_first_trial([buffers[0][0], buffers[1][0]])
-                if peek is not None:
+                if peek is not None and counts[1] < trials:  # after the last trial comes the final result
                     peek(store, buffers)
                 if deadline.expired and counts[1] < trials:
                     truncated = True
