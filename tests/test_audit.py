@@ -117,6 +117,7 @@ def test_user_pair_is_checked():
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mid", "violation"), [("sn_imtiaz", 1 - math.exp(-1.0)),
                                                 ("wishart_jiang", 1 - math.exp(-1.0 / 3))])
 def test_invalid_wishart_mechanisms_are_violated_with_default_trials(mid, violation):
@@ -137,6 +138,7 @@ def test_runtime_estimate_is_positive_and_validates():
         estimate_audit_seconds("analyze_gauss", 1.0, 1000, delta=0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mid", ["laplace", "analyze_gauss", "mod_sulq"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_valid_mechanisms_are_not_flagged_nor_called_consistent_without_power(mid, seed):
@@ -151,6 +153,7 @@ def test_valid_mechanisms_are_not_flagged_nor_called_consistent_without_power(mi
     assert "half its noise" in r.verdict_text()
 
 
+@pytest.mark.slow
 def test_non_private_pca_is_caught_by_a_projection_threshold():
     r = run_audit("pca", 1.0, neighbours="zero_vs_unit", trials=300, seed=0)
     assert r.statistic in ("quadratic", "difference") and r.verdict == "violated"
@@ -160,12 +163,14 @@ def test_non_private_pca_is_caught_by_a_projection_threshold():
     assert r.verdict == "violated"
 
 
+@pytest.mark.slow
 def test_random_subspace_is_not_flagged_and_its_power_check_says_why_not_consistent():
     r = run_audit("random", 0.5, neighbours="zero_vs_unit", trials=1000, seed=5, statistic="alignment")
     assert r.verdict == "inconclusive" and r.epsilon_lower_bound < 0.5
     assert r.power[0]["mutant"] == "2ε" and not r.power[0]["flagged"]  # it never reads the data
 
 
+@pytest.mark.slow
 def test_reversed_user_pair_uses_the_other_orientation():
     pair = make_neighbours("zero_vs_unit")
     r = run_audit("sn_imtiaz", 1.0, neighbours=(pair.D1, pair.D0), trials=1000, seed=3)
@@ -219,6 +224,7 @@ def _parse(argv):
     return parser.parse_args(["audit", *argv])
 
 
+@pytest.mark.slow
 def test_cli_json(capsys):
     args = _parse(["--mechanism", "wishart_jiang", "--epsilon", "1", "--trials", "1000", "--seed", "2", "--json",
                    "--neighbours", "zero_vs_unit"])
@@ -465,6 +471,7 @@ def test_cli_epsilon_audit_still_needs_mechanism_and_epsilon(argv, capsys):
     assert ("--mechanism" in err) if "--mechanism" not in argv else ("--epsilon" in err)
 
 
+@pytest.mark.slow
 def test_audit_of_correct_toy_sampler_is_consistent():
     r = run_audit(ToyBinghamPCA(), 1.0, neighbours="zero_vs_unit", trials=500, seed=4, power=False)
     assert r.statistic == "alignment" and not r.violated

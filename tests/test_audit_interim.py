@@ -23,6 +23,7 @@ def _comparable(result) -> dict:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mid", ["sn_imtiaz", "laplace"])
 def test_interim_results_are_audits_of_the_releases_so_far_and_do_not_change_the_final(mid):
     interims = []
@@ -57,6 +58,7 @@ def test_interim_settings_are_checked():
         run_audit("laplace", 1.0, trials=100, on_partial=print, n_jobs=2)
 
 
+@pytest.mark.slow
 def test_audit_task_reports_progress_and_interim_results():
     reports = []
     kind, result = audit_task(None, {"mechanism_id": "sn_imtiaz", "epsilon": 1.0, "trials": 2_000, "seed": 3,

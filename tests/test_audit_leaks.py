@@ -211,6 +211,7 @@ def test_relation_is_checked_against_the_mechanism():
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_clip_to_exact_n_under_add_remove_is_an_atom_witness():
     r = run_audit(ClipToNLeak(), 1.0, neighbours="copies_add_remove", n=21, statistic="atom", trials=1000, seed=3,
                   confidence=CONF)
@@ -223,6 +224,7 @@ def test_clip_to_exact_n_under_add_remove_is_an_atom_witness():
     assert auto.verdict == "violated"
 
 
+@pytest.mark.slow
 def test_clip_to_n_is_harmless_under_replace_one_and_all_relations_are_audited():
     results = audit_all_relations(ClipToNLeak(), 1.0, neighbours="copies_add_remove", n=21, trials=1000, seed=4,
                                   confidence=CONF, power=False)
@@ -285,6 +287,7 @@ def test_basis_atoms_are_structural_only_when_the_other_side_releases_the_same_s
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_support_witness_at_large_epsilon_bounds_delta():
     r = run_audit(SmallWishart(), 10.0, 1e-5, neighbours="zero_vs_unit", trials=1000, seed=6, confidence=CONF)
     assert r.verdict == "violated" and r.structural and r.statistic == "support"
@@ -332,6 +335,7 @@ def test_field_and_statistic_choices_are_checked():
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_all_relations_json(capsys):
     argv = ["--mechanism", "analyze_gauss", "--epsilon", "1", "--neighbours", "copies_add_remove", "--n", "21",
             "--neighbouring", "all", "--trials", "300", "--seed", "1", "--json"]

@@ -153,6 +153,7 @@ def _zero_vs_unit_c00() -> tuple[float, float]:
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", [(0, 0), (0, 1), (1, 2), (2, 2)])
 def test_one_exact_entry_at_any_index_is_flagged_with_the_default_neighbours(entry):
     r = run_audit(ExactEntry(*entry), 1.0, 1e-5, trials=300, seed=21, power=False)
@@ -166,6 +167,7 @@ def test_exact_entry_on_one_named_pair_is_flagged_where_that_entry_differs():
     assert r.verdict == "violated" and r.structural and r.event["variable"].endswith("entry [1,2]")
 
 
+@pytest.mark.slow
 def test_a_leak_through_the_bottom_reason_text_is_flagged():
     r = run_audit(ReasonLeak(), 1.0, 1e-5, trials=400, seed=23, power=False)
     assert r.verdict == "violated" and r.statistic == "text"
@@ -260,6 +262,7 @@ def test_an_epsilon_mutant_spends_more_than_its_ledger_says():
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mech", [Gauss(), BottomGauss(), DiagLaplace()], ids=lambda m: m.id)
 def test_honest_mechanisms_are_not_flagged_on_any_construction(mech):
     r = run_audit(mech, 1.0, 1e-5 if mech.uses_delta else None, trials=600, seed=30, confidence=SURE, power=False)
