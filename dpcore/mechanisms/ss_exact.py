@@ -59,7 +59,9 @@ class SinghalSteinkeExact(Mechanism):
         "GAP-MAX releases the top subspace when its lead over the runner-up (and over a default ⊥ scored ℓ + 1), "
         "plus truncated-Laplace noise, clears the half-width A_T — otherwise it outputs ⊥. The output is exact (no "
         "noise on the subspace), which is only possible under (ε, δ)-DP. The search scores all C(n, k) spans, so "
-        "it is for teaching sizes only (n up to a few hundred, k ≤ 3); membership uses a fixed relative tolerance."
+        "it runs on a random subsample of public size (a few hundred rows at k = 3). Private only with exact "
+        "membership (tolerance 0); the default tolerance 1e-4 makes it a labelled NOT-private exhibit, because the "
+        "released plane is then fitted to rows that merely lie near it."
     )
     reference = ("Singhal & Steinke, Privately Learning Subspaces (NeurIPS 2021), §3 Algorithm 1, Thm 3.2; GAP-MAX: "
                  "Bun, Dwork, Rothblum & Steinke (STOC 2018); truncated Laplace: Geng, Ding, Guo & Kumar (2020)")
