@@ -135,8 +135,7 @@ def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
         peak[n] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert s.n == n
-    # 4× the rows (2.3 MB more text) adds less than 10 % of that: memory does not grow with the file
-    assert peak[12_000] - peak[3_000] < 0.1 * (sizes[12_000] - sizes[3_000]), (peak, sizes)
+    assert peak[12_000] < 1.2 * peak[3_000] + 2**18, (peak, sizes)  # 4× the rows: memory does not grow with them
 
 
 # --------------------------------------------------------------------------------------------------
@@ -226,3 +225,24 @@ def test_cli_streams_a_declared_decimal_comma_file_as_memory_reads_it(tmp_path):
     mem, streamed = (pd.read_csv(p) for p in outs)
     pd.testing.assert_frame_equal(mem[METRICS], streamed[METRICS], rtol=1e-9)
     assert main([*common, "--stream", "--decimal", ",", "--out", str(outs[1])]) == 2
+
+
+def test_the_arrow_fast_path_reads_lines_as_the_per_line_rules_do(tmp_path):
+    """Quote-free ASCII blocks are parsed and normalised by Arrow; the result equals the per-line reader's, and a
+    block it cannot read identically (quotes, non-ASCII, a wrong field count) goes to the per-line reader."""
+    from dpcore.data.reading import _parse_lines
+
+    rng = np.random.default_rng(5)
+    pieces = ["1", " 2 ", "NA", " na ", "", "\t3", "x y", "?", "nan", "1e400", "-0", "\x0b4\x0c", "5 ", "null"]
+    lines = [",".join(rng.choice(pieces, size=3)) for _ in range(300)] + ["", "", "7,8,9"]
+    path = tmp_path / "h.csv"
+    path.write_text("a,b,c\n")
+    schema = load_schema({"dpcore_schema": 1, "columns": [
+        {"name": c, "role": "numeric", "lower": 0, "upper": 1} for c in "abc"]})
+    source = CsvSource(path, stats.SchemaEncoder(schema))
+    fast = source._arrow_frame(lines)
+    slow = source._frame(source._kept(_parse_lines(lines, ",")))
+    assert fast is not None
+    pd.testing.assert_frame_equal(fast, slow)
+    for odd in ('1,"2",3', "1,2", "1,2,3,4", "é,1,2", "1,\x1c2,3", "   "):
+        assert source._arrow_frame([*lines[:5], odd]) is None

@@ -8,7 +8,9 @@ from __future__ import annotations
 import bz2
 import codecs
 import gzip
+import io
 import queue
+import re
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +29,9 @@ CSV_BLOCK_BYTES = 2**20
 #: Batches are grouped until their encoded features take about this many bytes, so that the per-batch work (one
 #: BLAS call for C, the reservoir's keys) comes in efficient pieces.
 ENCODE_BYTES = 8 * 2**20
+#: The ASCII characters Python's ``str.strip`` removes (Arrow trims exactly these on the fast path).
+PYTHON_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_ODD_ASCII_SPACE = re.compile("[\x1c-\x1f]")
 #: Cells of a CSV block held as Python text at a time (the per-line reader's memory: a few MB).
 TEXT_CELLS = 65_536
 
@@ -199,22 +204,76 @@ class CsvSource(ChunkSource):
 
     def records(self):
         """DataFrames of the needed columns' cells (stripped text, None for missing), about ``piece_rows`` records
-        each."""
+        each, in file order."""
         width, header_seen = len(self.header), not self.format.header
         pending: list[list[str | None]] = []
         for lines in self._lines():
-            for row in _parse_lines(lines, self.delimiter):
-                if not header_seen:
-                    header_seen = not _blank(row)
+            if not header_seen:
+                rows = _parse_lines(lines, self.delimiter)
+                first = next((i for i, r in enumerate(rows) if not _blank(r)), None)
+                if first is None:
                     continue
-                if width > 1 and _blank(row):
-                    continue
-                pending.append(row if row is not None and len(row) == width else [None] * width)
+                header_seen = True
+                pending += self._kept(rows[first + 1:])
+            else:
+                for a in range(0, len(lines), self.piece_rows):
+                    part = lines[a:a + self.piece_rows]
+                    frame = self._arrow_frame(part) if width > 1 else None
+                    if frame is None:
+                        pending += self._kept(_parse_lines(part, self.delimiter))
+                    else:
+                        if pending:
+                            yield self._frame(pending)
+                            pending = []
+                        if len(frame):
+                            yield frame
+                    if len(pending) >= self.piece_rows:
+                        yield self._frame(pending)
+                        pending = []
             if len(pending) >= self.piece_rows:
                 yield self._frame(pending)
                 pending = []
         if pending:
             yield self._frame(pending)
+
+    def _kept(self, rows: list[list[str] | None]) -> list[list[str | None]]:
+        """The records among parsed lines: blank lines are none (unless there is one column), a line with the wrong
+        number of fields is a record of missing cells."""
+        width = len(self.header)
+        return [r if r is not None and len(r) == width else [None] * width
+                for r in rows if not (width > 1 and _blank(r))]
+
+    def _arrow_frame(self, lines: list[str]) -> pd.DataFrame | None:
+        """The cells of ``lines`` parsed and normalised by Arrow in one call — only where that provably equals the
+        per-line rules (ASCII text without quotes or the separators \\x1c–\\x1f: every line is then split at
+        the delimiter alone, and Arrow's trim and lower-case are Python's); None otherwise, or when a line has the
+        wrong number of fields (the per-line path then reads the block)."""
+        text = "\n".join(lines)
+        if not text.isascii() or '"' in text or _ODD_ASCII_SPACE.search(text):
+            return None
+        from pyarrow import csv as pacsv
+
+        try:
+            table = pacsv.read_csv(
+                io.BytesIO(text.encode("ascii")),
+                read_options=pacsv.ReadOptions(column_names=self.header, use_threads=False),
+                parse_options=pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, escape_char=False,
+                                                 ignore_empty_lines=True),
+                convert_options=pacsv.ConvertOptions(include_columns=self.encoder.columns,
+                                                     column_types={c: pa.string() for c in self.header},
+                                                     null_values=[], strings_can_be_null=False,
+                                                     quoted_strings_can_be_null=False))
+        except pa.ArrowInvalid:
+            return None
+        import pyarrow.compute as pc
+
+        missing = pa.array(sorted(self.format.missing), type=pa.string())
+        cells = {}
+        for name in self.encoder.columns:
+            trimmed = pc.utf8_trim(table.column(name), characters=PYTHON_ASCII_SPACE)
+            gone = pc.is_in(pc.utf8_lower(trimmed), value_set=missing)
+            cells[name] = pc.if_else(gone, pa.scalar(None, pa.string()), trimmed).to_numpy(zero_copy_only=False)
+        return pd.DataFrame(cells, dtype=object)
 
     def _frame(self, rows: list[list[str | None]]) -> pd.DataFrame:
         fields = list(zip(*rows))  # one tuple per field of the line (every row has the header's width)
