@@ -152,9 +152,10 @@ class AuditResult:
         if self.inconclusive and self.inconclusive_reason == "power":
             first = self.power[0]
             return (f"INCONCLUSIVE: no violation found (ε ≥ {self.epsilon_lower_bound:.3g}, {conf} confidence), but "
-                    f"the test could not tell the mechanism from {first['description']}, which is not "
-                    f"{self.claim}: the same test did not flag that mutant either. This test could not have found "
-                    "a violation of that size; run more releases.")
+                    f"the test could not tell the mechanism from {first['description']}, a comparable violation "
+                    f"of the claim {self.claim}: the same test did not flag that mutant either. This test could not "
+                    "have found a violation of that size; run more releases (or use a pair that reaches the "
+                    "mechanism's sensitivity).")
         if self.violated and self.structural:
             statement = delta_statement(self.claimed_epsilon, self.delta_lower_bound, confidence=self.confidence,
                                         every_epsilon=True)

@@ -563,7 +563,8 @@ def _audit_pair(mech: Mechanism, plan: _Plan, pair: NeighbourPair, seed: RandomS
 
 
 def _pair_line(r: AuditResult) -> dict:
-    return {"neighbours": r.neighbours["name"], "neighbouring": r.neighbouring, "verdict": r.verdict,
+    verdict = "no violation found" if r.verdict == "consistent" else r.verdict  # power is judged for all pairs
+    return {"neighbours": r.neighbours["name"], "neighbouring": r.neighbouring, "verdict": verdict,
             "epsilon_lower_bound": r.epsilon_lower_bound, "delta_lower_bound": r.delta_lower_bound,
             "event": r.event["description"], "releases": r.completed[0], "truncated": r.truncated}
 
