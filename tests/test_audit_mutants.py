@@ -188,6 +188,7 @@ def test_a_refusal_of_the_settings_on_both_sides_is_still_an_error():
         run_audit(RecordRefusal(-1.0, quote=False), 1.0, 1e-5, neighbours="zero_vs_unit", trials=50, seed=25)
 
 
+@pytest.mark.timeout(1500)
 @pytest.mark.slow
 def test_half_noise_gauss_is_flagged_on_the_full_sensitivity_pair_and_gives_the_honest_one_power():
     """σ/2 (true ε ≈ 2.15): 40144d4 said "consistent" at 10,000 and 60,000 releases on its default pair. On unit_swap
@@ -201,6 +202,7 @@ def test_half_noise_gauss_is_flagged_on_the_full_sensitivity_pair_and_gives_the_
     assert "flags a version with half its noise" in honest.verdict_text()
 
 
+@pytest.mark.timeout(1500)
 @pytest.mark.slow
 def test_half_noise_gauss_is_inconclusive_not_consistent_at_ten_thousand_releases():
     """The issue's measurement: 10,000 releases cannot tell Analyze Gauss from its σ/2 mutant, so "inconclusive"."""
@@ -208,6 +210,7 @@ def test_half_noise_gauss_is_inconclusive_not_consistent_at_ten_thousand_release
     assert r.verdict == "inconclusive" and r.inconclusive_reason == "power" and not r.power[0]["flagged"]
 
 
+@pytest.mark.timeout(1500)
 @pytest.mark.slow
 @pytest.mark.parametrize(("divisor", "trials"), [(2.0, 4_000), (1.5, 20_000)])
 def test_pure_laplace_with_too_little_noise_is_flagged(divisor, trials):
