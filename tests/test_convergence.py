@@ -56,6 +56,9 @@ def test_rank_normalise_gives_normal_scores():
     z = rank_normalise(np.arange(1.0, 101.0).reshape(4, 25))
     assert z.shape == (4, 25) and abs(z.mean()) < 1e-12
     assert z[0, 0] == pytest.approx(stats.norm.ppf((1 - 0.375) / 100.25))
+    tied = np.round(np.random.default_rng(9).standard_normal((3, 50)), 1)  # many ties: average ranks
+    ranks = stats.rankdata(tied, method="average").reshape(tied.shape)
+    np.testing.assert_allclose(rank_normalise(tied), stats.norm.ppf((ranks - 0.375) / (tied.size + 0.25)), atol=1e-12)
 
 
 def test_iid_chains_have_rhat_one_and_full_ess():

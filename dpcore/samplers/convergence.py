@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -67,14 +68,23 @@ def split_chains(draws: np.ndarray) -> np.ndarray:
     return np.concatenate([arr[:, :half], arr[:, arr.shape[1] - half:]], axis=0)
 
 
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..S of a flat array, ties getting their average rank (as ``scipy.stats.rankdata``)."""
+    order = np.argsort(values, kind="mergesort")
+    ranks = np.empty(values.size)
+    ranks[order] = np.arange(1, values.size + 1)
+    uniq, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    if uniq.size < values.size:  # average the ranks within each group of ties
+        ranks = (np.bincount(inverse, weights=ranks) / counts)[inverse]
+    return ranks
+
+
 def rank_normalise(draws: np.ndarray) -> np.ndarray:
     """Normal scores Φ⁻¹((r − 3/8)/(S + 1/4)) of the pooled ranks r (average ranks for ties), same shape."""
-    from scipy.special import ndtri
-    from scipy.stats import rankdata
-
     arr = np.asarray(draws, dtype=float)
-    ranks = rankdata(arr, method="average").reshape(arr.shape)
-    return ndtri((ranks - 0.375) / (arr.size + 0.25))
+    ranks = _average_ranks(arr.ravel())
+    inv_cdf = NormalDist().inv_cdf  # no scipy.stats import on the release path
+    return np.array([inv_cdf(u) for u in (ranks - 0.375) / (arr.size + 0.25)]).reshape(arr.shape)
 
 
 def _rhat_of(chains: np.ndarray) -> float:
