@@ -167,6 +167,7 @@ def test_exhibits_come_last_in_the_legend_and_on_top():
                      legend_label("sn_imtiaz")]
 
 
+@pytest.mark.slow
 def test_explore_page_draws_the_exhibit_as_an_exhibit():
     """In the app: SN next to a private mechanism on every Explore chart — dashed red, NOT PRIVATE in legend and
     hover; the private one solid with its guarantee."""
@@ -315,6 +316,7 @@ def test_a_curve_on_the_random_line_gets_a_note_with_what_would_change_it():
     assert charts.at_random_line(band, None) == []
 
 
+@pytest.mark.slow
 def test_explore_shows_releases_with_a_warning_on_the_chart_and_above_the_table():
     """In the app: SS approx on Wine (125 rows) fails (error at small ε, ⊥ at large ε) — the captured-variance
     chart names it in the legend with ✕ marks, and a warning above the results table counts its releases."""

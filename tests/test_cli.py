@@ -153,6 +153,7 @@ def test_reproduce_bad_arguments_exit_2(capsys, argv, needle):
     assert code == 2 and needle in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_reproduce_quick_writes_the_same_files_to_out(capsys, tmp_path):
     from dpcore.reproduce import result_files
 

@@ -269,6 +269,7 @@ def test_crlf_whitespace_lines_spaces_and_booleans():
     np.testing.assert_array_equal(ds.X[:, 1], [0, 3, 0])
 
 
+@pytest.mark.slow
 def test_large_upload_is_read_exactly():
     rng = np.random.default_rng(0)
     X = np.round(rng.normal(size=(50_000, 10)), 4)

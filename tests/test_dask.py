@@ -53,6 +53,7 @@ def data(tmp_path_factory):
     return df, folder
 
 
+@pytest.mark.slow
 def test_dask_statistics_equal_the_in_memory_ones(cluster, data):
     df, folder = data
     schema = load_schema(SCHEMA)
@@ -77,6 +78,7 @@ SWEEP = ["--mechanisms", "analyze_gauss,laplace,ss_approx", "--epsilons", "1,4",
 METRICS = ["captured_variance_ratio", "frobenius_error", "principal_angle_max_deg", "svm_accuracy"]
 
 
+@pytest.mark.slow
 def test_dask_sweep_gives_the_in_memory_numbers_for_the_same_seed(cluster, data):
     _, folder = data
     address = cluster[0].scheduler_address
@@ -93,6 +95,7 @@ def test_dask_sweep_gives_the_in_memory_numbers_for_the_same_seed(cluster, data)
     pd.testing.assert_frame_equal(b.drop(columns="runtime_s"), c.drop(columns="runtime_s"))
 
 
+@pytest.mark.slow
 def test_dask_sweep_with_a_small_reservoir_labels_it(cluster, data):
     _, folder = data
     out = folder / "small.csv"

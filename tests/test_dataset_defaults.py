@@ -34,6 +34,7 @@ def _prepared(dataset_id: str, **options):
 
 
 # ------------------------------------------------------------------ item 3: the schema's bound
+@pytest.mark.slow
 def test_adult_default_bound_is_the_bound_its_schema_implies():
     prepared = _prepared("adult")
     assert prepared.norm_bound == pytest.approx(math.sqrt(14.0))  # before: √108 ≈ 10.39
@@ -125,6 +126,7 @@ def test_explore_inspect_and_sample_size_defaults_show_no_warning(dataset_id):
         _no_warnings(at, page)
 
 
+@pytest.mark.slow
 def test_default_delta_follows_the_dataset_until_chosen():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -148,6 +150,7 @@ def test_cli_sweep_applies_the_same_delta_rule(tmp_path, capsys):
     assert "1/n" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_statistics_of_a_dataset_use_the_same_default_bound():
     from dpcore import stats
 

@@ -157,6 +157,7 @@ def test_shared_ids_registered():
     assert {"kddcup99", "census", "insurance", "airfoil", "covertype", "mnist", "localization"} <= ids
 
 
+@pytest.mark.slow
 @needs_shared
 def test_kddcup99_full_116_dims():
     ds = load_dataset("kddcup99")

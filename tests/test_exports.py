@@ -122,6 +122,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("kaleido") is None, reason="kaleido is not installed")
 @pytest.mark.skipif(not export.png_export_available(), reason="kaleido needs a Chromium binary")
 def test_png_export_with_kaleido_prints_the_caption_inside():
@@ -235,6 +236,7 @@ def _keys(at: AppTest) -> set[str]:
     return {el.key for el in at.get("download_button")}
 
 
+@pytest.mark.slow
 def test_sample_size_offers_figure_and_table_downloads(downloads):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()

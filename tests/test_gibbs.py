@@ -82,6 +82,7 @@ def test_ry_bing_returns_unit_vector_and_handles_degenerate_start():
 # the chain against the exact sampler
 # --------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_gibbs_k1_matches_kent():
     """k = 1: E[(Rᵀv)_i²] of the chain equals that of exact Kent draws for the same target exp(vᵀMv)."""
     M, R = _rotated([6.0, 3.0, 1.0, 0.0, 0.0], seed=2)
@@ -97,6 +98,7 @@ def test_gibbs_k1_matches_kent():
     assert z_wrong > crit
 
 
+@pytest.mark.slow
 def test_gibbs_k1_large_block_path_matches_kent():
     """d = 30 (block size ≥ the threshold of the flop-lean update path) against exact Kent draws."""
     M, R = _rotated(list(np.linspace(8.0, 0.0, 30)), seed=12)
@@ -110,6 +112,7 @@ def test_gibbs_k1_large_block_path_matches_kent():
     assert _max_abs_z(chain, wrong)[0] > crit
 
 
+@pytest.mark.slow
 def test_gibbs_k2_of_3_matches_kent_on_complement():
     """d = 3, k = 2: etr(VᵀMV) = exp(tr M − wᵀMw) for the normal w of span(V), so w ~ Bingham exp(−wᵀMw).
 
