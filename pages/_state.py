@@ -17,6 +17,7 @@ Widgets stay bound to the flat session keys (Streamlit needs a key per widget); 
 from __future__ import annotations
 
 import math
+import secrets
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -132,8 +133,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_autorun", True),
     Setting("dp_ss_eps", 1.0, "sseps", encode=lambda v: f"{v:g}", decode=_snap(EPS_GRID, 1e-3, 1e3)),
 )
-#: URL parameters left out of a link while an upload is the dataset: the dataset itself and its data settings.
-UPLOAD_PRIVATE_PARAMS = ("data", "B", "Bsrc", "center", "scale")
+#: URL parameters left out of a link while an upload is the dataset: the dataset itself, its data settings and the
+#: run seed (with the seed, anyone who sees a release of the upload could recompute its noise).
+UPLOAD_PRIVATE_PARAMS = ("data", "B", "Bsrc", "center", "scale", "seed")
 #: Defaults by session key (pages/data.py reads the default dataset from here).
 DEFAULTS: dict[str, Any] = {s.key: s.default for s in SETTINGS}
 
@@ -431,8 +433,17 @@ def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
         ss.update(store.get(dataset_id) or private_defaults(dataset_id))
     ss["_dp_scope_dataset"] = dataset_id
     ss.dp_dataset = dataset_id
+    if dataset_id == UPLOAD_ID and ss.get("dp_seed", DEFAULTS["dp_seed"]) == DEFAULTS["dp_seed"]:
+        # the fixed default seed is for public built-in data (reproducible, and cells shared by a class); on private
+        # data a seed everyone knows makes every noise draw a public constant, so an upload gets a fresh one
+        ss.dp_seed = fresh_seed()
     if ss.get("w_dp_dataset") not in (None, dataset_id):
         ss.pop("w_dp_dataset")  # Explore's own picker shows the new dataset
+
+
+def fresh_seed() -> int:
+    """A run seed from OS entropy, in the seed widget's range (never the fixed default)."""
+    return 1 + secrets.randbelow(2**31 - 2)
 
 
 def reset_data_settings() -> None:

@@ -263,3 +263,28 @@ def test_delta_not_far_below_one_over_n_is_flagged_on_every_page_that_offers_it(
     at.session_state["dp_delta"] = 1e-6  # far below 1/n for Adult: nothing said
     at.run()
     assert not any("1/n" in w.value for w in at.warning) and not any("1/n" in c.value for c in at.caption)
+
+
+def test_an_upload_never_runs_on_the_fixed_default_seed(at):
+    """Privacy review item 12: the fixed default seed (0) is for public built-in data; selecting an upload draws a
+    fresh seed from OS entropy (a seed everyone knows makes every noise draw on private data a public constant), and
+    a link made on the upload does not carry the seed. Fails on 40144d4 (the upload ran on seed 0)."""
+    from pages import _state
+
+    assert at.session_state["dp_seed"] == _state.DEFAULTS["dp_seed"]
+    _upload_on_data_page(at)
+    seed = at.session_state["dp_seed"]
+    assert seed != _state.DEFAULTS["dp_seed"]
+    assert "seed" not in at.query_params
+    other = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    other.run()
+    _upload_on_data_page(other)
+    assert other.session_state["dp_seed"] not in (seed, _state.DEFAULTS["dp_seed"])  # fresh per session
+
+
+def test_a_seed_chosen_before_the_upload_is_kept(at):
+    """Reproducibility stays opt-in: a seed the user chose is not replaced when an upload is selected."""
+    at.session_state["dp_seed"] = 1234
+    at.run()
+    _upload_on_data_page(at)
+    assert at.session_state["dp_seed"] == 1234
