@@ -139,7 +139,7 @@ def test_first_load_shows_the_navigation_and_the_charts(page: Page, app_url):
     expect(charts).to_have_count(4)
     for i in range(4):
         expect(charts.nth(i).locator(".scatterlayer .trace").first).to_be_visible()
-    expect(page.locator(".annotation-text", has_text="majority class").first).to_be_visible()
+    expect(page.locator(".annotation-text", has_text="majority").first).to_be_visible()
     wait_idle(page)
     nav = page.evaluate("window.__nav")
     assert nav["builtin"] is False, "Streamlit's built-in page list (file names) was rendered"
