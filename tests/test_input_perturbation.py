@@ -278,6 +278,7 @@ def noise_data() -> PreparedData:
     return unit_data(40, NOISE_DATA_D, seed=5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mid", "kw", "expected_sigma"),
     [
@@ -299,6 +300,7 @@ def test_gaussian_noise_has_the_calibrated_scale(mid, kw, expected_sigma, noise_
     assert min(_gauss_pvalues(x, sigma / 1.1)) < ALPHA
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kw", "expected_scale"),
     [
@@ -317,6 +319,7 @@ def test_laplace_noise_has_the_calibrated_scale(kw, expected_scale, noise_data):
     assert min(_laplace_pvalues(x, b / 1.1)) < ALPHA
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debias", [False, True])
 def test_sheffet_noise_mean_is_m_identity(debias):
     d, eps, delta, reps = 5, 1.0, 1e-3, 2000  # ε = 1: the top of the proof's domain
@@ -371,6 +374,7 @@ def _support_violation_rate(mid: str, epsilon: float, options: dict, draws: int,
     return int(hits_d), int(hits_dp)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mid", "epsilon", "options", "formula"),
     [

@@ -49,6 +49,7 @@ def test_unknown_experiment_is_a_clear_error():
         reproduce.get_experiment("nope")
 
 
+@pytest.mark.slow
 def test_quick_run_writes_the_scripts_files_elsewhere(tmp_path):
     stored = reproduce.result_files("chaudhuri_fig5")["summary"]
     before = _digest(stored)
@@ -62,6 +63,7 @@ def test_quick_run_writes_the_scripts_files_elsewhere(tmp_path):
     assert _digest(stored) == before  # the stored full-run results are untouched
 
 
+@pytest.mark.slow
 def test_papers_page_shows_claims_figures_and_verdicts():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

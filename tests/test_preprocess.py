@@ -132,6 +132,7 @@ def test_public_centring_is_free():
         preprocess(_toy(ranges=False), centering="public", norm_bound=1.0)  # no public ranges → centre required
 
 
+@pytest.mark.slow
 def test_dp_centring_budget_and_noise_scale():
     n, d = 2000, 3000
     rng = np.random.default_rng(7)

@@ -55,6 +55,7 @@ def test_ss_exact_basis_is_identical_on_neighbours_with_the_same_subspace():
         np.testing.assert_allclose(a.subspace, b.subspace, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_ss_exact_basis_is_uniform_over_the_bases_of_the_subspace():
     """The angle of the first basis vector inside the plane is uniform on (−π, π] (Haar), whatever the rows."""
     X, _ = _plane_pair()
@@ -142,6 +143,7 @@ def test_estimator_uses_independent_streams(monkeypatch):
     assert est.privacy_spent == pytest.approx((1.0, 1e-5))
 
 
+@pytest.mark.slow
 def test_dashboard_inspect_path_uses_independent_streams(monkeypatch):
     from streamlit.testing.v1 import AppTest
 

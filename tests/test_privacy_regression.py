@@ -128,6 +128,7 @@ def _released_scalars(rel) -> np.ndarray:
     return np.asarray(vals, dtype=float)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mech_id", _mechanisms_with("add_remove"))
 def test_add_remove_outputs_have_no_atom_at_the_private_n(mech_id):
     """D = 20 copies of e₁, D′ = 21 copies (d = 3, ε = 1): clipping eigenvalues to [0, n] put an atom at n
