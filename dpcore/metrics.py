@@ -171,18 +171,37 @@ def svm_majority_baseline(split: SvmSplit | None) -> float:
     return float(np.mean(split.y_test == classes[np.argmax(counts)]))
 
 
-def evaluate(release, data: PreparedData, split: SvmSplit | None = None) -> dict[str, float]:
-    """All metrics of one release against the data the mechanism saw (NaN for a ⊥ release)."""
+def svm_accuracy_or_reason(V_hat: np.ndarray, split: SvmSplit | None) -> tuple[float, str]:
+    """:func:`svm_accuracy`, or NaN and the reason when the classifier cannot be trained (e.g. a continuous label):
+    the SVM is one metric among several and its failure never removes the others."""
+    try:
+        return svm_accuracy(V_hat, split), ""
+    except (ValueError, TypeError):  # the message is fixed text: an exception's text may quote a record
+        from sklearn.utils.multiclass import type_of_target
+
+        kind = type_of_target(split.y_train) if split is not None else "unknown"
+        return float("nan"), (f"SVM accuracy not available: the label is {kind}, not classes; choose a class "
+                              "column or binarise it (label = column > threshold). The other metrics are unaffected.")
+
+
+def evaluate(release, data: PreparedData, split: SvmSplit | None = None,
+             notes: list[str] | None = None) -> dict[str, float]:
+    """All metrics of one release against the data the mechanism saw (NaN for a ⊥ release).
+
+    A metric that cannot be computed (the SVM on an unusable label) is NaN; why is appended to ``notes``."""
     if release.subspace is None:
         return {name: float("nan") for name in METRIC_NAMES}
     if release.d != data.d:
         raise DataError(f"release has d = {release.d} but the data has d = {data.d}.")
     V_hat = release.subspace
     V_k = data.eigenvectors[:, : V_hat.shape[1]]
+    svm, why = svm_accuracy_or_reason(V_hat, split)
+    if why and notes is not None:
+        notes.append(why)
     return {
         "captured_variance_ratio": captured_variance_ratio(data.C, V_hat, data.eigenvalues),
         "frobenius_error": frobenius_error(data.C, release.covariance_post),
         "principal_angle_max_deg": principal_angle_max_deg(V_k, V_hat),
         "sin_theta_max": sin_theta_max(V_k, V_hat),
-        "svm_accuracy": svm_accuracy(V_hat, split),
+        "svm_accuracy": svm,
     }

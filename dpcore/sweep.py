@@ -405,10 +405,12 @@ def _cell_task(context: tuple, cell: _Cell, cfg: SweepConfig, opts: dict, report
     if release.is_bottom:
         row.update(status="bottom", message=release.reason)
         return row
-    row.update(evaluate(release, data, split), status="ok",
+    notes: list[str] = []
+    row.update(evaluate(release, data, split, notes), status="ok",
                frobenius_error_raw=frobenius_error(data.C, release.covariance))
     if release.diagnostics.get("converged") is False:
-        row["message"] = release.diagnostics.get("convergence_message") or NOT_CONVERGED  # split-R̂/ESS verdict
+        notes.insert(0, release.diagnostics.get("convergence_message") or NOT_CONVERGED)  # split-R̂/ESS verdict
+    row["message"] = "; ".join(notes)
     return row
 
 

@@ -34,7 +34,7 @@ from ..vocabulary import CategoricalPolicy, ColumnRole, MissingPolicy, values
 from .datasets import SAMPLE_DATA_DIR, Dataset
 from .encode import EncodedTable, check_columns, encode_table
 from .reading import MISSING_TOKENS, CsvSource, FileFormat, RawTable, file_kind, read_source, read_table
-from .roles import MAX_CATEGORIES, ColumnDecision, RoleReport, infer_roles
+from .roles import MAX_CATEGORIES, ColumnDecision, RoleReport, check_label_kind, infer_roles
 from .schema import ColumnSchema, Schema, SchemaError, draft_schema, load_schema
 
 __all__ = ["CATEGORICAL_MODES", "DEFAULT_MAX_COLUMNS", "MISSING_MODES", "MISSING_TOKENS", "WIDE_COLUMNS",
@@ -248,6 +248,7 @@ def _onehot(d: ColumnDecision) -> bool:
 def _load_inferred(table: RawTable, *, label: str | None, categorical: str, missing: str, max_columns: int,
                    k: int | None, name: str, roles: Mapping[str, object] | None, max_categories: int) -> Dataset:
     report = infer_roles(table, label=label, roles=roles, max_categories=max_categories)
+    check_label_kind(table, label)
     # The ledger depends only on the options: the data decided the structure, so say that, whatever it decided.
     ledger: list[LedgerEntry] = [LedgerEntry(STRUCTURE_STEP, private=False, note=_STRUCTURE_NOTE)]
     diag: dict = dict(table.counts)  # exact counts: non-private diagnostics, never in the ledger
@@ -328,6 +329,7 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
                               f"{fmt.describe()}; declare its format in the schema (e.g. format: {{kind: csv, "
                               "delimiter: ';', decimal: ','}; `dpcore schema infer` drafts one).") from None
         raise
+    check_label_kind(table, label, schema_public=schema.structure_public)  # reads no record under a public schema
     ledger: list[LedgerEntry] = []
     notes = [f"{c!r} is not in the schema: left out." for c in table.columns if c not in schema][:50]
     onehot_cols = [c.name for c in schema.features if c.is_categorical]

@@ -36,6 +36,17 @@ DATE_FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:
                 "%Y-%m", "%Y/%m", "%m/%Y", "%b %Y", "%B %Y", "%b-%y", "%b-%Y", "%d %b %Y", "%d %B %Y", "%d-%b-%Y",
                 "%b %d, %Y", "%B %d, %Y", "%H:%M:%S", "%H:%M")
 _ID_NAME = re.compile(r"(^|[^a-z])(id|ids|key|uuid|guid|index|idx|no|nr|number|record|row)($|[^a-z])", re.I)
+#: Names of columns that number the subjects of a long-format table (one subject, several rows).
+_SUBJECT_NAME = re.compile(r"(^|[^a-z])(id|ids|individual|subject|sample|patient|participant|person|number|no|nr|"
+                           r"case|unit|household|family|group)($|[^a-z])", re.I)
+#: Whole-number columns with at least 3 and at most this many distinct values are read as codes (categorical).
+MAX_CODES = 8
+#: Names of columns that hold codes for categories (mode 1–4, type, region, …) rather than amounts.
+_CODE_NAME = re.compile(r"(^|[^a-z])(mode|code|codes|type|kind|status|region|category|cat|group|sector|class|"
+                        r"race|ethnicity|marital|occupation|religion|country|state|brand|model|method)($|[^a-z])",
+                        re.I)
+#: A numbering without an ID-like name is an identifier only with at least this many subjects.
+MIN_SUBJECTS = 10
 _DATE_NAME = re.compile(r"date|time|timestamp|day|datetime", re.I)
 _LABEL_NAME = re.compile(r"^(label|labels|target|class|classe|y|outcome|diagnosis|survived|churn|default|result|"
                          r"passed|species|response|category|grade|is_\w+|has_\w+)$", re.I)
@@ -127,6 +138,33 @@ def _numeric_date(name: str, v: np.ndarray) -> str | None:
     return None
 
 
+def _gapped(distinct: np.ndarray) -> bool:
+    """True when a few whole numbers skip values (1, 2, 5, 9): codes rather than a count or a scale."""
+    return bool(np.any(np.diff(distinct) > 1))
+
+
+def _repeated_id(name: str, v: np.ndarray, nd: int) -> str | None:
+    """Why a whole-number column numbers subjects that span several rows (a long-format ID), or None.
+
+    Each value fills one run of consecutive rows (never comes back later); with an ID-like name (id, individual,
+    sample, number, …) that suffices, otherwise the runs must also count up 1, 2, 3, … over many subjects.
+    """
+    if nd < 3 or nd >= v.size:
+        return None
+    runs = 1 + int(np.count_nonzero(v[1:] != v[:-1]))
+    if runs != nd:
+        return None
+    per = v.size / nd
+    if _SUBJECT_NAME.search(name):
+        return (f"whole numbers repeated in runs ({nd} values, about {per:.0f} rows each) and the name says ID: "
+                "it numbers subjects, not a measurement")
+    distinct = np.unique(v)
+    if nd >= MIN_SUBJECTS and np.all(np.diff(v) >= 0) and np.all(np.diff(distinct) == 1):
+        return (f"consecutive whole numbers counting up in runs ({nd} values, about {per:.0f} rows each): it numbers "
+                "subjects, not a measurement")
+    return None
+
+
 def _numeric_role(name: str, v: np.ndarray, n_bad: int, n_present: int, heuristics: bool
                   ) -> tuple[ColumnRole, str]:
     distinct = np.unique(v)
@@ -141,8 +179,16 @@ def _numeric_role(name: str, v: np.ndarray, n_bad: int, n_present: int, heuristi
             return ColumnRole.IDENTIFIER, "consecutive whole numbers, one per row (a row number)"
         if _ID_NAME.search(name):
             return ColumnRole.IDENTIFIER, "a different whole number in every row, and the name says ID"
+    if heuristics and integer:
+        reason_id = _repeated_id(name, v, nd)
+        if reason_id:
+            return ColumnRole.IDENTIFIER, reason_id
     if nd == 2:
         return ColumnRole.BINARY, f"numbers with two distinct values{extra}"
+    if heuristics and integer and 3 <= nd <= MAX_CODES and (_CODE_NAME.search(name) or _gapped(distinct)):
+        codes = ", ".join(f"{x:g}" for x in distinct)
+        return ColumnRole.CATEGORICAL, (f"{nd} whole-number codes ({codes}): read as categories, one indicator "
+                                        f"each; set the role to numeric if the numbers are amounts{extra}")
     return ColumnRole.NUMERIC, f"numbers ({nd} distinct value{'s' if nd != 1 else ''}){extra}"
 
 
@@ -295,3 +341,41 @@ def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess
         if lo <= classes <= hi:
             return LabelGuess(last.name, f"the last column is text with {classes} distinct values")
     return None
+
+
+# ==================================================================================================
+# a label needs classes
+# ==================================================================================================
+
+#: A numeric label with more distinct whole numbers than this is read as continuous (a measurement, not classes).
+MAX_LABEL_CLASSES = MAX_CATEGORIES
+
+
+def continuous_label_message(label: str, n_distinct: int, fractional: bool) -> str:
+    """The refusal for a continuous label: names the column and the two fixes."""
+    kind = "distinct numeric values, some with a fraction" if fractional else "distinct whole numbers"
+    return (f"label column {label!r} has {n_distinct} {kind}: a label needs classes (the SVM metric classifies). "
+            f"Choose a class column, or no label, or binarise it with label = {label} > threshold (or ≠ 0) in the "
+            "file first.")
+
+
+def check_label_kind(table: RawTable, label: str | None, schema_public: bool = False) -> None:
+    """Refuse a continuous label column up front (:class:`~dpcore.exceptions.DataError` naming it and the fix).
+
+    With a confirmed public schema (``schema_public``: roles and label declared) the label's kind is the schema's
+    declaration and the records are NOT read (privacy review items 10, 13: no record may make a private run fail);
+    a label that then turns out continuous leaves the SVM metric NaN with a message, the other metrics stay. Only
+    without a public schema (the run is not private anyway) are the label's values read.
+    """
+    if label is None or schema_public or label not in table.columns:
+        return
+    present = table.present(label)
+    values, bad = table.numbers(label)
+    v = values[present & ~bad]
+    v = v[np.isfinite(v)]
+    if v.size == 0 or bad[present].any():
+        return  # text (or mixed) labels are classes
+    distinct = np.unique(v)
+    fractional = not bool(np.all(distinct == np.round(distinct)))
+    if fractional or distinct.size > MAX_LABEL_CLASSES:
+        raise DataError(continuous_label_message(label, int(distinct.size), fractional))
