@@ -140,15 +140,22 @@ def _load_csv_from_args(args):
     import warnings
 
     from .cli_schema import table_options
-    from .data import WideDataWarning, load_csv, load_schema
+    from .data import WideDataWarning, load_csv, load_schema, read_table
+    from .data.roles import label_or_guess
 
     path = Path(args.csv)
     if not path.is_file():
         raise InvalidParameterError(f"CSV file not found: {args.csv}.")
     schema = load_schema(Path(args.schema)) if args.schema else None
+    raw = path.read_bytes()
+    label = args.label
+    if schema is None and label is None and not getattr(args, "no_label", False):  # the dashboard's guess
+        label, note = label_or_guess(read_table(raw, name=path.stem, **table_options(args)), None)
+        if note and not args.quiet:
+            print(f"dpcore: note: {note}", file=sys.stderr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WideDataWarning)  # also in the notes, printed below
-        dataset = load_csv(path.read_bytes(), label=args.label, name=path.stem, schema=schema, missing=args.missing,
+        dataset = load_csv(raw, label=label, name=path.stem, schema=schema, missing=args.missing,
                            **table_options(args))
     if not args.quiet:
         for note in dataset.diagnostics.get("notes", []):
@@ -298,7 +305,9 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("data")
     src.add_argument("--dataset", help="built-in dataset id (see `dpcore datasets`)")
     src.add_argument("--csv", help="path of a CSV file (read into memory, never copied)")
-    src.add_argument("--label", help="label column of the CSV (optional)")
+    src.add_argument("--label", help="label column of the CSV (optional; without it and without --schema the "
+                                     "dashboard's guess is used and named on stderr)")
+    src.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
     src.add_argument("--schema", help="public schema of the CSV (YAML/JSON; draft one with `dpcore schema infer`): "
                                       "its bounds and category lists make the preprocessing private")
     src.add_argument("--missing", choices=values(MissingPolicy),

@@ -55,10 +55,14 @@ def _read(args: argparse.Namespace, schema=None):
 
 def _cmd_infer(args: argparse.Namespace) -> int:
     from .data import draft_schema, infer_roles
+    from .data.roles import label_or_guess
 
     table = _read(args)
     roles = key_values(args.role, "--role")
-    report = infer_roles(table, label=args.label, roles=roles)
+    label, note = label_or_guess(table, args.label, guess=not getattr(args, "no_label", False))
+    if note and not args.quiet:
+        print(f"dpcore: note: {note}", file=sys.stderr)
+    report = infer_roles(table, label=label, roles=roles)
     schema = draft_schema(table, report)
     text = schema.to_json() + "\n" if args.format == "json" else schema.to_yaml()
     if args.out == "-":
@@ -141,7 +145,9 @@ def add_schema_parser(sub) -> argparse.ArgumentParser:
 
     q = cmds.add_parser("infer", help="write a draft schema; values read off the data are marked from_data")
     q.add_argument("--csv", required=True, help="table to read (CSV/TSV, Parquet, .xlsx)")
-    q.add_argument("--label", help="label column (metrics only, never a feature)")
+    q.add_argument("--label", help="label column (metrics only, never a feature); without it the dashboard's guess "
+                                   "is used and named on stderr")
+    q.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
     q.add_argument("--role", action="append", metavar="COLUMN=ROLE",
                    help="override an inferred role, e.g. 'Individual ID=identifier' (repeatable)")
     q.add_argument("--format", default="yaml", choices=FORMATS)

@@ -138,3 +138,101 @@ def test_delta_vs_n_warning_fires_when_delta_is_not_far_below_one_over_n():
     note = delta_vs_n_warning(1e-5, 42_842)  # adult at the default δ: δ·n ≈ 0.43 — a note, not an alarm
     assert note is not None and not note.severe and "0.43" in note.text
     assert delta_vs_n_warning(1e-5, 494_021).severe  # kddcup99 at the default δ: δ·n ≈ 4.9
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# #19 "Labels": binary / small-integer labels guessed, continuous labels refused up front
+# ---------------------------------------------------------------------------------------------------------------
+
+def _passed_frame(n: int = 60) -> pd.DataFrame:
+    r = np.random.default_rng(5)
+    return pd.DataFrame({"hours": r.normal(10, 2, n).round(2), "score": r.normal(60, 9, n).round(1),
+                         "passed": np.tile([0, 1], n // 2)})
+
+
+@pytest.mark.parametrize("name", ["passed", "label", "target", "class", "y"])
+def test_a_numeric_0_1_label_is_guessed_with_its_codes(name):
+    frame = _passed_frame().rename(columns={"passed": name})
+    guess = guess_label(_table(frame))
+    assert guess is not None and guess.column == name
+    assert "2 classes, coded 0/1" in guess.reason
+
+
+def test_an_unnamed_last_0_1_column_is_guessed():
+    frame = _passed_frame().rename(columns={"passed": "outcome_flag_z"})
+    guess = guess_label(_table(frame))
+    assert guess is not None and guess.column == "outcome_flag_z" and "two whole numbers" in guess.reason
+
+
+def test_a_small_integer_label_is_guessed_but_not_a_fractional_one():
+    r = np.random.default_rng(6)
+    grades = pd.DataFrame({"a": r.normal(size=N), "grade": r.integers(1, 6, N)})
+    assert guess_label(_table(grades)).column == "grade"
+    fractional = pd.DataFrame({"a": r.normal(size=N), "y": r.choice([0.5, 1.5, 2.25], N)})
+    assert guess_label(_table(fractional)) is None
+
+
+def _continuous_csv(n: int = 120) -> bytes:
+    r = np.random.default_rng(7)
+    frame = pd.DataFrame({"a": r.normal(size=n).round(3), "b": r.normal(size=n).round(3),
+                          "income": r.normal(50, 10, n).round(2)})
+    return frame.to_csv(index=False).encode()
+
+
+def test_a_continuous_label_is_refused_naming_the_column_and_the_fix():
+    from dpcore.data import load_csv
+    from dpcore.exceptions import DataError
+
+    with pytest.raises(DataError) as info:
+        load_csv(_continuous_csv(), label="income")
+    msg = str(info.value)
+    assert "'income'" in msg and "distinct numeric values" in msg and "label needs classes" in msg
+    assert "income > threshold" in msg
+
+
+def test_a_draft_schema_reads_the_label_but_a_public_schema_never_does(monkeypatch):
+    """Privacy review items 10/13: under a confirmed public schema the check uses the schema, not the records."""
+    from dpcore.data import draft_schema, infer_roles, load_csv, read_table
+    from dpcore.data import roles as roles_module
+    from dpcore.exceptions import DataError
+
+    raw = _continuous_csv()
+    table = read_table(raw)
+    draft = draft_schema(table, infer_roles(table, label="income"))
+    with pytest.raises(DataError, match="label needs classes"):
+        load_csv(raw, schema=draft)  # a draft (roles read off the data): the run is not private, the data is read
+    public = draft.structure_confirmed()
+    assert public.structure_public
+    reads = []
+    original = roles_module.RawTable.numbers
+
+    def spy(self, name):
+        if name == "income":
+            reads.append(name)
+        return original(self, name)
+
+    monkeypatch.setattr(roles_module.RawTable, "numbers", spy)
+    roles_module.check_label_kind(read_table(raw), "income", schema_public=public.structure_public)
+    assert reads == []  # the check itself never looked at the label's values
+    monkeypatch.undo()
+    ds = load_csv(raw, schema=public)  # not refused: one record must not make a private run fail
+    assert ds.y is not None
+
+
+def test_an_svm_failure_keeps_the_other_metrics():
+    """A continuous label under a public schema: the SVM column is NaN with a message, captured variance stays."""
+    from dpcore.data import Dataset, preprocess
+    from dpcore.sweep import SweepConfig, run_sweep
+
+    r = np.random.default_rng(8)
+    X = r.normal(size=(300, 4))
+    y = r.normal(size=300)  # continuous: LinearSVC refuses it
+    ds = Dataset(id="t", name="t", X=X, y=y, feature_names=tuple("abcd"), source="test", description="test")
+    data = preprocess(ds, norm_bound=3.0, feature_scaling="none", centering="none")
+    frame = run_sweep(data, SweepConfig(mechanisms=["analyze_gauss"], epsilons=[1.0], deltas=[1e-5], ks=[2],
+                                        trials=1, seed=3))
+    row = frame.iloc[0]
+    assert row.status == "ok"
+    assert np.isfinite(row.captured_variance_ratio) and np.isfinite(row.frobenius_error)
+    assert np.isnan(row.svm_accuracy)
+    assert "SVM accuracy not available" in row.message and "continuous" in row.message

@@ -540,11 +540,23 @@ def _read_text(text: str, fmt: FileFormat, column_names: Sequence[str] | None, m
     return _normalise_block(frame, fmt.missing), counts
 
 
+_QUOTES = "'\"`‘’“”"
+
+
+def _strip_quotes(name: str) -> str:
+    """A header cell without the quote characters around it ('popul', "popul", `popul` → popul)."""
+    name = name.strip()
+    while len(name) >= 2 and name[0] in _QUOTES and name[-1] in _QUOTES:
+        name = name[1:-1].strip()
+    return name
+
+
 def _clean_header(header: list[str]) -> list[str]:
+    """Column names: surrounding whitespace and quote characters stripped, blanks numbered, duplicates refused."""
     out: list[str] = []
     seen: set[str] = set()
     for i, h in enumerate(header):
-        h = str(h).strip()
+        h = _strip_quotes(str(h))
         if not h or (h.lower().startswith("unnamed:") and h[8:].strip().isdigit()):
             h = f"column{i + 1}"
         if h in seen:

@@ -49,7 +49,8 @@ _CODE_NAME = re.compile(r"(^|[^a-z])(mode|code|codes|type|kind|status|region|cat
 MIN_SUBJECTS = 10
 _DATE_NAME = re.compile(r"date|time|timestamp|day|datetime", re.I)
 _LABEL_NAME = re.compile(r"^(label|labels|target|class|classe|y|outcome|diagnosis|survived|churn|default|result|"
-                         r"passed|species|response|category|grade|is_\w+|has_\w+)$", re.I)
+                         r"passed|pass|fail|failed|success|won|win|vote|spam|fraud|species|response|category|grade|"
+                         r"is_\w+|has_\w+)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -316,26 +317,52 @@ def _distinct_present(table: RawTable, name: str) -> int:
     return int(table.frame[name][table.present(name)].astype(str).nunique())
 
 
+def _whole_number_classes(table: RawTable, name: str) -> np.ndarray | None:
+    """The distinct values of a column whose every present cell is a whole number, else None."""
+    values, bad = table.numbers(name)
+    present = table.present(name)
+    v = values[present & ~bad]
+    if bad[present].any() or v.size == 0 or not np.all(np.isfinite(v)) or not np.all(v == np.round(v)):
+        return None
+    return np.unique(v)
+
+
+def _classes_text(table: RawTable, column: ColumnDecision) -> str:
+    n = _distinct_present(table, column.name)
+    if column.numeric:
+        codes = _whole_number_classes(table, column.name)
+        if codes is not None and codes.size <= 4:
+            return f"{n} classes, coded {'/'.join(f'{x:g}' for x in codes)}"
+    return f"{n} classes"
+
+
 def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess | None:
     """The column that most looks like a class label, or None.
 
     1. a column named like a label (``label``, ``class``, ``target``, ``y``, ``species``, ``outcome``, …) with 2–20
        distinct values; a strong name beats ``is_…``/``has_…``, and the later column wins a tie;
-    2. otherwise the last column, when it is text with 2–20 distinct values (a categorical or two-valued column).
+       (numeric ones only when every value is a whole number: 0/1, or small integer class codes);
+    2. otherwise the last column, when it is text with 2–20 distinct values (a categorical or two-valued column)
+       or holds exactly two whole numbers (a 0/1 outcome).
 
     Reads the data (distinct counts), so the guess is NOT private — a default for the (non-private) Data page only.
     """
     report = report if report is not None else infer_roles(table)
     lo, hi = LABEL_CLASSES
     named = [(bool(_STRONG_LABEL_NAME.match(c.name.strip())), i, c) for i, c in enumerate(report.columns)
-             if c.label_candidate and lo <= _distinct_present(table, c.name) <= hi]
+             if c.label_candidate and lo <= _distinct_present(table, c.name) <= hi
+             and (not c.numeric or _whole_number_classes(table, c.name) is not None)]
     if named:
         _, _, best = max(named, key=lambda t: (t[0], t[1]))
-        classes = _distinct_present(table, best.name)
-        return LabelGuess(best.name, f"its name suggests a label ({classes} classes)")
+        return LabelGuess(best.name, f"its name suggests a label ({_classes_text(table, best)})")
     if not report.columns:
         return None
     last = report.columns[-1]
+    if last.numeric and last.role == ColumnRole.BINARY:
+        codes = _whole_number_classes(table, last.name)
+        if codes is not None:
+            return LabelGuess(last.name, f"the last column holds two whole numbers ({_classes_text(table, last)}), "
+                                         "like a yes/no outcome")
     if not last.numeric and last.role in (ColumnRole.CATEGORICAL, ColumnRole.BINARY):
         classes = _distinct_present(table, last.name)
         if lo <= classes <= hi:
@@ -379,3 +406,18 @@ def check_label_kind(table: RawTable, label: str | None, schema_public: bool = F
     fractional = not bool(np.all(distinct == np.round(distinct)))
     if fractional or distinct.size > MAX_LABEL_CLASSES:
         raise DataError(continuous_label_message(label, int(distinct.size), fractional))
+
+
+def label_or_guess(table: RawTable, label: str | None, *, guess: bool = True) -> tuple[str | None, str | None]:
+    """The label column for a run without a public schema: ``label`` when given, else :func:`guess_label`'s guess
+    (the dashboard's inference, same reasons), with a note saying so; ``guess=False`` keeps every column a feature.
+
+    The guess reads the data (NOT private); with a public schema its ``label`` field decides and nothing is guessed.
+    """
+    if label is not None or not guess:
+        return label, None
+    found = guess_label(table)
+    if found is None:
+        return None, None
+    return found.column, (f"label guessed: {found.column!r} — {found.reason} (read off the data, not private); pass "
+                          "--label COLUMN to choose another or --no-label to keep every column a feature")
