@@ -70,12 +70,13 @@ def _guides(sub: pd.DataFrame, mechanisms: list[str], sizes: list[int]) -> tuple
             skipped.append(f"**{name}**: no guide here, because its {rate} rate needs {where.condition}; the "
                            f"largest sample here has {max(sizes):,} rows.")
             continue
-        anchor = valid.iloc[len(valid) // 2]
-        if anchor["mean"] >= 0.999 or (floor is not None and anchor["mean"] < floor + GUIDE_MARGIN):
-            why = "it is already at non-private PCA" if anchor["mean"] >= 0.999 else \
-                "it is still at the random-subspace level"
-            skipped.append(f"**{name}**: no guide here, because {why} where its rate holds.")
+        useful = valid[(valid["mean"] < 0.999) & (valid["mean"] >= (floor or 0.0) + GUIDE_MARGIN)]
+        if useful.empty:  # no shortfall left to scale, or still at the random-subspace floor: a guide would mislead
+            why = "it is already at non-private PCA" if valid["mean"].min() >= 0.999 else \
+                "it is at non-private PCA or still at the random-subspace level"
+            skipped.append(f"**{name}**: no guide here, because {why} wherever its rate holds ({where.condition}).")
             continue
+        anchor = useful.iloc[len(useful) // 2]
         xs = np.geomspace(max(where.n_min, min(sizes)), max(sizes), 40)
         guides.append({"x": xs, "y": scaling_guide(xs, anchor["n"], anchor["mean"], 1.0, floor, power=fam.power),
                        "name": f"scaling guide: {name} (∝ {rate}, n ≥ {where.n_min:,.0f})",
