@@ -284,3 +284,50 @@ def test_excel_without_openpyxl_names_the_fix(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "openpyxl" else real(name, *a))
     with pytest.raises(DataError, match="openpyxl"):
         read_table(xlsx())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# #19 "Roles the guesser misses": repeated-ID columns and whole-number code columns, on generated tables
+# ---------------------------------------------------------------------------------------------------------------
+
+def _long_table(id_name: str, subjects: int = 30, per: int = 4):
+    r = np.random.default_rng(12)
+    n = subjects * per
+    frame = pd.DataFrame({id_name: np.repeat(np.arange(1, subjects + 1), per),
+                          "visit": np.tile(np.arange(per), subjects),
+                          "weight": r.normal(70, 9, n).round(1), "mode": r.choice([1, 2, 3, 4], n),
+                          "region": r.choice([10, 20, 40, 70], n), "count": r.integers(0, 5, n)})
+    return read_table(frame.to_csv(index=False).encode(), name="long")
+
+
+@pytest.mark.parametrize("id_name", ["individual", "Sample Number", "subject_id", "q7"])
+def test_a_repeated_id_column_is_detected_with_a_reason(id_name):
+    from dpcore.data import draft_schema
+
+    table = _long_table(id_name)
+    report = infer_roles(table)
+    d = report[id_name]
+    assert d.role == ColumnRole.IDENTIFIER and not d.included
+    assert "runs" in d.reason and "30 values" in d.reason
+    assert "role" in draft_schema(table, report)[id_name].from_data  # a draft, marked as read off the data
+
+
+def test_code_columns_are_categorical_with_a_reason_and_counts_stay_numeric():
+    from dpcore.data import draft_schema
+
+    table = _long_table("individual")
+    report = infer_roles(table)
+    assert report["mode"].role == ColumnRole.CATEGORICAL
+    assert "4 whole-number codes (1, 2, 3, 4)" in report["mode"].reason
+    assert report["region"].role == ColumnRole.CATEGORICAL  # gapped codes 10/20/40/70
+    assert report["count"].role == ColumnRole.NUMERIC  # 0–4 without a code name: a count
+    assert report["weight"].role == ColumnRole.NUMERIC
+    draft = draft_schema(table, report)
+    assert {"role", "categories"} <= draft["mode"].from_data and draft["mode"].categories == ("1", "2", "3", "4")
+
+
+def test_a_value_that_comes_back_is_not_a_repeated_id():
+    r = np.random.default_rng(13)
+    frame = pd.DataFrame({"individual": np.tile(np.arange(1, 31), 4), "x": r.normal(size=120)})  # 1..30, 1..30, …
+    report = infer_roles(read_table(frame.to_csv(index=False).encode()))
+    assert report["individual"].role == ColumnRole.NUMERIC
