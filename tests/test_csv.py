@@ -283,3 +283,16 @@ def test_missing_in_dropped_categorical_column_keeps_rows():
     assert load_csv(data, categorical="drop").n == 3
     with pytest.raises(DataError, match="missing"):  # with one-hot the blank notes count: only 1 row is left
         load_csv(data, categorical="onehot")
+
+
+# #19: TSV headers with quote characters ('popul', "popul") are stripped consistently, so a label can be named plainly
+@pytest.mark.parametrize("quote", ["'", '"', "`"])
+def test_quoted_tsv_headers_are_stripped(quote):
+    from dpcore.data import read_table
+
+    rows = [f"{quote}popul{quote}\t{quote}area{quote}\t{quote}vote{quote}"]
+    rows += [f"{100 + 3 * i}\t{i % 7 + 0.5}\t{'yes' if i % 2 else 'no'}" for i in range(40)]
+    raw = ("\n".join(rows) + "\n").encode()
+    assert read_table(raw).columns == ["popul", "area", "vote"]
+    ds = load_csv(raw, label="vote")
+    assert ds.feature_names == ("popul", "area") and ds.options["label"] == "vote"
