@@ -268,12 +268,13 @@ class CsvSource(ChunkSource):
         import pyarrow.compute as pc
 
         missing = pa.array(sorted(self.format.missing), type=pa.string())
-        cells = {}
-        for name in self.encoder.columns:
-            trimmed = pc.utf8_trim(table.column(name), characters=PYTHON_ASCII_SPACE)
-            gone = pc.is_in(pc.utf8_lower(trimmed), value_set=missing)
-            cells[name] = pc.if_else(gone, pa.scalar(None, pa.string()), trimmed).to_numpy(zero_copy_only=False)
-        return pd.DataFrame(cells, dtype=object)
+        names, n = self.encoder.columns, table.num_rows
+        raw = pa.concat_arrays([c for name in names for c in table.column(name).chunks])  # one call for all columns
+        trimmed = pc.ascii_trim(raw, characters=PYTHON_ASCII_SPACE)  # ASCII text: utf8_trim's and strip's result
+        gone = pc.is_in(pc.ascii_lower(trimmed), value_set=missing)
+        cells = pc.if_else(gone, pa.scalar(None, pa.string()), trimmed)
+        return pd.DataFrame({name: pd.arrays.ArrowExtensionArray(cells.slice(i * n, n))
+                             for i, name in enumerate(names)})
 
     def _frame(self, rows: list[list[str | None]]) -> pd.DataFrame:
         fields = list(zip(*rows))  # one tuple per field of the line (every row has the header's width)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.csv import _FILL_NOTE, ROW_DROP_NOTE, _schema_entry
-from ..data.encode import DEFAULT_NONFINITE, RecordEncoder, declared_format
+from ..data.encode import DEFAULT_NONFINITE, RecordEncoder, arrow_text, declared_format
 from ..data.preprocess import Chunk
 from ..data.reading import FileFormat, cell_text
 from ..data.schema import Schema, SchemaError
@@ -79,8 +79,7 @@ class SchemaEncoder:
         counts["rows_read"] = len(frame)
         labels = None
         if self.label:
-            labels = np.array([cell_text(v) or "(missing)" for v in frame[self.label].to_numpy(dtype=object)],
-                              dtype=object).astype(str)
+            labels = label_text(frame[self.label])
         positions = None
         if missing.any():
             if self.missing == "zero":
@@ -92,3 +91,15 @@ class SchemaEncoder:
                 labels = None if labels is None else labels[keep]
                 positions = start + np.flatnonzero(keep)
         return Chunk(X, labels, start, counts, positions)
+
+
+def label_text(cells: pd.Series) -> np.ndarray:
+    """Labels as text (``cell_text``; a missing or empty cell is "(missing)"), vectorised for Arrow-backed text."""
+    arrow = arrow_text(cells)
+    if arrow is None:
+        return np.array([cell_text(v) or "(missing)" for v in cells.to_numpy(dtype=object)], dtype=object).astype(str)
+    import pyarrow.compute as pc
+
+    filled = pc.fill_null(arrow, "")
+    return np.asarray(pc.if_else(pc.equal(filled, ""), "(missing)", filled).to_numpy(zero_copy_only=False),
+                      dtype=object).astype(str)
