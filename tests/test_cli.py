@@ -178,3 +178,43 @@ def test_listing_the_mechanisms_loads_neither_pandas_nor_scipy():
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+# #19: the CLI refuses a continuous label (exit 2, naming the column) and guesses a label as the dashboard does
+def _labelled_csv(tmp_path, n: int = 80):
+    import numpy as np
+
+    r = np.random.default_rng(21)
+    csv = tmp_path / "grades.csv"
+    pd.DataFrame({"hours": r.normal(10, 2, n).round(2), "score": r.normal(60, 9, n).round(1),
+                  "income": r.normal(50, 10, n).round(2), "passed": np.tile([0, 1], n // 2)}).to_csv(csv, index=False)
+    return csv
+
+
+_SWEEP = ["--norm-bound", "10", "--feature-scaling", "none", "--mechanisms", "analyze_gauss", "--epsilons", "1",
+          "--k", "1", "--trials", "1"]
+
+
+def test_a_continuous_label_exits_2_naming_the_column(capsys, tmp_path):
+    csv = _labelled_csv(tmp_path)
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), "--label", "income", *_SWEEP,
+                       "--out", str(tmp_path / "o.csv"))
+    assert code == 2
+    assert "'income'" in err and "label needs classes" in err and "income > threshold" in err
+    assert "Traceback" not in err and not (tmp_path / "o.csv").exists()
+
+
+def test_the_cli_guesses_the_label_like_the_dashboard(capsys, tmp_path):
+    from dpcore.data import read_table
+    from dpcore.data.roles import guess_label
+
+    csv = _labelled_csv(tmp_path)
+    guess = guess_label(read_table(csv.read_bytes()))
+    out = tmp_path / "o.csv"
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), *_SWEEP, "--out", str(out))
+    assert code == 0, err
+    assert f"label guessed: 'passed' — {guess.reason}" in err  # same inference, same reason
+    assert pd.read_csv(out).d.iloc[0] == 3  # the label is not a feature
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), "--no-label", *_SWEEP, "--out", str(out))
+    assert code == 0, err
+    assert "label guessed" not in err and pd.read_csv(out).d.iloc[0] == 4
