@@ -303,6 +303,7 @@ def test_wishart_sheffet_refuses_epsilon_outside_its_proof_domain(epsilon):
                 f"(CP lower bound {lo:.3g})")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
 @pytest.mark.parametrize(("d", "epsilon", "delta"), [(3, 1.0, 1e-5), (3, 0.5, 1e-6), (1, 1.0, 1e-3)])
 def test_wishart_sheffet_support_event_absent_inside_its_domain(relation, d, epsilon, delta):

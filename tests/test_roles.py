@@ -142,6 +142,7 @@ ERRORS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CORPUS))
 def test_corpus_roles_and_shape(case):
     make, kwargs, roles, d = CORPUS[case]
@@ -224,6 +225,7 @@ def test_mixed_column_counts_go_to_diagnostics_only():
     assert not any("2" in e.note for e in ds.load_ledger)  # the count is a diagnostic, never in the ledger
 
 
+@pytest.mark.slow
 def test_wide_numeric_runs_with_a_warning():
     with pytest.warns(WideDataWarning, match="3,000 feature columns"):
         ds = load_csv(wide())

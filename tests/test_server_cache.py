@@ -65,6 +65,7 @@ def test_session_cells_share_public_rows_only():
     assert mine.get((private, "laplace", 1.0)) == {"value": 2.0, "dataset": "secret"}  # kept in its own session
 
 
+@pytest.mark.slow
 def test_upload_never_reaches_the_server_caches(monkeypatch):
     called: list[str] = []
     real = server_cache.builtin_prepared

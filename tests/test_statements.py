@@ -83,6 +83,7 @@ def test_ledger_note_of_an_invalid_release_uses_the_same_statement():
     assert mechanism_delta_statement(dpcore.get_mechanism(SN), 0.5) in note
 
 
+@pytest.mark.slow
 def test_audit_summary_uses_the_same_statement():
     from dpcore.audit import run_audit
 

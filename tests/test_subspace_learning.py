@@ -173,6 +173,7 @@ def _gaps(scores: list[int], bottom: int) -> list[int]:
     return [max(0, s - max(allv[:i] + allv[i + 1:] + [0]) - 1) for i, s in enumerate(scores)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 2])
 def test_score_sensitivity_one_and_gap_sensitivity_two_on_random_neighbours(k):
     """q(X, S) changes by ≤ 1 and g by ≤ 2 for every subspace spanned in either neighbour; g > 0 for ≤ 1 of them."""
@@ -233,6 +234,7 @@ def test_every_k_subset_is_enumerated():
 # Exact case: the mechanism
 # ==================================================================================================
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "d", "k", "outliers"), [(80, 6, 2, 3), (75, 8, 3, 2)])
 def test_ss_exact_recovers_the_subspace_with_probability_one(n, d, k, outliers):
     """n > 3ℓ + 2 + 2A_T ⇒ success is certain (Theorem 3.2 with q(⊥) = ℓ + 1)."""
@@ -249,6 +251,7 @@ def test_ss_exact_recovers_the_subspace_with_probability_one(n, d, k, outliers):
         assert rel.budget_spent == (EPS, DELTA)
 
 
+@pytest.mark.slow
 def test_ss_exact_success_rate_matches_the_stated_probability():
     """Near the threshold: success frequency = P(g + TLap > A_T) for the data's (non-private) gap g."""
     mech = get_mechanism("ss_exact")
@@ -293,6 +296,7 @@ def test_ss_exact_work_limit_is_explicit():
         mech.release(X, 3, EPS, DELTA, subsample=400, max_work=1e6)
 
 
+@pytest.mark.slow
 def test_ss_exact_searches_a_public_size_subsample_by_default():
     """By default the search uses the largest m with m·C(m, k) ≤ max_work (a data-independent random subset): on a
     planted 3-dim subspace with 1,500 rows that is m = 206 rows at k = 3, and the subspace is found."""
@@ -417,6 +421,7 @@ def test_ss_exact_with_a_tolerance_is_never_labelled_private_when_one_row_moves_
     assert moved == 6  # the attack itself still works (the test has power): the label is what changed
 
 
+@pytest.mark.slow
 def test_ss_exact_with_tolerance_zero_is_private_and_exact():
     """Exact membership (tolerance 0) is the private setting: the guarantee is (ε, δ)-DP, the ledger all private;
     a row off the plane (even 1e-7) is not a member, so the projector cannot move with its offset."""
@@ -527,6 +532,7 @@ def test_no_ss_mechanism_answers_ok_with_a_random_subspace_on_any_builtin_datase
     assert checked >= 10
 
 
+@pytest.mark.slow
 def test_dimension_point_compares_the_three_mechanisms_on_public_synthetic_data():
     """One point of the dimension experiment (issue 21 item 2): exact 3-dim subspace, n = 2,000, d = 60."""
     from dpcore.ss_dimension import dimension_point, scaled_gamma

@@ -61,6 +61,7 @@ def _charts(at: AppTest) -> dict[str, dict]:
     return {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}
 
 
+@pytest.mark.slow
 def test_explore_draws_a_loaded_sweep_and_explains_a_wrong_file(sweep_csv):
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()

@@ -154,6 +154,7 @@ def test_explore_warns_when_a_loaded_sweep_is_not_private():
     assert "NOT end-to-end private" in title
 
 
+@pytest.mark.slow
 def test_data_page_shows_the_clamped_share_as_a_non_private_diagnostic():
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()

@@ -161,6 +161,7 @@ def test_glossary_states_delta_as_additive_slack_not_a_failure_probability():
     assert "√2" in neighbours and "typically needs up to twice" not in neighbours
 
 
+@pytest.mark.slow
 def test_basics_section_3_cites_the_root_two_sensitivity_the_page_computes():
     """Privacy basics §3: AG's replace-one sensitivity is ‖xxᵀ − yyᵀ‖_F ≤ √2, the Δ₂ the page shows — not
     "two records' worth"; §2 states δ as the additive slack it is."""

@@ -55,6 +55,7 @@ def _to_clip_with_shown_bound(at: AppTest) -> float:
     return shown
 
 
+@pytest.mark.slow
 def test_max_norm_bound_stays_read_off_the_data_after_auto_off(wine_max_norm):
     at = wine_max_norm
     shown = _to_clip_with_shown_bound(at)
@@ -69,6 +70,7 @@ def test_max_norm_bound_stays_read_off_the_data_after_auto_off(wine_max_norm):
     assert at.query_params.get("Bsrc") in ("data", ["data"])
 
 
+@pytest.mark.slow
 def test_confirming_the_bound_as_public_makes_it_public(wine_max_norm):
     at = wine_max_norm
     _to_clip_with_shown_bound(at)
@@ -78,6 +80,7 @@ def test_confirming_the_bound_as_public_makes_it_public(wine_max_norm):
     assert _clip_entry(prepared).private and prepared.is_private and _green_banner(at)
 
 
+@pytest.mark.slow
 def test_typing_a_bound_makes_it_public(wine_max_norm):
     at = wine_max_norm
     shown = _to_clip_with_shown_bound(at)
@@ -88,6 +91,7 @@ def test_typing_a_bound_makes_it_public(wine_max_norm):
     assert entry.private and "given by the user" in entry.note and _green_banner(at)
 
 
+@pytest.mark.slow
 def test_a_public_automatic_bound_stays_public_when_auto_is_turned_off():
     """√d of a public schema is public knowledge: turning "Automatic B" off keeps it public (no false alarm)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -112,6 +116,7 @@ def test_link_with_a_data_derived_bound_keeps_its_provenance():
     assert np.isclose(prepared.norm_bound, 3.5) and not _clip_entry(prepared).private and not prepared.is_private
 
 
+@pytest.mark.slow
 def test_provenance_follows_the_dataset_scope(wine_max_norm):
     """Switching datasets and back restores the data-derived mark with the bound (scoped data settings)."""
     at = wine_max_norm
@@ -124,6 +129,7 @@ def test_provenance_follows_the_dataset_scope(wine_max_norm):
     assert at.session_state["dp_norm_from_data"] is True and not _prepared(at).is_private
 
 
+@pytest.mark.slow
 def test_the_data_derived_bound_stays_marked_on_every_page(wine_max_norm):
     """Explore, Inspect and Sample size compute with the same bound and show it as NOT private."""
     at = wine_max_norm
@@ -144,6 +150,7 @@ def _visits() -> bytes:
     return ("x,y,grp\n" + "\n".join(rows) + "\n").encode()
 
 
+@pytest.mark.slow
 def test_what_if_says_when_the_declared_pipeline_is_not_private():
     """An upload on its draft schema (bounds read off the data): the 'declared' curve is not publishable either."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
