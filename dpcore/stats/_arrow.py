@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..data.preprocess import ChunkSource
-from ..data.reading import _LINE_BREAK, _blank, _clean_header, _parse_lines, _typed_frame
+from ..data.reading import _LINE_BREAK, _blank, _clean_header, _parse_line, _parse_lines, _typed_frame
 from ..exceptions import DataError, InvalidParameterError
 from ._encode import SchemaEncoder
 
@@ -152,6 +152,12 @@ def normalise_cells(cells, missing: frozenset[str]) -> list[str | None]:
     return [None if c is None or (t := c.strip()).lower() in missing else t for c in cells]
 
 
+def _first_record(lines: list[str], delimiter: str) -> int | None:
+    """The index of the first line that is not blank (each line parsed alone, as :func:`_parse_lines` parses
+    it), None when every line is blank."""
+    return next((i for i, line in enumerate(lines) if not _blank(_parse_line(line, delimiter))), None)
+
+
 class CsvSource(ChunkSource):
     """A CSV file (optionally ``.gz``/``.bz2``) read block by block with the declared file format and the
     in-memory reader's per-line rules (:func:`dpcore.data.reading.read_table` with ``format=``): one record per
@@ -166,6 +172,8 @@ class CsvSource(ChunkSource):
         #: 60 bytes each) near ``text_cells`` per block.
         self.piece_rows = max(1, min(int(piece_bytes) // (8 * max(encoder.d, 1)),
                                      int(text_cells) // max(len(encoder.columns), 1)))
+        #: Records per block on the Arrow fast path (no Python text per cell): the encoded piece near ``piece_bytes``.
+        self.arrow_rows = max(1, int(piece_bytes) // (8 * max(encoder.d, 1)))
         self.memory_pool = memory_pool  # unused: kept for callers of the Arrow reader
         if not self.path.is_file():
             raise InvalidParameterError(f"CSV file not found: {self.path}.")
@@ -197,9 +205,9 @@ class CsvSource(ChunkSource):
         if not self.format.header:
             return _clean_header([c.name for c in self.encoder.schema.columns])
         for lines in self._lines():
-            for row in _parse_lines(lines, self.delimiter):
-                if not _blank(row):
-                    return _clean_header([h.strip() for h in (row or [])])
+            first = _first_record(lines, self.delimiter)
+            if first is not None:
+                return _clean_header([h.strip() for h in (_parse_line(lines[first], self.delimiter) or [])])
         raise DataError("the file is empty; a CSV with a header row is needed.")
 
     def records(self):
@@ -209,24 +217,24 @@ class CsvSource(ChunkSource):
         pending: list[list[str | None]] = []
         for lines in self._lines():
             if not header_seen:
-                rows = _parse_lines(lines, self.delimiter)
-                first = next((i for i, r in enumerate(rows) if not _blank(r)), None)
+                first = _first_record(lines, self.delimiter)
                 if first is None:
                     continue
                 header_seen = True
-                pending += self._kept(rows[first + 1:])
-            else:
-                for a in range(0, len(lines), self.piece_rows):
-                    part = lines[a:a + self.piece_rows]
-                    frame = self._arrow_frame(part) if width > 1 else None
-                    if frame is None:
-                        pending += self._kept(_parse_lines(part, self.delimiter))
-                    else:
-                        if pending:
-                            yield self._frame(pending)
-                            pending = []
-                        if len(frame):
-                            yield frame
+                lines = lines[first + 1:]  # the rest of the block: records, read like every other block
+            step = self.arrow_rows if width > 1 else self.piece_rows
+            for a in range(0, len(lines), step):
+                part = lines[a:a + step]
+                frame = self._arrow_frame(part) if width > 1 else None
+                if frame is not None:
+                    if pending:
+                        yield self._frame(pending)
+                        pending = []
+                    if len(frame):
+                        yield frame
+                    continue
+                for b in range(0, len(part), self.piece_rows):  # the per-line reader, a few MB at a time
+                    pending += self._kept(_parse_lines(part[b:b + self.piece_rows], self.delimiter))
                     if len(pending) >= self.piece_rows:
                         yield self._frame(pending)
                         pending = []
