@@ -252,3 +252,22 @@ def test_the_arrow_fast_path_reads_lines_as_the_per_line_rules_do(tmp_path):
     assert fast_chunk.counts == slow_chunk.counts and fast_chunk.counts["non_numeric_values"]
     for odd in ('1,"2",3', "1,2", "1,2,3,4", "é,1,2", "1,\x1c2,3", "   "):
         assert source._arrow_frame([*lines[:5], odd]) is None
+
+
+@pytest.mark.parametrize("block_size", [512, 4096, 2**20])
+def test_leading_blank_lines_sep_line_and_odd_blocks_stream_as_they_read_in_memory(tmp_path, block_size):
+    """The header is found line by line (after Excel's "sep=" line and blank lines); the records after it, in its
+    block and every later one, are read by the Arrow fast path or the per-line reader — the same as in memory."""
+    lines = _frame(400, seed=3).to_csv(index=False).splitlines()
+    odd = ['1,"2",0,0,0,red,1', "1,2,3", "é,1,1,1,1,blue,0", "1,2,3,4,5,green,0,9", "   ", "", " NA ,1,\t2,3,4,red,1"]
+    for i, line in zip(range(40, 400, 37), odd * 2):
+        lines[i] = line
+    path = tmp_path / "odd.csv"
+    path.write_text("sep=,\n\n   \n" + "\n".join(lines) + "\n")
+    mem = preprocess(load_csv(path.read_bytes(), schema=load_schema(SCHEMA)))
+    s = stats.from_csv(path, load_schema(SCHEMA), block_size=block_size, reservoir_size=10_000, seed=0)
+    assert s.n == mem.n
+    np.testing.assert_allclose(s.C, mem.C, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(s.total, mem.stats.total, rtol=1e-12, atol=1e-12)
+    for key in ("values_outside_bounds", "unseen_categories", "missing_values"):
+        assert s.diagnostics[key] == mem.diagnostics[key], key
