@@ -158,12 +158,6 @@ def test_a_numeric_0_1_label_is_guessed_with_its_codes(name):
     assert "2 classes, coded 0/1" in guess.reason
 
 
-def test_an_unnamed_last_0_1_column_is_guessed():
-    frame = _passed_frame().rename(columns={"passed": "outcome_flag_z"})
-    guess = guess_label(_table(frame))
-    assert guess is not None and guess.column == "outcome_flag_z" and "two whole numbers" in guess.reason
-
-
 def test_a_small_integer_label_is_guessed_but_not_a_fractional_one():
     r = np.random.default_rng(6)
     grades = pd.DataFrame({"a": r.normal(size=N), "grade": r.integers(1, 6, N)})

@@ -321,7 +321,7 @@ def test_code_columns_are_categorical_with_a_reason_and_counts_stay_numeric():
     report = infer_roles(table)
     assert report["mode"].role == ColumnRole.CATEGORICAL
     assert "4 whole-number codes (1, 2, 3, 4)" in report["mode"].reason
-    assert report["region"].role == ColumnRole.CATEGORICAL  # gapped codes 10/20/40/70
+    assert report["region"].role == ColumnRole.CATEGORICAL  # codes 10/20/40/70 under a code-like name
     assert report["count"].role == ColumnRole.NUMERIC  # 0–4 without a code name: a count
     assert report["weight"].role == ColumnRole.NUMERIC
     draft = draft_schema(table, report)
@@ -333,3 +333,9 @@ def test_a_value_that_comes_back_is_not_a_repeated_id():
     frame = pd.DataFrame({"individual": np.tile(np.arange(1, 31), 4), "x": r.normal(size=120)})  # 1..30, 1..30, …
     report = infer_roles(read_table(frame.to_csv(index=False).encode()))
     assert report["individual"].role == ColumnRole.NUMERIC
+
+
+def test_few_whole_numbers_without_a_code_name_stay_numeric():
+    r = np.random.default_rng(14)
+    frame = pd.DataFrame({"b": r.choice([0, 1, 2, 4], 60), "x": r.normal(size=60)})  # gapped, but no code name
+    assert infer_roles(read_table(frame.to_csv(index=False).encode()))["b"].role == ColumnRole.NUMERIC

@@ -139,11 +139,6 @@ def _numeric_date(name: str, v: np.ndarray) -> str | None:
     return None
 
 
-def _gapped(distinct: np.ndarray) -> bool:
-    """True when a few whole numbers skip values (1, 2, 5, 9): codes rather than a count or a scale."""
-    return bool(np.any(np.diff(distinct) > 1))
-
-
 def _repeated_id(name: str, v: np.ndarray, nd: int) -> str | None:
     """Why a whole-number column numbers subjects that span several rows (a long-format ID), or None.
 
@@ -186,7 +181,7 @@ def _numeric_role(name: str, v: np.ndarray, n_bad: int, n_present: int, heuristi
             return ColumnRole.IDENTIFIER, reason_id
     if nd == 2:
         return ColumnRole.BINARY, f"numbers with two distinct values{extra}"
-    if heuristics and integer and 3 <= nd <= MAX_CODES and (_CODE_NAME.search(name) or _gapped(distinct)):
+    if heuristics and integer and 3 <= nd <= MAX_CODES and _CODE_NAME.search(name):
         codes = ", ".join(f"{x:g}" for x in distinct)
         return ColumnRole.CATEGORICAL, (f"{nd} whole-number codes ({codes}): read as categories, one indicator "
                                         f"each; set the role to numeric if the numbers are amounts{extra}")
@@ -342,8 +337,8 @@ def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess
     1. a column named like a label (``label``, ``class``, ``target``, ``y``, ``species``, ``outcome``, …) with 2–20
        distinct values; a strong name beats ``is_…``/``has_…``, and the later column wins a tie;
        (numeric ones only when every value is a whole number: 0/1, or small integer class codes);
-    2. otherwise the last column, when it is text with 2–20 distinct values (a categorical or two-valued column)
-       or holds exactly two whole numbers (a 0/1 outcome).
+    2. otherwise the last column, when it is text with 2–20 distinct values (a categorical or two-valued column);
+       an unnamed numeric 0/1 column is more often a dummy feature, so it needs a label-like name.
 
     Reads the data (distinct counts), so the guess is NOT private — a default for the (non-private) Data page only.
     """
@@ -358,11 +353,6 @@ def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess
     if not report.columns:
         return None
     last = report.columns[-1]
-    if last.numeric and last.role == ColumnRole.BINARY:
-        codes = _whole_number_classes(table, last.name)
-        if codes is not None:
-            return LabelGuess(last.name, f"the last column holds two whole numbers ({_classes_text(table, last)}), "
-                                         "like a yes/no outcome")
     if not last.numeric and last.role in (ColumnRole.CATEGORICAL, ColumnRole.BINARY):
         classes = _distinct_present(table, last.name)
         if lo <= classes <= hi:
