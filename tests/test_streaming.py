@@ -271,3 +271,18 @@ def test_leading_blank_lines_sep_line_and_odd_blocks_stream_as_they_read_in_memo
     np.testing.assert_allclose(s.total, mem.stats.total, rtol=1e-12, atol=1e-12)
     for key in ("values_outside_bounds", "unseen_categories", "missing_values"):
         assert s.diagnostics[key] == mem.diagnostics[key], key
+
+
+def test_the_fast_line_split_is_the_in_memory_one():
+    """Blocks without \\r are split by ``str.split``; the result is the in-memory reader's regex split."""
+    from dpcore.data.reading import _LINE_BREAK
+    from dpcore.stats._arrow import _split_lines, physical_lines
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        text = "".join(rng.choice(["a", ",", "\n", "\r", "\r\n", " ", "\n\n"], size=int(rng.integers(0, 30))))
+        assert _split_lines(text) == _LINE_BREAK.split(text)
+        cut = int(rng.integers(0, len(text) + 1))
+        streamed = [line for part in physical_lines([text[:cut], text[cut:]]) for line in part]
+        whole = _LINE_BREAK.split(text)
+        assert streamed == (whole[:-1] if whole[-1] == "" else whole)

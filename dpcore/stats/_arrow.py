@@ -10,7 +10,6 @@ import codecs
 import gzip
 import io
 import queue
-import re
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -31,7 +30,6 @@ CSV_BLOCK_BYTES = 2**20
 ENCODE_BYTES = 8 * 2**20
 #: The ASCII characters Python's ``str.strip`` removes (Arrow trims exactly these on the fast path).
 PYTHON_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-_ODD_ASCII_SPACE = re.compile("[\x1c-\x1f]")
 #: Cells of a CSV block held as Python text at a time (the per-line reader's memory: a few MB).
 TEXT_CELLS = 65_536
 
@@ -129,13 +127,18 @@ def text_blocks(path: Path, encoding: str, block_bytes: int):
                 return
 
 
+def _split_lines(text: str) -> list[str]:
+    """``_LINE_BREAK.split(text)``; ``str.split`` (several times faster) when the text has no \r."""
+    return text.split("\n") if "\r" not in text else _LINE_BREAK.split(text)
+
+
 def physical_lines(blocks):
     """Lists of physical lines (split at \\r\\n, \\r or \\n, as the in-memory reader splits them), block by block."""
     carry = ""
     for text in blocks:
         text = carry + text
         hold = text.endswith("\r")  # its \n may start the next block
-        parts = _LINE_BREAK.split(text[:-1] if hold else text)
+        parts = _split_lines(text[:-1] if hold else text)
         carry = parts.pop() + ("\r" if hold else "")
         if parts:
             yield parts
@@ -257,7 +260,7 @@ class CsvSource(ChunkSource):
         the delimiter alone, and Arrow's trim and lower-case are Python's); None otherwise, or when a line has the
         wrong number of fields (the per-line path then reads the block)."""
         text = "\n".join(lines)
-        if not text.isascii() or '"' in text or _ODD_ASCII_SPACE.search(text):
+        if not text.isascii() or any(ch in text for ch in '"\x1c\x1d\x1e\x1f'):  # str search, not a regex
             return None
         from pyarrow import csv as pacsv
 
