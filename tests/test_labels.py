@@ -230,3 +230,24 @@ def test_an_svm_failure_keeps_the_other_metrics():
     assert np.isfinite(row.captured_variance_ratio) and np.isfinite(row.frobenius_error)
     assert np.isnan(row.svm_accuracy)
     assert "SVM accuracy not available" in row.message and "continuous" in row.message
+
+
+@pytest.mark.slow
+def test_the_data_page_shows_a_continuous_label_as_an_error_not_a_traceback():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    app.run()
+    app.session_state["dp_upload"] = _continuous_csv()
+    app.session_state["dp_upload_name"] = "income.csv"
+    app.session_state["dp_dataset"] = "__upload__"
+    app.session_state["dp_scaling"] = "schema"
+    app.session_state["dp_missing"] = "zero"
+    app.switch_page("pages/data.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    app.selectbox(key="dp_label").set_value("income").run()
+    assert not app.exception, [e.value for e in app.exception]
+    errors = " ".join(e.value for e in app.error)
+    assert "'income'" in errors and "label needs classes" in errors
