@@ -35,8 +35,8 @@ NONFINITE_POLICIES = ("clamp", "missing")
 #: The default policy (a declared, data-independent choice).
 DEFAULT_NONFINITE = "clamp"
 #: Plain numbers under each decimal mark: converted in one vectorised call (see :meth:`RecordEncoder._parse`).
-PLAIN_NUMBER = {".": r"^-?[0-9]{1,18}(\.[0-9]{1,18})?([eE][+-]?[0-9]{1,2})?$",
-                ",": r"^-?[0-9]{1,18}(,[0-9]{1,18})?([eE][+-]?[0-9]{1,2})?$"}
+PLAIN_NUMBER = {".": r"^-?[0-9]{1,18}(?:\.[0-9]{1,18})?(?:[eE][+-]?[0-9]{1,2})?$",
+                ",": r"^-?[0-9]{1,18}(?:,[0-9]{1,18})?(?:[eE][+-]?[0-9]{1,2})?$"}
 #: What the per-record rules do, for ledger notes and documentation (depends only on the policy).
 RULES_NOTE = {"clamp": "a cell that is not a number under the declared format counts as missing, ±inf and "
                        "overflowing numbers are clamped to the declared bounds",
