@@ -124,14 +124,14 @@ class RecordEncoder:
         values[bad] = np.nan
         return values, np.asarray(bad, dtype=bool), n_inf
 
-    def _parse(self, cells: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    def _parse(self, cells: pd.Series, text=None) -> tuple[np.ndarray, np.ndarray]:
         """(values, bad) by the format's per-cell rule (:meth:`~dpcore.data.reading.FileFormat.parse_numbers`).
         Text cells that are plain numbers under the declared decimal mark (``PLAIN_NUMBER``: at most 18 digits on
         either side of the mark, an exponent of at most two digits) are converted by Arrow in one vectorised call
         — the same value the rule gives; every other cell goes through the rule itself."""
         import pyarrow as pa
 
-        text = arrow_text(cells)
+        text = arrow_text(cells) if text is None else text
         if text is None:
             if cells.dtype != object:
                 values, bad = self.file_format.parse_numbers(cells)
@@ -164,19 +164,18 @@ class RecordEncoder:
             values[rest], bad[rest] = v, b
         return values, bad
 
-    def _parse_arrow_columns(self, frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """(values, bad) of the numeric columns of ``frame`` held as Arrow text, parsed in one call over their
-        concatenated cells (the same per-cell rule as :meth:`_parse`; one call instead of one per column)."""
+    def _parse_arrow_columns(self, columns: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """(values, bad) of the numeric columns held as Arrow text (``columns``: name → pyarrow array or None),
+        parsed in one call over their concatenated cells (the same per-cell rule as :meth:`_parse`; one call
+        instead of one per column)."""
         import pyarrow as pa
 
-        texts = {}
-        for col in self.features:
-            if not col.is_categorical and (text := arrow_text(frame[col.name])) is not None:
-                texts[col.name] = text
+        texts = {c.name: columns[c.name] for c in self.features
+                 if not c.is_categorical and columns[c.name] is not None}
         if len(texts) < 2:
             return {}
         values, bad = self._parse_text(pa.concat_arrays(list(texts.values())))
-        n = len(frame)
+        n = len(next(iter(texts.values())))
         return {name: (values[i * n:(i + 1) * n].copy(), bad[i * n:(i + 1) * n].copy())
                 for i, name in enumerate(texts)}
 
@@ -188,11 +187,12 @@ class RecordEncoder:
         counts: dict[str, dict[str, int]] = {"values_outside_bounds": {}, "non_finite_values": {},
                                              "unseen_categories": {}, "non_numeric_values": {},
                                              "missing_values": {}}
-        parsed = self._parse_arrow_columns(frame)
+        series = {col.name: frame[col.name] for col in self.features}
+        arrows = {name: arrow_text(s) for name, s in series.items()}
+        parsed = self._parse_arrow_columns(arrows)
         j = 0
         for col in self.features:
-            s = frame[col.name]
-            arrow = arrow_text(s)
+            s, arrow = series[col.name], arrows[col.name]
             present = s.notna().to_numpy() if arrow is None else arrow.is_valid().to_numpy(zero_copy_only=False)
             if col.is_categorical:
                 text = (s.map(cell_text, na_action="ignore").to_numpy(dtype=object) if arrow is None
@@ -204,7 +204,8 @@ class RecordEncoder:
                 miss = ~present
                 j += len(col.categories)
             else:
-                values, bad, n_inf = self.numbers(s, col.lower, col.upper, parsed.get(col.name))
+                values, bad, n_inf = self.numbers(s, col.lower, col.upper,
+                                                  parsed.get(col.name) or self._parse(s, arrow))
                 _count(counts, "non_numeric_values", col.name, int(bad.sum()))
                 _count(counts, "non_finite_values", col.name, n_inf)
                 finite = values[~np.isnan(values)]
@@ -230,7 +231,8 @@ def arrow_text(cells: pd.Series):
 
     if not (pa.types.is_string(dtype.pyarrow_dtype) or pa.types.is_large_string(dtype.pyarrow_dtype)):
         return None
-    return pa.array(cells.array).cast(pa.string())
+    text = pa.array(cells.array)
+    return text if text.type == pa.string() else text.cast(pa.string())
 
 
 def object_cells(cells: pd.Series) -> np.ndarray:
