@@ -214,8 +214,9 @@ class CsvSource(ChunkSource):
         raise DataError("the file is empty; a CSV with a header row is needed.")
 
     def records(self):
-        """DataFrames of the needed columns' cells (stripped text, None for missing), about ``piece_rows`` records
-        each, in file order."""
+        """DataFrames of the needed columns' cells (stripped text, None for missing), in file order: Arrow-backed
+        text columns of up to ``arrow_rows`` records from the fast path, object columns of about ``piece_rows``
+        records from the per-line reader."""
         width, header_seen = len(self.header), not self.format.header
         pending: list[list[str | None]] = []
         for lines in self._lines():
