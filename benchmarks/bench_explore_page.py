@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 FLOOR_PAGE = textwrap.dedent('''
     import streamlit as st
     import dpcore
-    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.evaluation.sweep import SweepConfig, run_sweep
 
     args = st.session_state["bench_args"]
     if "bench_data" not in st.session_state:
@@ -74,7 +74,7 @@ def server_like():
 
 def _page_state(at) -> dict:
     """The sweep settings the page used, read back from its session state."""
-    from pages import _ui as ui
+    from pages import ui
 
     ss = at.session_state
     config = ss["_dp_explore_result"].config
@@ -125,7 +125,7 @@ def floor_run(args: dict | None) -> float:
 
 def bare_sweep(args: dict) -> float:
     import dpcore
-    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.evaluation.sweep import SweepConfig, run_sweep
 
     t0 = time.perf_counter()
     data = dpcore.data.preprocess(dpcore.data.load_dataset("wine"), **args["prep"])

@@ -1,6 +1,6 @@
 """Benchmark: one worker pool shared by several sessions (issue #12) — a light sweep started while a heavy one runs.
 
-The dashboard runs every session's sweep on one :class:`dpcore.scheduler.SharedPool` (one slot per core). Here:
+The dashboard runs every session's sweep on one :class:`dpcore.runtime.scheduler.SharedPool` (one slot per core). Here:
 
 * **light** — the default Explore sweep without PPCA: Adult (d = 108), Analyze Gauss, MOD-SULQ and Laplace, k = 5,
   the 7 ε values 0.1 … 10, 5 trials, plus the reference lines (non-private PCA, random subspace), as the page submits
@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _util import environment, write_json  # noqa: E402
 
 from dpcore.data import load_dataset, preprocess  # noqa: E402
-from dpcore.scheduler import SharedPool  # noqa: E402
-from dpcore.sweep import PooledSweep, SweepConfig, plan_sweep  # noqa: E402
+from dpcore.evaluation.sweep import PooledSweep, SweepConfig, plan_sweep  # noqa: E402
+from dpcore.runtime.scheduler import SharedPool  # noqa: E402
 
 GOAL_RATIO = 2.0
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)

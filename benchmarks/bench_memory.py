@@ -93,8 +93,8 @@ def memory_benchmark(datasets: list[str], src: Path) -> dict:
     if shared_data_dir() is None:
         print("shared data directory not found: sweep memory not measured")
         return {}
-    baseline = measure([sys.executable, "-c", "import dpcore.cli, dpcore.sweep, dpcore.metrics, sklearn.svm, "
-                        "scipy.linalg, pandas, time; time.sleep(1)"], cwd=str(src))
+    baseline = measure([sys.executable, "-c", "import dpcore.cli, dpcore.evaluation.sweep, dpcore.evaluation.metrics, "
+                        "sklearn.svm, scipy.linalg, pandas, time; time.sleep(1)"], cwd=str(src))
     interpreter = baseline["peak_rss_tree"]
     results = {"interpreter_rss_bytes": interpreter}
     usage = measure([sys.executable, "-m", "dpcore.cli", "sweep", "--help"], cwd=str(src))["stdout"]

@@ -5,7 +5,7 @@ of about 2 s and 12 IT-U cells of a few ms. It runs with ``n_jobs=1`` (in this p
 processes), interleaved, wall-clock time, and the speed-up is the median over repeats of the per-repeat ratio.
 Both runs must give the same frame (all columns but ``runtime_s``); the benchmark checks it. Both run as a user runs
 them (issue #22): default thread settings, nothing forced through the environment — in this process PPCA's sampler
-limits its own small linear algebra, and every pool worker runs BLAS on one thread (``dpcore._worker_protocol``); the
+limits its own small linear algebra, and every pool worker runs BLAS on one thread (``dpcore.runtime.protocol``); the
 BLAS libraries and thread counts of this process are recorded. The first parallel call of a process also starts the
 forkserver (it imports dpcore once); it is reported separately ("cold") and not in the ratio. Goal: ≥ 1.8× with 2
 jobs on a 2-core machine.
@@ -45,7 +45,7 @@ from _util import environment, write_json
 
 from dpcore.audit import run_audit
 from dpcore.data import load_dataset, preprocess
-from dpcore.sweep import SweepConfig, run_sweep
+from dpcore.evaluation.sweep import SweepConfig, run_sweep
 
 GOAL_SPEEDUP = 1.8
 CLEAN_SERIAL_CORES = 1.15

@@ -37,7 +37,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
-#: The environment switch of the server-level caches (pages/_server_cache.py).
+#: The environment switch of the server-level caches (pages/ui/server_cache.py).
 CACHE_SWITCH = "DP_SERVER_CACHE"
 #: Explore draws four charts on a labelled dataset (Adult): done when all four have their traces.
 CHARTS_DRAWN_JS = """() => {

@@ -9,7 +9,7 @@ Experiments (``--only NAME``):
 * ``yun_dudeja``       — Yun & Dudeja (2025): PPCA's samplers (k = 1 exact, k = 2 Gibbs) against their closed-form
   projector error on a spiked Σ, p = 200 (benchmarks/yun_dudeja.py).
 
-Every experiment runs :func:`dpcore.sweep.run_sweep` (per-cell time caps, a time limit per sweep; cells on
+Every experiment runs :func:`dpcore.evaluation.sweep.run_sweep` (per-cell time caps, a time limit per sweep; cells on
 ``--jobs`` worker processes, default every core — the rows do not depend on the job count, only which cells a
 time limit cuts off) and writes the tidy per-release rows to ``benchmarks/results/reproduce_<name>.csv``, a
 per-point summary to ``benchmarks/results/reproduce_<name>_summary.csv``, dataset facts to
@@ -45,9 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dpcore.data import Dataset, PreparedData, load_dataset, preprocess  # noqa: E402
+from dpcore.evaluation.metrics import evaluation_split  # noqa: E402
+from dpcore.evaluation.sweep import SweepConfig, run_sweep  # noqa: E402
 from dpcore.exceptions import PrivacyLeakWarning  # noqa: E402
-from dpcore.metrics import evaluation_split  # noqa: E402
-from dpcore.sweep import SweepConfig, run_sweep  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 FIGURES = ROOT / "docs" / "figures"

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from dpcore.data import PreparedData  # noqa: E402
 from dpcore.exceptions import DPCoreError, MechanismTimeout  # noqa: E402
 from dpcore.mechanisms import get_mechanism  # noqa: E402
-from dpcore.subspace_learning import projector_distance  # noqa: E402
+from dpcore.mechanisms._subspace_learning import projector_distance  # noqa: E402
 
 N, K, EPS, DELTA = 20000, 3, 1.0, 1e-6
 DIMS = (10, 100, 1000)
@@ -253,15 +253,15 @@ def repro_settings(quick: bool) -> tuple[tuple[int, ...], int]:
 
 def repro_facts(dims: tuple[int, ...]) -> list[dict]:
     """The public constants that decide the comparison, per d (t, q, ℓ, ρ, the tolerated γ, A_T, the subsample)."""
-    from dpcore.mechanisms.ss_approx import resolve_approx_options
-    from dpcore.ss_dimension import EXACT_MAX_WORK, GAMMA_AT_50, scaled_gamma
-    from dpcore.subspace_learning import (
+    from dpcore.evaluation.ss_dimension import EXACT_MAX_WORK, GAMMA_AT_50, scaled_gamma
+    from dpcore.mechanisms._subspace_learning import (
         exact_subsample_size,
         grid_relative_error,
         histogram_threshold,
         tolerated_gap,
         truncated_laplace_half_width,
     )
+    from dpcore.mechanisms.ss_approx import resolve_approx_options
 
     facts = []
     for d in dims:
@@ -333,7 +333,7 @@ def repro_figure(summary: pd.DataFrame):
 
 def reproduce(quick: bool, save) -> pd.DataFrame:
     """Run the experiment and store it through ``save(name, raw, summary, facts, fig)`` (reproduce_papers.py)."""
-    from dpcore.ss_dimension import METHODS, dimension_point, scaled_gamma
+    from dpcore.evaluation.ss_dimension import METHODS, dimension_point, scaled_gamma
 
     dims, trials = repro_settings(quick)
     rows = []

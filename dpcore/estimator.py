@@ -9,12 +9,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_choice, check_delta, check_epsilon, check_fraction, check_positive
+from .core._validation import check_choice, check_delta, check_epsilon, check_fraction, check_positive
+from .core.privacy import Diagnostics, ledger_total
 from .data import Dataset, preprocess
 from .exceptions import InvalidParameterError, PrivacyLeakWarning
 from .mechanisms import get_mechanism
 from .mechanisms.base import Release
-from .privacy import Diagnostics, ledger_total
 
 
 class DPPCA(TransformerMixin, BaseEstimator):
@@ -37,7 +37,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
     neighbouring : {"replace", "add_remove"}, default="replace"
     random_state : None, int, SeedSequence or numpy Generator
         None draws OS entropy (use for real releases); an int makes a demo reproducible. DP centring and the
-        mechanism draw from independent child streams of it (:mod:`dpcore.seeding`).
+        mechanism draw from independent child streams of it (:mod:`dpcore.core.seeding`).
     time_limit : float or None
         Seconds before a slow mechanism (samplers) gives up with ``MechanismTimeout``.
     allow_invalid : bool, default=False

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_int
+from .core._validation import check_choice, check_int
 from .exceptions import InvalidParameterError
 
 KINDS = ("float", "int", "bool", "choice")

@@ -27,14 +27,14 @@ from dpcore.audit import (
     sampler_conformance,
 )
 from dpcore.audit.runner import audit_task
-from dpcore.display import identifier_label
 from dpcore.exceptions import DPCoreError
+from dpcore.explain.display import identifier_label
+from dpcore.explain.statements import delta_statement
 from dpcore.mechanisms import get_mechanism, mechanism_ids
-from dpcore.parallel import Task
-from dpcore.statements import delta_statement
-from pages import _nav
-from pages._charts import trace_style
-from pages._pool import pool_notice, shared_pool
+from dpcore.runtime.parallel import Task
+from pages.ui import nav as _nav
+from pages.ui.charts import trace_style
+from pages.ui.pool import pool_notice, shared_pool
 
 RESULT_KEY = "audit_result"
 #: The session's running audit (a job on the server's shared pool) and the note of the last one that did not finish.

@@ -1,5 +1,5 @@
 """Privacy basics: a four-step lesson with small live demos on the built-in Wine data (ε, δ and 1/n, replace-one vs
-add/remove, claimed-invalid). All numbers come from :mod:`dpcore.teaching`; this page only draws them.
+add/remove, claimed-invalid). All numbers come from :mod:`dpcore.explain.teaching`; this page only draws them.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dpcore import teaching
-from dpcore.privacy import NEIGHBOURING_LABELS
-from dpcore.statements import format_bound
-from pages import _nav
-from pages import _ui as ui
+from dpcore.core.privacy import NEIGHBOURING_LABELS
+from dpcore.explain import teaching
+from dpcore.explain.statements import format_bound
+from pages import ui
+from pages.ui import nav as _nav
 
 ui.init_state()
 ss = st.session_state

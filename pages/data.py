@@ -12,21 +12,21 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import dpcore
-from dpcore.advisor import (
+from dpcore.core.privacy import NEIGHBOURING_LABELS
+from dpcore.data.diagnostics import NOT_PRIVATE_LABEL, clamp_report
+from dpcore.evaluation.advisor import (
     DEFAULT_NUM_CANDIDATES,
     advisor_mechanisms,
     best_norm_bound,
     clipping_utility_curve,
     default_candidates,
 )
-from dpcore.data.diagnostics import NOT_PRIVATE_LABEL, clamp_report
-from dpcore.display import format_delta, plain_ledger, plain_words
-from dpcore.privacy import NEIGHBOURING_LABELS
-from dpcore.reporting import explained_variance, k_for_fraction, label_balance
+from dpcore.evaluation.reporting import explained_variance, k_for_fraction, label_balance
+from dpcore.explain.display import format_delta, plain_ledger, plain_words
 from dpcore.vocabulary import CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
-from pages import _schema_editor as schema_editor
-from pages import _ui as ui
-from pages._datasets import auto_bound_from_data
+from pages import ui
+from pages.ui import schema_editor
+from pages.ui.datasets import auto_bound_from_data
 
 ui.init_state()
 ss = st.session_state

@@ -8,17 +8,29 @@ from collections import Counter
 import streamlit as st
 
 import dpcore
-from dpcore.display import format_delta, format_deltas, pca_below_random_note
-from dpcore.metrics import METRIC_LABELS
-from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, ledger_total
-from dpcore.reporting import band_table, config_yaml, export_filename, reference_levels, results_table, run_guarantees
-from dpcore.statements import mechanism_delta_statement
-from dpcore.sweep import SweepConfig, count_cells
-from pages import _export as export
-from pages import _sweep_loader as sweep_loader
-from pages import _ui as ui
-from pages import _whatif as whatif
-from pages._charts import METRIC_TITLES, METRIC_UNITS, app_intro, at_random_line, random_line_note, release_warning_note
+from dpcore.core.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, ledger_total
+from dpcore.evaluation.metrics import METRIC_LABELS
+from dpcore.evaluation.reporting import (
+    band_table,
+    config_yaml,
+    export_filename,
+    reference_levels,
+    results_table,
+    run_guarantees,
+)
+from dpcore.evaluation.sweep import SweepConfig, count_cells
+from dpcore.explain.display import format_delta, format_deltas, pca_below_random_note
+from dpcore.explain.statements import mechanism_delta_statement
+from pages import ui
+from pages.ui import export, sweep_loader, whatif
+from pages.ui.charts import (
+    METRIC_TITLES,
+    METRIC_UNITS,
+    app_intro,
+    at_random_line,
+    random_line_note,
+    release_warning_note,
+)
 
 #: Small classic datasets offered one click away (with why they are noisy), when registered.
 CLASSIC = ("wine", "breast_cancer", "digits")

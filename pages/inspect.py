@@ -1,7 +1,7 @@
 """Inspect a mechanism: one release of one mechanism, looked at from every side.
 
 Thin page: widgets and Plotly figures only. The maths (spectra, noise matrix, aligned projections, ledger and
-burn-in extraction) lives in :mod:`dpcore.inspect`; metrics come from :mod:`dpcore.metrics`.
+burn-in extraction) lives in :mod:`dpcore.explain.inspect`; metrics come from :mod:`dpcore.evaluation.metrics`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 import dpcore
-from dpcore import inspect as insp
-from dpcore.display import diagnostic_label, format_delta, option_label, plain_ledger
+from dpcore.core.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from dpcore.evaluation.metrics import evaluate
 from dpcore.exceptions import DPCoreError, MechanismTimeout
-from dpcore.metrics import evaluate
-from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
-from dpcore.statements import mechanism_delta_statement
-from pages import _ui as ui
-from pages._charts import TraceStyle, legend_layout, trace_style
+from dpcore.explain import inspect as insp
+from dpcore.explain.display import diagnostic_label, format_delta, option_label, plain_ledger
+from dpcore.explain.statements import mechanism_delta_statement
+from pages import ui
+from pages.ui.charts import TraceStyle, legend_layout, trace_style
 
 ui.init_state()
 ss = st.session_state
@@ -204,7 +204,7 @@ _SS_DIM_KEY = "_dp_insp_ss_dimension"
 @st.cache_data(show_spinner=False, max_entries=16)
 def _ss_dimension_rows(n: int, d: int, gamma: float, trials: int) -> list[dict]:
     """sin θ of ss_approx, ss_exact (subsample) and Analyze Gauss on public synthetic data (cached per setting)."""
-    from dpcore.ss_dimension import METHODS, dimension_point
+    from dpcore.evaluation.ss_dimension import METHODS, dimension_point
 
     # ss_exact only on exact data: near a subspace its tolerance search is slow and not private anyway
     methods = METHODS if gamma == 0 else tuple(m for m in METHODS if m[1] != "ss_exact")
@@ -216,7 +216,7 @@ def _ss_dimension_section(mech) -> None:
     """The showcase with d and n of the lecturer's choice: SS stays flat in d while Analyze Gauss degrades."""
     if not mech.id.startswith("ss_"):
         return
-    from dpcore.ss_dimension import scaled_gamma
+    from dpcore.evaluation.ss_dimension import scaled_gamma
 
     with st.expander("Singhal–Steinke vs the dimension — change d and n of the showcase", icon=":material/tune:"):
         st.markdown(
@@ -260,8 +260,8 @@ def _grid_check(mech, data, cfg: dict) -> None:
     """Public-settings check of the histogram grid (t, q, ℓ from n, d, k, ε, δ and the options only)."""
     if mech.id not in _SS_GRID:
         return
+    from dpcore.mechanisms._subspace_learning import coarse_grid_warning, hopeless_grid_reason
     from dpcore.mechanisms.ss_approx import resolve_approx_options
-    from dpcore.subspace_learning import coarse_grid_warning, hopeless_grid_reason
 
     opts = cfg["options"]
     rows = data.n // int(opts.get("r", 1)) if mech.id == "ss_boost" else data.n

@@ -9,12 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 import dpcore
-from dpcore import inspect as insp
-from dpcore.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
-from dpcore.statements import format_bound, mechanism_delta_statement
-from dpcore.teaching import GLOSSARY
-from pages import _nav
-from pages import _ui as ui
+from dpcore.core.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from dpcore.explain import inspect as insp
+from dpcore.explain.statements import format_bound, mechanism_delta_statement
+from dpcore.explain.teaching import GLOSSARY
+from pages import ui
+from pages.ui import nav as _nav
 
 ui.init_state()
 

@@ -8,9 +8,9 @@ import shutil
 import pandas as pd
 import streamlit as st
 
-from dpcore import reproduce
+from dpcore.evaluation import reproduce
 from dpcore.exceptions import DPCoreError
-from pages import _ui as ui
+from pages import ui
 
 ui.init_state()
 ss = st.session_state

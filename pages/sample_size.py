@@ -7,14 +7,14 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.display import format_delta
-from dpcore.metrics import METRIC_LABELS, evaluation_split
-from dpcore.reporting import band_table, run_guarantees, short_name
-from dpcore.sweep import SweepConfig, count_cells
-from dpcore.theory import family_for, guide_range, sample_size_guides, scaling_guide
-from pages import _export as export
-from pages import _ui as ui
-from pages._charts import release_warning_note
+from dpcore.evaluation.metrics import METRIC_LABELS, evaluation_split
+from dpcore.evaluation.reporting import band_table, run_guarantees, short_name
+from dpcore.evaluation.sweep import SweepConfig, count_cells
+from dpcore.evaluation.theory import family_for, guide_range, sample_size_guides, scaling_guide
+from dpcore.explain.display import format_delta
+from pages import ui
+from pages.ui import export
+from pages.ui.charts import release_warning_note
 
 #: Page defaults: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (both cheap for fast
 #: mechanisms: the default sweep takes well under a second on wine and css_synthetic).
@@ -42,7 +42,7 @@ def _switch_dataset(dataset_id: str) -> None:
 
 
 def _guides(sub: pd.DataFrame, mechanisms: list[str], sizes: list[int]) -> tuple[list[dict], list[str], list[str]]:
-    """Scaling guides drawn only where their rate holds on this data (:func:`dpcore.theory.guide_range`),
+    """Scaling guides drawn only where their rate holds on this data (:func:`dpcore.evaluation.theory.guide_range`),
     anchored at a measured point inside that range; with the condition of each one drawn, and for each one left
     out, why."""
     guides: list[dict] = []

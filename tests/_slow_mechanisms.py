@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
+from dpcore.core.noise import uniform_stiefel
+from dpcore.core.privacy import LedgerEntry
 from dpcore.mechanisms.base import Mechanism, MechanismOutput
-from dpcore.noise import uniform_stiefel
-from dpcore.privacy import LedgerEntry
 
 #: ε above which a release sleeps far past any cap.
 SLOW_ABOVE = 1.5

@@ -1,4 +1,4 @@
-"""Clipping advisor: utility vs candidate norm bound B (dpcore.advisor)."""
+"""Clipping advisor: utility vs candidate norm bound B (dpcore.evaluation.advisor)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.advisor import (
+from dpcore.data import Dataset, clip_fraction_curve, suggest_norm_bounds
+from dpcore.evaluation.advisor import (
     CURVE_COLUMNS,
     advisor_mechanisms,
     best_norm_bound,
     clipping_utility_curve,
     default_candidates,
 )
-from dpcore.data import Dataset, clip_fraction_curve, suggest_norm_bounds
 from dpcore.exceptions import DPCoreError, InvalidParameterError, UnknownNameError
 
 

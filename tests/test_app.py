@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.reporting import legend_label
+from dpcore.evaluation.reporting import legend_label
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -43,7 +43,7 @@ def line(fig: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ui_colors() -> dict[str, str]:
-    from pages import _ui
+    from pages import ui as _ui
 
     return _ui.mechanism_colors()
 
@@ -131,7 +131,7 @@ def test_svm_chart_draws_the_majority_class_baseline(at):
 
 
 def ui_label_majority() -> str:
-    from pages import _ui
+    from pages import ui as _ui
 
     return _ui.MAJORITY_LABEL
 
@@ -291,8 +291,8 @@ def test_sample_size_page_runs(at):
 
 
 def test_metric_figure_exports_and_notes():
-    from dpcore.reporting import band_table
-    from pages import _ui
+    from dpcore.evaluation.reporting import band_table
+    from pages import ui as _ui
 
     frame = pd.DataFrame({"mechanism": ["analyze_gauss"] * 4, "epsilon": [0.1, 0.1, 1.0, 1.0], "status": "ok",
                           "captured_variance_ratio": [0.2, 0.4, 0.8, 1.0]})
@@ -343,12 +343,12 @@ def test_data_page_utility_vs_b_advisor(at):
 
 @pytest.mark.slow
 def test_data_page_utility_advisor_error_is_shown(at, monkeypatch):
-    import dpcore.advisor
+    import dpcore.evaluation.advisor
 
     def failing(*args, **kwargs):
         raise dpcore.DPCoreError("the advisor failed: lower the number of trials.")
 
-    monkeypatch.setattr(dpcore.advisor, "clipping_utility_curve", failing)
+    monkeypatch.setattr(dpcore.evaluation.advisor, "clipping_utility_curve", failing)
     at.switch_page("pages/data.py").run()
     at.button(key="adv_run").click().run()
     no_exception(at)
@@ -360,7 +360,7 @@ def test_data_page_utility_advisor_error_is_shown(at, monkeypatch):
 @pytest.mark.parametrize("dataset", ["wine", "css_synthetic"])
 def test_sample_size_defaults_give_a_banded_curve(dataset):
     """The default mechanisms run without a click (their time is a benchmark's concern, not this test's)."""
-    from dpcore.metrics import evaluation_split
+    from dpcore.evaluation.metrics import evaluation_split
 
     app = AppTest.from_file(APP, default_timeout=TIMEOUT)
     app.query_params["data"] = dataset
@@ -395,7 +395,7 @@ def test_sample_size_defaults_give_a_banded_curve(dataset):
 @pytest.mark.slow
 def test_first_load_draws_the_real_navigation(at):
     """The sidebar shows the app's pages (never file names such as the private `_ui` module)."""
-    from pages import _nav
+    from pages.ui import nav as _nav
 
     labels = [el.proto.label for el in at.get("page_link")]
     assert labels[: len(_nav.PAGES)] == [p.title for p in _nav.PAGES]
@@ -417,7 +417,7 @@ def test_first_load_draws_the_real_navigation(at):
 @pytest.mark.slow
 def test_settings_codec_round_trips():
     """One owner: defaults, link parsing and link writing all come from the settings table."""
-    from pages import _state
+    from pages.ui import state as _state
 
     assert _state.DEFAULTS["dp_dataset"] == _state.DEFAULT_DATASET == "adult"
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)

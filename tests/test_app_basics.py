@@ -10,9 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
+from dpcore.core.privacy import l2_sensitivity_upper_triangle
 from dpcore.data import load_dataset
-from dpcore.privacy import l2_sensitivity_upper_triangle
-from dpcore.statements import mechanism_delta_statement
+from dpcore.explain.statements import mechanism_delta_statement
 
 pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
 

@@ -248,7 +248,7 @@ def test_learn_page_has_one_card_per_mechanism():
 
 
 def _groups(mechs):
-    from dpcore.inspect import group_by_guarantee
+    from dpcore.explain.inspect import group_by_guarantee
 
     return group_by_guarantee(mechs, include_invalid=True)
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore.data import SchemaError, draft_schema, infer_roles, read_table
 from dpcore.vocabulary import ColumnRole
-from pages import _schema_editor as editor
+from pages.ui import schema_editor as editor
 
 pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
 
@@ -37,7 +37,7 @@ def at() -> AppTest:
     app = AppTest.from_file(APP, default_timeout=TIMEOUT)
     app.run()
     no_exception(app)
-    # what the uploader's callback (pages._ui.store_upload) does
+    # what the uploader's callback (pages.ui.store_upload) does
     app.session_state["dp_upload"] = _upload()
     app.session_state["dp_upload_name"] = "visits.csv"
     app.session_state["dp_dataset"] = "__upload__"

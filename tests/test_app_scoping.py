@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.metrics import evaluate
+from dpcore.evaluation.metrics import evaluate
 
 pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
 
@@ -167,7 +167,8 @@ def test_store_upload_and_select_dataset_keep_settings_per_dataset(monkeypatch):
     own data settings, a dataset met for the first time gets its private defaults."""
     import streamlit
 
-    from pages import _datasets, _state
+    from pages.ui import datasets as _datasets
+    from pages.ui import state as _state
 
     session = _Session({**_state.DEFAULTS, "dp_scaling": "none", "_dp_scope_dataset": "adult"})
     monkeypatch.setattr(streamlit, "session_state", session)
@@ -269,7 +270,7 @@ def test_an_upload_never_runs_on_the_fixed_default_seed(at):
     """Privacy review item 12: the fixed default seed (0) is for public built-in data; selecting an upload draws a
     fresh seed from OS entropy (a seed everyone knows makes every noise draw on private data a public constant), and
     a link made on the upload does not carry the seed. Fails on 40144d4 (the upload ran on seed 0)."""
-    from pages import _state
+    from pages.ui import state as _state
 
     assert at.session_state["dp_seed"] == _state.DEFAULTS["dp_seed"]
     _upload_on_data_page(at)

@@ -90,7 +90,7 @@ def test_a_sweep_streams_cancel_keeps_finished_cells_and_a_new_mechanism_reuses_
 
 
 def test_without_worker_processes_sweeps_run_in_the_server_and_the_page_says_so(monkeypatch):
-    from pages._pool import shared_pool
+    from pages.ui.pool import shared_pool
 
     monkeypatch.setenv("DP_POOL_SLOTS", "0")
     shared_pool.clear()  # the next page run builds the pool again, without processes

@@ -23,11 +23,11 @@ from dpcore.audit import (
     run_audit,
     sampler_conformance,
 )
-from dpcore.cli_audit import add_audit_parser, run_audit_command
+from dpcore.cli.audit import add_audit_parser, run_audit_command
+from dpcore.core.privacy import LedgerEntry
 from dpcore.data.prepared import PreparedData
 from dpcore.exceptions import DataError, DPCoreError, InvalidParameterError, UnknownNameError
 from dpcore.mechanisms.base import Mechanism, MechanismOutput
-from dpcore.privacy import LedgerEntry
 from dpcore.samplers.bingham import KentBinghamSampler
 
 # ------------------------------------------------------------------------------------------------

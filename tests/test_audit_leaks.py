@@ -32,11 +32,11 @@ from dpcore.audit import (
     trials_to_certify,
 )
 from dpcore.audit.bounds import cp_lower, cp_upper
-from dpcore.cli_audit import add_audit_parser, run_audit_command
+from dpcore.cli.audit import add_audit_parser, run_audit_command
+from dpcore.core.noise import symmetric_gaussian, uniform_stiefel
+from dpcore.core.privacy import LedgerEntry
 from dpcore.exceptions import DataError, InvalidParameterError
 from dpcore.mechanisms.base import Mechanism, MechanismOutput
-from dpcore.noise import symmetric_gaussian, uniform_stiefel
-from dpcore.privacy import LedgerEntry
 
 CONF = 1 - 1e-6
 

@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 from dpcore.audit import run_audit
+from dpcore.core.noise import symmetric_gaussian
+from dpcore.core.privacy import LedgerEntry, gaussian_sigma
 from dpcore.exceptions import DataError
 from dpcore.mechanisms import get_mechanism
 from dpcore.mechanisms.base import Mechanism, MechanismOutput
-from dpcore.noise import symmetric_gaussian
-from dpcore.privacy import LedgerEntry, gaussian_sigma
 
 SURE = 1 - 1e-6
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
+from dpcore.core.timing import Deadline
 from dpcore.exceptions import MechanismTimeout, SamplerError
 from dpcore.samplers.bingham import KentBinghamSampler, kent_b, kent_log_m, sample_bingham, sample_bingham_score
-from dpcore.timing import Deadline
 
 ALPHA = 1e-6
 

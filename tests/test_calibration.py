@@ -9,12 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.exceptions import InvalidParameterError
-from dpcore.mechanisms import get_mechanism
-from dpcore.mechanisms.laplace import laplace_scale
-from dpcore.mechanisms.mod_sulq import mod_sulq_beta
-from dpcore.mechanisms.wishart_sheffet import sheffet_degrees_of_freedom
-from dpcore.privacy import (
+from dpcore.core.privacy import (
     SCORE_SENSITIVITY,
     gaussian_sigma,
     gaussian_sigma_analytic,
@@ -27,6 +22,11 @@ from dpcore.privacy import (
     zcdp_epsilon,
     zcdp_rho,
 )
+from dpcore.exceptions import InvalidParameterError
+from dpcore.mechanisms import get_mechanism
+from dpcore.mechanisms.laplace import laplace_scale
+from dpcore.mechanisms.mod_sulq import mod_sulq_beta
+from dpcore.mechanisms.wishart_sheffet import sheffet_degrees_of_freedom
 
 SQRT2 = math.sqrt(2.0)
 

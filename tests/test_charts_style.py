@@ -1,4 +1,4 @@
-"""The one set of chart style rules (pages._charts.trace_style): claimed-invalid exhibits dashed red with
+"""The one set of chart style rules (pages.ui.charts.trace_style): claimed-invalid exhibits dashed red with
 NOT PRIVATE in legend and hover, references neutral grey, every legend entry naming its guarantee."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.reporting import GUARANTEE_SHORT, REFERENCE_SHORT, legend_label, run_guarantees
-from pages import _charts as charts
+from dpcore.evaluation.reporting import GUARANTEE_SHORT, REFERENCE_SHORT, legend_label, run_guarantees
+from pages.ui import charts
 
 INVALID = [m for m in dpcore.mechanism_ids() if dpcore.get_mechanism(m).invalid]
 REFERENCES = ["pca", "random"]
@@ -325,7 +325,7 @@ def test_explore_shows_releases_with_a_warning_on_the_chart_and_above_the_table(
 
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.reporting import warning_counts, warning_text
+    from dpcore.evaluation.reporting import warning_counts, warning_text
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
     at.run()
@@ -371,7 +371,7 @@ def test_papers_stored_figures_have_clean_log_ticks_and_typeset_labels():
 
 
 def test_whatif_chart_labels_the_epsilons_run_not_minor_ticks():
-    from pages import _whatif
+    from pages.ui import whatif as _whatif
 
     table = pd.DataFrame({"mechanism": "analyze_gauss", "epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
                           "declared": 0.5, "data_derived": 0.6})

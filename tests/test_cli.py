@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dpcore.cli import main
-from dpcore.sweep import COLUMNS
+from dpcore.evaluation.sweep import COLUMNS
 
 
 def run(capsys, *argv):
@@ -124,7 +124,8 @@ def test_building_the_parser_loads_no_heavy_module():
 
 
 def test_audit_parser_choices_match_the_audit_registries():
-    from dpcore import audit, cli_audit
+    from dpcore import audit
+    from dpcore.cli import audit as cli_audit
 
     assert tuple(cli_audit.NEIGHBOUR_CONSTRUCTIONS) == tuple(audit.NEIGHBOUR_CONSTRUCTIONS)
     assert tuple(cli_audit.STATISTICS) == tuple(audit.STATISTICS)
@@ -134,7 +135,7 @@ def test_audit_parser_choices_match_the_audit_registries():
 
 
 def test_reproduce_list(capsys):
-    from dpcore.reproduce import experiment_names
+    from dpcore.evaluation.reproduce import experiment_names
 
     code, out, _ = run(capsys, "reproduce", "--list")
     assert code == 0
@@ -155,7 +156,7 @@ def test_reproduce_bad_arguments_exit_2(capsys, argv, needle):
 
 @pytest.mark.slow
 def test_reproduce_quick_writes_the_same_files_to_out(capsys, tmp_path):
-    from dpcore.reproduce import result_files
+    from dpcore.evaluation.reproduce import result_files
 
     code, out, _ = run(capsys, "reproduce", "chaudhuri_fig5", "--quick", "--out", str(tmp_path))
     assert code == 0 and "=== chaudhuri_fig5 (quick)" in out

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore import reproduce
 from dpcore.data import list_datasets, load_dataset, preprocess
 from dpcore.data.datasets import schema_norm_bound
-from dpcore.display import default_delta, delta_vs_n_warning
-from pages._state import DEFAULTS, DELTA_CHOICES, dataset_default_delta
+from dpcore.evaluation import reproduce
+from dpcore.explain.display import default_delta, delta_vs_n_warning
+from pages.ui.state import DEFAULTS, DELTA_CHOICES, dataset_default_delta
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

@@ -34,7 +34,7 @@ def lesson_url():
 
 
 EXPLORE_HEADING = "Explore the privacy–utility trade-off"
-#: The ledger's line under a non-private step (pages/_charts.py show_ledger).
+#: The ledger's line under a non-private step (pages/ui/charts.py show_ledger).
 LEDGER_RED = "A non-private step voids the end-to-end guarantee"
 #: Small and fast: the Wine data, two trials per point.
 WINE = "data=wine&trials=2"
@@ -88,7 +88,7 @@ def test_lesson_2_invalid_mechanism_is_unmistakable(page: Page, lesson_url):
     first = page.locator('[data-testid="stPlotlyChart"]').first
     invalid_legend = first.locator(".legend .traces", has_text="NOT PRIVATE")
     if invalid_legend.count() == 0:
-        pytest.xfail("waiting for the chart styling (dashed red 'NOT PRIVATE' legends, pages/_charts.py)")
+        pytest.xfail("waiting for the chart styling (dashed red 'NOT PRIVATE' legends, pages/ui/charts.py)")
     # dashed: the legend's line sample of the invalid curve has a dash pattern
     dash = invalid_legend.first.locator(".legendlines path").first.evaluate(
         "el => getComputedStyle(el).strokeDasharray")
@@ -191,7 +191,7 @@ def test_lesson_5_two_mechanisms_at_one_epsilon_exported_with_a_caption(page: Pa
     png_button = page.get_by_role("button", name="Captured variance (ratio to optimum) (PNG)")
     html_button = page.get_by_role("button", name="Captured variance (ratio to optimum) (HTML)")
     if png_button.count() == 0 and html_button.count() == 0:
-        pytest.xfail("waiting for slide-ready exports with captions (pages/_export.py)")
+        pytest.xfail("waiting for slide-ready exports with captions (pages/ui/export.py)")
     expect(png_button).to_be_enabled()
     with page.expect_download(timeout=120_000) as info:
         png_button.click()

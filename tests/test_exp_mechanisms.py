@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.core.privacy import zcdp_rho
 from dpcore.data import PreparedData
 from dpcore.exceptions import InvalidParameterError, MechanismTimeout
 from dpcore.mechanisms import get_mechanism, mechanism_ids
 from dpcore.mechanisms.itu import ad_tau, exact_shares
 from dpcore.mechanisms.ppm import default_iterations, hardt_price_sigma, ppm_sigma
-from dpcore.privacy import zcdp_rho
 
 
 def unit_rows(n: int, d: int, seed: int = 0, spectrum: np.ndarray | None = None) -> np.ndarray:

@@ -16,9 +16,9 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from dpcore.evaluation.reporting import export_caption, export_filename, rows_text, text_width_px, wrap_caption
 from dpcore.exceptions import InvalidParameterError
-from dpcore.reporting import export_caption, export_filename, rows_text, text_width_px, wrap_caption
-from pages import _export as export
+from pages.ui import export
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 90
@@ -59,7 +59,7 @@ def test_caption_of_a_sample_size_sweep_names_epsilon_and_the_axis():
 
 
 def test_sweep_caption_reads_the_shown_sweep():
-    from dpcore.sweep import SweepConfig
+    from dpcore.evaluation.sweep import SweepConfig
 
     frame = pd.DataFrame({"dataset": ["wine"] * 2, "n": [125, 125], "mechanism": ["laplace"] * 2})
     config = SweepConfig(mechanisms=["laplace"], epsilons=(0.1, 1.0), deltas=(1e-6,), ks=(3,), trials=4,

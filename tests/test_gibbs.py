@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from dpcore.core.timing import Deadline
 from dpcore.exceptions import InvalidParameterError, MechanismTimeout
 from dpcore.samplers.bingham import KentBinghamSampler
 from dpcore.samplers.gibbs import STAT_NAMES, _gamma_threshold, bmf_gibbs, f_statistic, rtheta_bing, ry_bing
-from dpcore.timing import Deadline
 
 ALPHA = 1e-6
 

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcore.core.linalg import clip_spectrum, top_k_eigenvectors
+from dpcore.core.privacy import gaussian_sigma_analytic, gaussian_sigma_classical
 from dpcore.data.prepared import PreparedData
 from dpcore.exceptions import DataError, InvalidMechanismError, InvalidParameterError
-from dpcore.linalg import clip_spectrum, top_k_eigenvectors
 from dpcore.mechanisms import get_mechanism, mechanism_ids
 from dpcore.mechanisms.mod_sulq import mod_sulq_beta
 from dpcore.mechanisms.wishart_sheffet import sheffet_degrees_of_freedom
-from dpcore.privacy import gaussian_sigma_analytic, gaussian_sigma_classical
 
 ALPHA = 1e-6
 EPS, DELTA = 1.0, 1e-5

@@ -1,4 +1,4 @@
-"""Unit tests of dpcore.inspect (the maths behind the Inspect and Learn pages)."""
+"""Unit tests of dpcore.explain.inspect (the maths behind the Inspect and Learn pages)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.core.privacy import GUARANTEES, LedgerEntry
 from dpcore.data.prepared import PreparedData
-from dpcore.inspect import (
+from dpcore.explain.inspect import (
     aligned_private_plane,
     burn_in_traces,
     counterexample_table,
@@ -23,7 +24,6 @@ from dpcore.inspect import (
     subsample_rows,
 )
 from dpcore.mechanisms import get_mechanism, list_mechanisms
-from dpcore.privacy import GUARANTEES, LedgerEntry
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 from dpcore.data import read_table
 from dpcore.data.roles import guess_label
-from dpcore.display import format_delta, format_deltas, held_out_note, pca_below_random_note
+from dpcore.explain.display import format_delta, format_deltas, held_out_note, pca_below_random_note
 
 
 def _table(frame: pd.DataFrame):
@@ -108,9 +108,9 @@ def test_pca_below_random_note_reads_the_sweep_means():
 
 def test_identifiers_get_plain_labels():
     from dpcore.audit import FIELDS, NEIGHBOUR_CONSTRUCTIONS, STATISTICS
-    from dpcore.display import diagnostic_label, identifier_label, option_label, plain_ledger, plain_words
+    from dpcore.core.privacy import LedgerEntry
+    from dpcore.explain.display import diagnostic_label, identifier_label, option_label, plain_ledger, plain_words
     from dpcore.mechanisms import list_mechanisms
-    from dpcore.privacy import LedgerEntry
 
     for name in [*NEIGHBOUR_CONSTRUCTIONS, *STATISTICS, *FIELDS]:
         assert "_" not in identifier_label(name), name
@@ -128,7 +128,7 @@ def test_identifiers_get_plain_labels():
 
 
 def test_delta_vs_n_warning_fires_when_delta_is_not_far_below_one_over_n():
-    from dpcore.display import delta_vs_n_warning
+    from dpcore.explain.display import delta_vs_n_warning
 
     assert delta_vs_n_warning(1e-5, 125) is None  # wine: δ·n ≈ 0.001
     assert delta_vs_n_warning(1e-5, 9_999) is None
@@ -216,7 +216,7 @@ def test_a_draft_schema_reads_the_label_but_a_public_schema_never_does(monkeypat
 def test_an_svm_failure_keeps_the_other_metrics():
     """A continuous label under a public schema: the SVM column is NaN with a message, captured variance stays."""
     from dpcore.data import Dataset, preprocess
-    from dpcore.sweep import SweepConfig, run_sweep
+    from dpcore.evaluation.sweep import SweepConfig, run_sweep
 
     r = np.random.default_rng(8)
     X = r.normal(size=(300, 4))

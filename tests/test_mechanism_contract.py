@@ -11,10 +11,10 @@ import json
 import numpy as np
 import pytest
 
+from dpcore.core.privacy import GUARANTEES, Diagnostics
 from dpcore.exceptions import InvalidParameterError
 from dpcore.mechanisms import get_mechanism, mechanism_ids
 from dpcore.mechanisms.base import OUTPUT_KINDS, PRIVATE_OUTPUT_FIELDS, PUBLIC_SETTING_FIELDS, Release
-from dpcore.privacy import GUARANTEES, Diagnostics
 
 RELATIONS = ("replace", "add_remove")
 CASES = [(mid, nb) for mid in mechanism_ids() for nb in RELATIONS]

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore import metrics
 from dpcore.data import PreparedData
+from dpcore.evaluation import metrics
 from dpcore.mechanisms import get_mechanism
 
 

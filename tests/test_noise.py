@@ -1,4 +1,4 @@
-"""Statistical tests of the noise primitives in :mod:`dpcore.noise` against their exact laws.
+"""Statistical tests of the noise primitives in :mod:`dpcore.core.noise` against their exact laws.
 
 Every test uses a fixed seed and a significance level ALPHA = 1e-6, so a correct sampler fails with probability
 about 1e-6 per test, and every test also shows its power: the same check rejects a deliberately wrong law
@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.exceptions import InvalidParameterError
-from dpcore.noise import (
+from dpcore.core.noise import (
     laplace,
     make_rng,
     symmetric_gaussian,
@@ -25,6 +24,7 @@ from dpcore.noise import (
     wishart_bartlett,
     wishart_gram,
 )
+from dpcore.exceptions import InvalidParameterError
 
 ALPHA = 1e-6
 

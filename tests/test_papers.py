@@ -1,4 +1,4 @@
-"""The Papers page and dpcore.reproduce: stored results, verdicts, and quick re-runs through the script."""
+"""The Papers page and dpcore.evaluation.reproduce: stored results, verdicts, and quick re-runs through the script."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore import reproduce
+from dpcore.evaluation import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

@@ -1,4 +1,4 @@
-"""Issue #12: sweeps and audits on worker processes (dpcore.parallel), and PPCA's per-release cost.
+"""Issue #12: sweeps and audits on worker processes (dpcore.runtime.parallel), and PPCA's per-release cost.
 
 Determinism across job counts, cancellation, hard per-cell caps for cells stuck outside their cooperative deadline
 checks, worker crashes, audit reproducibility; the Gibbs sampler's tridiagonal column update against dense linear
@@ -16,14 +16,14 @@ import pytest
 from scipy.stats import ortho_group
 
 from dpcore.audit import run_audit
+from dpcore.core.noise import uniform_stiefel
+from dpcore.core.privacy import LedgerEntry
+from dpcore.evaluation.sweep import run_sweep
 from dpcore.exceptions import InvalidParameterError
 from dpcore.mechanisms import _INSTANCES, _REGISTRY, get_mechanism
 from dpcore.mechanisms.base import Mechanism, MechanismOutput
-from dpcore.noise import uniform_stiefel
-from dpcore.parallel import Task, resolve_jobs, run_tasks
-from dpcore.privacy import LedgerEntry
+from dpcore.runtime.parallel import Task, resolve_jobs, run_tasks
 from dpcore.samplers.gibbs import _BlockEigen, _rebuild, _rotate_block, bmf_gibbs
-from dpcore.sweep import run_sweep
 
 # ------------------------------------------------------------------------------------------------
 # Test-only mechanisms, registered only for the test that uses them (fixture `registered`)

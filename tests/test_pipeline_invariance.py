@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 
 import dpcore
 from dpcore import stats
+from dpcore.core.seeding import Stage, stage_rng
 from dpcore.data import load_csv
 from dpcore.data.preprocess import preprocess
 from dpcore.data.schema import load_schema
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.mechanisms import get_mechanism
-from dpcore.seeding import Stage, stage_rng
 
 # ==================================================================================================
 # Item 5: no fixed default seed on any release path
@@ -42,10 +42,11 @@ SEED_ALLOW_LIST = {
     "dpcore.data.synthetic.make_css_synthetic": "generates public synthetic demo data; no noise is released",
     "dpcore.data.synthetic.make_is_synthetic": "generates public synthetic demo data; no noise is released",
     "dpcore.data.synthetic.make_subspace_synthetic": "generates public synthetic demo data; no noise is released",
-    "dpcore.inspect.projection_pair": "picks which rows a non-private projection plot shows; draws no noise",
-    "dpcore.inspect.subsample_rows": "picks which rows a non-private projection plot shows; draws no noise",
+    "dpcore.explain.inspect.projection_pair": "picks which rows a non-private projection plot shows; draws no noise",
+    "dpcore.explain.inspect.subsample_rows": "picks which rows a non-private projection plot shows; draws no noise",
     "dpcore.samplers.asymptotics.check_sampler": "sampler conformance on a synthetic covariance; no private data",
-    "dpcore.ss_dimension.dimension_point": "a reproduction on planted synthetic data (reproducible); no private data",
+    "dpcore.evaluation.ss_dimension.dimension_point":
+        "a reproduction on planted synthetic data (reproducible); no private data",
 }
 
 
@@ -96,8 +97,9 @@ def test_no_public_function_or_class_has_a_fixed_default_seed():
 def test_the_walk_sees_the_release_apis():
     names = {q for q, _ in _public_callables()}
     for expected in ("dpcore.stats.from_csv", "dpcore.stats.from_parquet", "dpcore.stats.from_dask",
-                     "dpcore.stats.from_array", "dpcore.stats.from_dataset", "dpcore.sweep.SweepConfig",
-                     "dpcore.advisor.clipping_utility_curve", "dpcore.teaching.neighbouring_comparison"):
+                     "dpcore.stats.from_array", "dpcore.stats.from_dataset", "dpcore.evaluation.sweep.SweepConfig",
+                     "dpcore.evaluation.advisor.clipping_utility_curve",
+                     "dpcore.explain.teaching.neighbouring_comparison"):
         assert expected in names
 
 
@@ -147,7 +149,7 @@ def test_the_streamed_dp_mean_is_not_a_public_constant(tmp_path):
 
 def test_a_sweep_without_a_seed_draws_a_fresh_one():
     from dpcore.data.prepared import PreparedData
-    from dpcore.sweep import SweepConfig
+    from dpcore.evaluation.sweep import SweepConfig
 
     data = PreparedData(np.random.default_rng(0).uniform(-0.5, 0.5, size=(50, 3)))
     seeds = {SweepConfig(mechanisms=["pca"], epsilons=[1.0]).validated(data).seed for _ in range(3)}

@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import pytest
 
+from dpcore.core.privacy import gaussian_sigma, ledger_total
 from dpcore.data import Dataset, PreparedData, clip_fraction_curve, load_csv, load_dataset, preprocess
 from dpcore.data import datasets as dsmod
 from dpcore.data.preprocess import suggest_norm_bounds
 from dpcore.exceptions import InvalidParameterError, PrivacyLeakWarning
-from dpcore.privacy import gaussian_sigma, ledger_total
 
 needs_shared = pytest.mark.skipif(dsmod.shared_data_dir() is None, reason="shared data directory not present")
 

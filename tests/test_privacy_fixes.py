@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import dpcore.seeding
+import dpcore.core.seeding
 from dpcore import cli
+from dpcore.core.privacy import Diagnostics, gaussian_sigma
 from dpcore.data import Dataset, preprocess
 from dpcore.estimator import DPPCA
 from dpcore.exceptions import InvalidParameterError, PrivacyLeakWarning
 from dpcore.mechanisms import get_mechanism
 from dpcore.mechanisms.wishart_sheffet import sheffet_degrees_of_freedom, support_event_probability
-from dpcore.privacy import Diagnostics, gaussian_sigma
 
 ALPHA = 1e-6
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -103,7 +103,7 @@ def test_same_integer_seed_gives_independent_centring_and_mechanism_noise():
 
 def _record_stage_seeds(monkeypatch) -> list[tuple[int, tuple, tuple]]:
     calls: list[tuple[int, tuple, tuple]] = []
-    original = dpcore.seeding.stage_seed
+    original = dpcore.core.seeding.stage_seed
 
     def spy(random_state, stage, *key):
         out = original(random_state, stage, *key)
@@ -111,13 +111,13 @@ def _record_stage_seeds(monkeypatch) -> list[tuple[int, tuple, tuple]]:
             calls.append((int(stage), tuple(np.atleast_1d(out.entropy)), tuple(out.spawn_key)))
         return out
 
-    monkeypatch.setattr(dpcore.seeding, "stage_seed", spy)
+    monkeypatch.setattr(dpcore.core.seeding, "stage_seed", spy)
     return calls
 
 
 def _assert_independent_streams(calls) -> None:
     stages = {c[0] for c in calls}
-    assert {dpcore.seeding.Stage.CENTERING, dpcore.seeding.Stage.MECHANISM} <= stages, calls
+    assert {dpcore.core.seeding.Stage.CENTERING, dpcore.core.seeding.Stage.MECHANISM} <= stages, calls
     streams = [(c[1], c[2]) for c in calls]
     assert len(set(streams)) == len(streams), "two stages drew from the same stream"
 

@@ -1,4 +1,4 @@
-"""Issue #12: one worker pool shared fairly by many jobs (dpcore.scheduler.SharedPool).
+"""Issue #12: one worker pool shared fairly by many jobs (dpcore.runtime.scheduler.SharedPool).
 
 Orders are checked from the tasks' own finishing times (wall clock, shared by the processes), and every wait has a
 generous bound, so a slow machine makes the tests slower, not wrong.
@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from _slow_mechanisms import SleepyMechanism
 
+from dpcore.evaluation.sweep import PooledSweep, plan_sweep, run_sweep
 from dpcore.mechanisms import _INSTANCES, _REGISTRY
-from dpcore.parallel import Task
-from dpcore.scheduler import SharedPool, pick_job
-from dpcore.sweep import PooledSweep, plan_sweep, run_sweep
+from dpcore.runtime.parallel import Task
+from dpcore.runtime.scheduler import SharedPool, pick_job
 
 WAIT = 60.0
 

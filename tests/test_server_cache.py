@@ -1,4 +1,4 @@
-"""The server-level caches (pages/_server_cache.py) hold public built-in data only: an upload never reaches them,
+"""The server-level caches (pages/ui/server_cache.py) hold public built-in data only: an upload never reaches them,
 neither its prepared data nor its sweep releases; built-in data cached once gives the same data as the per-session
 path."""
 
@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from dpcore.exceptions import PrivacyLeakWarning
-from pages import _server_cache as server_cache
+from pages.ui import server_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

@@ -1,4 +1,5 @@
-"""dpcore.statements: one δ statement per claimed-invalid mechanism, naming its ε (and confidence) everywhere."""
+"""dpcore.explain.statements: one δ statement per claimed-invalid mechanism, naming its ε (and confidence)
+everywhere."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 import dpcore
 from dpcore.exceptions import InvalidParameterError
-from dpcore.statements import delta_statement, format_bound, mechanism_delta_statement
+from dpcore.explain.statements import delta_statement, format_bound, mechanism_delta_statement
 
 SN = "sn_imtiaz"
 

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from dpcore import stats
-from dpcore.cli_data import run_sweep as cli_run_sweep
+from dpcore.cli.data import run_sweep as cli_run_sweep
+from dpcore.core.privacy import Diagnostics
 from dpcore.data import Dataset, PreparedData, preprocess
 from dpcore.data.prepared import Moments
 from dpcore.data.preprocess import ArrayChunks, clip_rows
+from dpcore.evaluation.metrics import evaluation_split
+from dpcore.evaluation.sweep import SweepConfig, run_sweep
 from dpcore.exceptions import DataError
 from dpcore.mechanisms import get_mechanism
-from dpcore.metrics import evaluation_split
-from dpcore.privacy import Diagnostics
-from dpcore.sweep import SweepConfig, run_sweep
 
 
 def _toy(n=3000, d=6, seed=0, labels=True) -> Dataset:
@@ -247,7 +247,7 @@ def test_statistics_keep_exact_counts_out_of_the_ledger():
 
 
 def test_the_cli_reservoir_default_is_the_library_default():
-    from dpcore import cli_data
+    from dpcore.cli import data as cli_data
 
     assert cli_data.DEFAULT_RESERVOIR == stats.DEFAULT_RESERVOIR
 

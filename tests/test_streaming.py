@@ -11,7 +11,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from dpcore import cli_data, stats
+from dpcore import stats
+from dpcore.cli import data as cli_data
 from dpcore.cli import main
 from dpcore.data import load_csv, load_schema, preprocess
 from dpcore.exceptions import InvalidParameterError, PrivacyLeakWarning

@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from dpcore.exceptions import InvalidParameterError
 from dpcore.mechanisms import get_mechanism
-from dpcore.subspace_learning import (
+from dpcore.mechanisms._subspace_learning import (
     boost_select,
     default_num_blocks,
     draw_approx_plan,
@@ -300,7 +300,7 @@ def test_ss_exact_work_limit_is_explicit():
 def test_ss_exact_searches_a_public_size_subsample_by_default():
     """By default the search uses the largest m with m·C(m, k) ≤ max_work (a data-independent random subset): on a
     planted 3-dim subspace with 1,500 rows that is m = 206 rows at k = 3, and the subspace is found."""
-    from dpcore.subspace_learning import exact_subsample_size, exact_work
+    from dpcore.mechanisms._subspace_learning import exact_subsample_size, exact_work
 
     assert exact_subsample_size(10_000, 3, 3e8) == 206 and exact_work(206, 3) <= 3e8 < exact_work(207, 3)
     assert exact_subsample_size(50, 3, 3e8) == 50 and exact_subsample_size(10**6, 1, 1e12) == 2000
@@ -447,8 +447,8 @@ def test_ss_exact_with_tolerance_zero_is_private_and_exact():
 # ==================================================================================================
 
 def test_automatic_grid_is_a_function_of_public_values_and_aims_at_the_target_error():
+    from dpcore.mechanisms._subspace_learning import TARGET_GRID_ERROR, grid_relative_error, tolerated_gap
     from dpcore.mechanisms.ss_approx import resolve_approx_options
-    from dpcore.subspace_learning import TARGET_GRID_ERROR, grid_relative_error, tolerated_gap
 
     for d in (50, 1000):
         t, q, ell = resolve_approx_options(5000, d, 3, EPS, DELTA, 0, 0, 0.0, 0.0)
@@ -535,7 +535,7 @@ def test_no_ss_mechanism_answers_ok_with_a_random_subspace_on_any_builtin_datase
 @pytest.mark.slow
 def test_dimension_point_compares_the_three_mechanisms_on_public_synthetic_data():
     """One point of the dimension experiment (issue 21 item 2): exact 3-dim subspace, n = 2,000, d = 60."""
-    from dpcore.ss_dimension import dimension_point, scaled_gamma
+    from dpcore.evaluation.ss_dimension import dimension_point, scaled_gamma
 
     recs = {r["method"]: r for r in dimension_point(2000, 60, 3, 0.0, 0)}
     assert set(recs) == {"ss_approx", "ss_exact (subsample)", "analyze_gauss"}

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpcore import InvalidParameterError
-from dpcore.sweep import COLUMNS, SweepConfig, cell_seed, count_cells, run_sweep, summarise
+from dpcore.evaluation.sweep import COLUMNS, SweepConfig, cell_seed, count_cells, run_sweep, summarise
 
 MECHS = ["pca", "random", "analyze_gauss", "laplace"]
 
@@ -57,8 +57,8 @@ def test_same_seed_same_numbers_and_cells_independent_of_grid(small_data):
 
 
 def test_cell_seed_replays_a_cell(small_data):
+    from dpcore.evaluation.metrics import evaluate, evaluation_split
     from dpcore.mechanisms import get_mechanism
-    from dpcore.metrics import evaluate, evaluation_split
 
     frame = run_sweep(small_data, mechanisms=["laplace"], epsilons=[3.0], trials=1, seed=2)
     row = frame.iloc[0]

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.cli import main
-from pages._sweep_loader import KEY, SweepCsvError, load_sweep_csv
+from pages.ui.sweep_loader import KEY, SweepCsvError, load_sweep_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 from dpcore.cli import main
 from dpcore.data import Dataset, load_dataset, preprocess
 from dpcore.data.diagnostics import CLAMP_WARN_SHARE, clamp_report, clamp_report_from_counts
-from dpcore.sweep import run_sweep
-from pages._sweep_loader import KEY, SweepCsvError, load_sweep_csv, privacy_status
+from dpcore.evaluation.sweep import run_sweep
+from pages.ui.sweep_loader import KEY, SweepCsvError, load_sweep_csv, privacy_status
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -183,7 +183,7 @@ def test_data_page_warns_when_the_bounds_clamp_a_large_share():
 
 
 def test_a_chain_that_did_not_converge_is_not_end_to_end_private():
-    from dpcore.sweep import add_privacy_columns
+    from dpcore.evaluation.sweep import add_privacy_columns
 
     frame = pd.DataFrame({"mechanism": ["ppca", "ppca", "analyze_gauss"],
                           "guarantee": ["heuristic-mcmc", "heuristic-mcmc", "approx"],

@@ -1,4 +1,5 @@
-"""dpcore.teaching: the computations of the Privacy basics lesson (ε, δ and 1/n, neighbouring relations, exhibits)."""
+"""dpcore.explain.teaching: the computations of the Privacy basics lesson (ε, δ and 1/n, neighbouring relations,
+exhibits)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import teaching
+from dpcore.core.privacy import gaussian_sigma, l2_sensitivity_upper_triangle
 from dpcore.data import load_dataset
 from dpcore.exceptions import InvalidParameterError
-from dpcore.privacy import gaussian_sigma, l2_sensitivity_upper_triangle
-from dpcore.statements import delta_statement
+from dpcore.explain import teaching
+from dpcore.explain.statements import delta_statement
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,7 +91,7 @@ def test_delta_above_one_over_n_is_refused(wine):
 
 
 def test_one_over_n_is_offered_only_on_the_lesson_page():
-    from pages._state import DELTA_CHOICES
+    from pages.ui.state import DELTA_CHOICES
 
     for dataset_id in ("wine", "breast_cancer", "digits"):
         one_over_n = 1 / load_dataset(dataset_id).n
@@ -181,7 +182,7 @@ def test_basics_section_3_cites_the_root_two_sensitivity_the_page_computes():
 
 
 def test_papers_table_2_verdict_says_the_ordering_agrees_and_the_gap_is_larger():
-    from dpcore import reproduce
+    from dpcore.evaluation import reproduce
 
     verdict = reproduce.verdicts()["chaudhuri_table2"][0].verdict
     assert verdict.startswith("ordering agrees, gap larger") and "agrees on kddcup99" not in verdict

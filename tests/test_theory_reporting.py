@@ -1,4 +1,4 @@
-"""Unit tests of dpcore.theory (Chaudhuri et al. 2013 Theorems 7–9) and dpcore.reporting."""
+"""Unit tests of dpcore.evaluation.theory (Chaudhuri et al. 2013 Theorems 7–9) and dpcore.evaluation.reporting."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import yaml
 
 from dpcore import DPCoreError
 from dpcore.data import PreparedData
-from dpcore.mechanisms import get_mechanism
-from dpcore.metrics import captured_variance_ratio
-from dpcore.reporting import (
+from dpcore.evaluation.metrics import captured_variance_ratio
+from dpcore.evaluation.reporting import (
     band_table,
     config_yaml,
     explained_variance,
@@ -21,7 +20,7 @@ from dpcore.reporting import (
     reference_levels,
     results_table,
 )
-from dpcore.theory import (
+from dpcore.evaluation.theory import (
     dp_lower_bound,
     dp_lower_bound_min_rho,
     eigengap,
@@ -31,6 +30,7 @@ from dpcore.theory import (
     sample_size_guides,
     scaling_guide,
 )
+from dpcore.mechanisms import get_mechanism
 
 
 def test_theorem7_value_and_scalings():
@@ -235,7 +235,7 @@ def test_reference_levels_means_per_mechanism():
 # ------------------------------------------------------------------ issue 20: where a guide holds, release warnings
 def test_noise_spectral_norm_of_analyze_gauss_is_the_wigner_edge():
     """AG adds a symmetric Gaussian matrix with entry sd σ: its spectral norm is ≈ 2σ√d (semicircle edge)."""
-    from dpcore.theory import noise_spectral_norm
+    from dpcore.evaluation.theory import noise_spectral_norm
 
     d = 60
     sigma = get_mechanism("analyze_gauss").release(np.zeros((d + 2, d)), 2, 1.0, 1e-5,
@@ -252,7 +252,7 @@ def _spectrum(gaps: list[float], n: int) -> np.ndarray:
 
 
 def test_guide_range_additive_needs_the_noise_below_the_eigengap():
-    from dpcore.theory import guide_range, noise_spectral_norm
+    from dpcore.evaluation.theory import guide_range, noise_spectral_norm
 
     w = _spectrum([0.3, 0.1, 0.05, 0.04, 0.01, 0.005], 1000)
     ag = get_mechanism("analyze_gauss")
@@ -277,8 +277,8 @@ def test_a_guide_drawn_where_it_holds_matches_the_measured_curve():
     inside the measured band at every valid size; below the range it is not drawn (there it misses)."""
     from dpcore.data.datasets import load_dataset
     from dpcore.data.preprocess import preprocess
-    from dpcore.sweep import run_sweep
-    from dpcore.theory import guide_range
+    from dpcore.evaluation.sweep import run_sweep
+    from dpcore.evaluation.theory import guide_range
 
     data = preprocess(load_dataset("css_synthetic"))
     sizes = [100, 200, 400, 800, 1600, 3200]
@@ -310,7 +310,7 @@ def _sweep_rows() -> pd.DataFrame:
 
 
 def test_release_warnings_count_every_warning_status_per_point_and_mechanism():
-    from dpcore.reporting import release_warning_kind, release_warnings, warning_counts
+    from dpcore.evaluation.reporting import release_warning_kind, release_warnings, warning_counts
 
     assert release_warning_kind("ok", "") is None and release_warning_kind("ok", float("nan")) is None
     assert release_warning_kind("ok", "MCMC not converged (x)") == "not converged"
@@ -336,7 +336,7 @@ def test_sample_size_page_draws_a_guide_only_where_it_holds():
 
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.theory import guide_range
+    from dpcore.evaluation.theory import guide_range
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
     at.run()
@@ -366,7 +366,7 @@ def test_sample_size_page_draws_a_guide_only_where_it_holds():
 
 
 def test_guide_range_outside_a_mechanisms_domain_is_no_guide_not_an_error():
-    from dpcore.theory import guide_range
+    from dpcore.evaluation.theory import guide_range
 
     w = _spectrum([0.3, 0.1, 0.05], 1000)
     where = guide_range(get_mechanism("analyze_gauss"), w, 1000, k=1, epsilon=1.0, delta=0.0)  # AG needs δ > 0

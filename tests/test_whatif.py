@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dpcore.data import load_schema, read_table
-from dpcore.sweep import SweepConfig, run_sweep
-from dpcore.whatif import PIPELINES, compare_sweeps, upload_pipelines
+from dpcore.evaluation.sweep import SweepConfig, run_sweep
+from dpcore.evaluation.whatif import PIPELINES, compare_sweeps, upload_pipelines
 
 ROWS = 400
 _rng = np.random.default_rng(0)

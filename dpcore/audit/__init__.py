@@ -28,13 +28,7 @@ from ..samplers.conformance import (
     projection_bin_probabilities,
     sampler_conformance,
 )
-from .bounds import (
-    clopper_pearson,
-    delta_lower_bound,
-    epsilon_lower_bound,
-    max_certifiable_epsilon,
-    trials_to_certify,
-)
+from .bounds import clopper_pearson, delta_lower_bound, epsilon_lower_bound, max_certifiable_epsilon, trials_to_certify
 from .events import AUTO_FAMILIES, EVENT_FAMILIES, FIELDS, STATISTICS, EventFamily
 from .neighbours import CONSTRUCTIONS, NEIGHBOUR_CONSTRUCTIONS, NeighbourPair, default_base_rows, make_neighbours
 from .probe import PROBE_SEEDS, ProbeResult, determinism_probe

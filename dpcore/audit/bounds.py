@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from .._validation import check_delta, check_epsilon, check_fraction, check_int
+from ..core._validation import check_delta, check_epsilon, check_fraction, check_int
 from ..exceptions import InvalidParameterError
 
 __all__ = [

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.linalg import clip_spectrum_and_top_k
 from ..exceptions import InvalidParameterError
-from ..linalg import clip_spectrum_and_top_k
 from ..mechanisms.base import Mechanism, MechanismOutput, Release, eigenvalue_ceiling
 
 __all__ = ["ADDITIVE_NOISE_MECHANISMS", "MUTATION_FACTORS", "Mutant", "MutantSpec", "mutants_for"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import NEIGHBOURING_RELATIONS, check_choice, check_int, check_neighbouring
+from ..core._validation import NEIGHBOURING_RELATIONS, check_choice, check_int, check_neighbouring
 from ..data.prepared import PreparedData
 from ..exceptions import DataError, InvalidParameterError
 

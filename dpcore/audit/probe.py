@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_epsilon, check_int, check_positive, check_time_limit
+from ..core._validation import check_epsilon, check_int, check_positive, check_time_limit
+from ..core.noise import RandomState
+from ..core.privacy import jsonable
+from ..core.timing import Deadline
 from ..exceptions import InvalidParameterError, MechanismTimeout
 from ..mechanisms.base import Mechanism
-from ..noise import RandomState
-from ..privacy import jsonable
-from ..timing import Deadline
 from .runner import resolve_delta, resolve_mechanism, resolve_pair
 
 __all__ = ["PROBE_FIELDS", "PROBE_SEEDS", "PROBE_TOLERANCE", "ProbeResult", "determinism_probe"]

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_int
+from ..core._validation import check_int
+from ..core.privacy import jsonable
 from ..exceptions import InvalidParameterError
-from ..privacy import jsonable
-from ..statements import delta_statement
+from ..explain.statements import delta_statement
 
 __all__ = ["VERDICTS", "AuditResult", "combined_verdict"]
 

@@ -6,7 +6,8 @@ Clopper–Pearson bounds (:mod:`dpcore.audit.bounds`). Both orientations (S like
 and the confidence is split over them and over the two one-sided intervals, so every reported bound holds with the
 stated confidence. Every release draws from its own part of one random stream (a Generator shared sequentially).
 
-With ``n_jobs > 1`` the releases are split over that many worker processes (:mod:`dpcore.parallel`): worker i runs
+With ``n_jobs > 1`` the releases are split over that many worker processes (:mod:`dpcore.runtime.parallel`): worker i
+runs
 its share of the trials on its own child stream ``stage_seed(seed, Stage.AUDIT, i)`` (a Generator seed is split
 with ``Generator.spawn``), and the workers' releases are concatenated in worker order. A given seed and job count
 reproduce the same result; different job counts give different (equally valid) release samples.
@@ -28,14 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_delta, check_epsilon, check_fraction, check_int, check_time_limit
+from ..core._validation import check_choice, check_delta, check_epsilon, check_fraction, check_int, check_time_limit
+from ..core.noise import RandomState, make_rng
+from ..core.seeding import Stage, check_random_state, stage_seed
+from ..core.timing import Deadline
 from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
 from ..mechanisms.base import Mechanism
-from ..noise import RandomState, make_rng
-from ..parallel import Task, resolve_jobs, run_tasks
-from ..seeding import Stage, check_random_state, stage_seed
-from ..timing import Deadline
+from ..runtime.parallel import Task, resolve_jobs, run_tasks
 from .bounds import max_certifiable_epsilon, trials_to_certify
 from .events import (
     AUTO_FAMILIES,
@@ -777,7 +778,7 @@ def _trials_needed(epsilon: float, delta: float, level: float) -> int | None:
 
 
 def audit_task(context: Any, kwargs: dict, *, report: Callable[[Any], None]) -> tuple[str, Any]:
-    """A task for :class:`dpcore.scheduler.SharedPool` that runs ``run_audit(**kwargs)`` (serially) and reports
+    """A task for :class:`dpcore.runtime.scheduler.SharedPool` that runs ``run_audit(**kwargs)`` (serially) and reports
     ``(done, total, interim)``: releases finished (both sides), releases planned, and the latest interim
     :class:`AuditResult` (None before the first). Returns ``("ok", result)``, or ``("error", message)`` for a
     :class:`DPCoreError`."""

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import check_choice, check_int
+from ..core._validation import check_choice, check_int
+from ..core.privacy import Diagnostics, LedgerEntry
 from ..exceptions import DataError, InvalidParameterError
-from ..privacy import Diagnostics, LedgerEntry
 from ..vocabulary import CategoricalPolicy, ColumnRole, MissingPolicy, values
 from .datasets import SAMPLE_DATA_DIR, Dataset
 from .encode import EncodedTable, check_columns, encode_table

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.privacy import Diagnostics, LedgerEntry
 from ..exceptions import DataError, InvalidParameterError, UnknownNameError
 from ..params import Param
-from ..privacy import Diagnostics, LedgerEntry
 from . import synthetic
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
+from ..core._validation import check_choice
 from ..exceptions import DataError
 from .reading import FileFormat, RawTable, cell_text
 from .schema import Schema, SchemaError

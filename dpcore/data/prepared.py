@@ -24,8 +24,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ..core.privacy import Diagnostics, LedgerEntry, ledger_is_private
 from ..exceptions import DataError
-from ..privacy import Diagnostics, LedgerEntry, ledger_is_private
 
 _NORM_SLACK = 1e-9
 

@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_delta, check_epsilon, check_neighbouring, check_positive
+from ..core._validation import check_choice, check_delta, check_epsilon, check_neighbouring, check_positive
+from ..core.privacy import Diagnostics, LedgerEntry, gaussian_sigma
+from ..core.seeding import RandomState, Stage, check_random_state, stage_rng
 from ..exceptions import DataError, InvalidParameterError, PrivacyLeakWarning
-from ..privacy import Diagnostics, LedgerEntry, gaussian_sigma
-from ..seeding import RandomState, Stage, check_random_state, stage_rng
 from ..vocabulary import Centering, FeatureScaling, NormMode, values
 from .datasets import Dataset, schema_norm_bound
 from .prepared import Moments, PreparedData, RowSource
@@ -479,7 +479,7 @@ def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema"
     (ε, δ) are recorded in the ledger and must be added to the mechanism's budget (basic composition).
     ``norm_bound_from_data=True`` says that ``norm_bound`` was read off this data (e.g. from the clipping advisor):
     the clip step is then recorded as NOT private. ``random_state`` seeds the DP mean's own child stream
-    (:mod:`dpcore.seeding`), so the same integer may also be given to the mechanism.
+    (:mod:`dpcore.core.seeding`), so the same integer may also be given to the mechanism.
     Exact counts (clipped rows, clamped entries, dropped rows) go to ``PreparedData.diagnostics`` (not private),
     never into the ledger.
 

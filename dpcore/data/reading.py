@@ -31,7 +31,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_int
+from ..core._validation import check_int
 from ..exceptions import DataError, InvalidParameterError
 
 #: Default cell values treated as missing (compared after stripping whitespace, case-insensitive).

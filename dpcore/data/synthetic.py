@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .._validation import check_int, check_positive
+from ..core._validation import check_int, check_positive
 
 #: Eigenvalues of Σ in Chaudhuri et al. (2013) eq. (27).
 CSS_EIGENVALUES = (0.5, 0.30, 0.04, 0.03, 0.02, 0.01, 0.004, 0.003, 0.001, 0.001)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from ..core.privacy import GUARANTEES
 from ..exceptions import UnknownNameError
-from ..privacy import GUARANTEES
 from .base import Mechanism, MechanismOutput, Param, Release
 
 _REGISTRY: dict[str, type[Mechanism]] = {}

@@ -7,9 +7,9 @@ under the other, so neither is (ε, δ)-DP for any δ below that value.
 
 from __future__ import annotations
 
-from ..noise import wishart_bartlett
-from ..privacy import LedgerEntry, wishart_support_violation_probability
-from ..statements import delta_statement
+from ..core.noise import wishart_bartlett
+from ..core.privacy import LedgerEntry, wishart_support_violation_probability
+from ..explain.statements import delta_statement
 from .base import Mechanism, MechanismOutput
 
 

@@ -6,8 +6,8 @@ Dwork, Talwar, Thakurta & Zhang (STOC 2014); Imtiaz & Sarwate (ICASSP 2016) "AG"
 
 from __future__ import annotations
 
-from ..noise import symmetric_gaussian
-from ..privacy import LedgerEntry, gaussian_sigma, l2_sensitivity_upper_triangle
+from ..core.noise import symmetric_gaussian
+from ..core.privacy import LedgerEntry, gaussian_sigma, l2_sensitivity_upper_triangle
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 

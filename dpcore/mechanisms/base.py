@@ -14,19 +14,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .._validation import (
-    check_delta,
-    check_epsilon,
-    check_k,
-    check_neighbouring,
-    check_time_limit,
-)
+from ..core._validation import check_delta, check_epsilon, check_k, check_neighbouring, check_time_limit
+from ..core.linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize
+from ..core.privacy import GUARANTEE_LABELS, GUARANTEES, Diagnostics, LedgerEntry, ledger_total
+from ..core.seeding import RandomState, Stage, stage_rng
+from ..core.timing import Deadline
 from ..exceptions import InvalidMechanismError, InvalidParameterError
-from ..linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize
 from ..params import Param
-from ..privacy import GUARANTEE_LABELS, GUARANTEES, Diagnostics, LedgerEntry, ledger_total
-from ..seeding import RandomState, Stage, stage_rng
-from ..timing import Deadline
 
 if TYPE_CHECKING:  # the data layer (pandas, scipy.stats) loads on first release, not on `import dpcore.mechanisms`
     from ..data.prepared import PreparedData
@@ -68,7 +62,7 @@ class Release:
     * the **private output** (:data:`PRIVATE_OUTPUT_FIELDS`): ``status`` (ok or ⊥), ``reason`` (a data-independent
       sentence for ⊥), ``subspace``, ``covariance`` (raw), ``covariance_post`` (post-processed) and
       ``eigenvalues``; together with the **public settings** (:data:`PUBLIC_SETTING_FIELDS`) they may be published;
-    * ``diagnostics``: a :class:`~dpcore.privacy.Diagnostics` of exact, data-dependent values (scores, proposal
+    * ``diagnostics``: a :class:`~dpcore.core.privacy.Diagnostics` of exact, data-dependent values (scores, proposal
       counts, the exact row count, …) — NOT private, for teaching and debugging only.
 
     ``n`` is the row count only where it is public (replace-one); under add/remove it is None (the exact count is
@@ -177,7 +171,8 @@ class Mechanism(ABC):
     params: ClassVar[tuple[Param, ...]] = ()
     neighbourings: ClassVar[tuple[str, ...]] = ("replace", "add_remove")
     order: ClassVar[int] = 100  # display order within its guarantee group
-    #: Scaling family for the Sample size page's guides (dpcore.theory.FAMILIES): "exponential" (shortfall ∝ 1/n),
+    #: Scaling family for the Sample size page's guides (dpcore.evaluation.theory.FAMILIES): "exponential" (shortfall
+    #: ∝ 1/n),
     #: "additive" (noise added to C, ∝ 1/n²) or None (no guide).
     utility_family: ClassVar[str | None] = None
     #: Where the privacy proof holds, in words (Learn cards, ``dpcore mechanisms``); enforced by check_domain.
@@ -250,7 +245,7 @@ class Mechanism(ABC):
         """Run the mechanism once on ``data`` (rows with ‖x‖ ≤ 1) and return a :class:`Release`.
 
         ``random_state``: None (OS entropy, for real releases), an int or SeedSequence (the release draws from its
-        own child stream, see :mod:`dpcore.seeding`) or a Generator (used as is).
+        own child stream, see :mod:`dpcore.core.seeding`) or a Generator (used as is).
         """
         from ..data.prepared import PreparedData
 

@@ -19,10 +19,10 @@ import math
 
 import numpy as np
 
-from ..noise import laplace
-from ..privacy import LedgerEntry, l1_sensitivity_eigenvalues
+from ..core.noise import laplace
+from ..core.privacy import LedgerEntry, l1_sensitivity_eigenvalues
+from ..core.timing import Deadline
 from ..samplers.bingham import KentBinghamSampler
-from ..timing import Deadline
 from . import register
 from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling
 

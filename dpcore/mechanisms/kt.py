@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..noise import laplace
-from ..privacy import SCORE_SENSITIVITY, LedgerEntry
+from ..core.noise import laplace
+from ..core.privacy import SCORE_SENSITIVITY, LedgerEntry
 from ..samplers.bingham import KentBinghamSampler
 from . import register
 from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling

@@ -6,8 +6,8 @@ spec §3.3. The tight replace-one L1 sensitivity of the upper triangle is d+1 (o
 
 from __future__ import annotations
 
-from ..noise import symmetric_laplace
-from ..privacy import LedgerEntry, l1_sensitivity_upper_triangle
+from ..core.noise import symmetric_laplace
+from ..core.privacy import LedgerEntry, l1_sensitivity_upper_triangle
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 

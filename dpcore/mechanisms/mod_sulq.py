@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 
-from .._validation import check_delta, check_epsilon, check_int
+from ..core._validation import check_delta, check_epsilon, check_int
+from ..core.noise import symmetric_gaussian
+from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
-from ..noise import symmetric_gaussian
-from ..privacy import LedgerEntry
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..privacy import LedgerEntry
+from ..core.privacy import LedgerEntry
 from . import register
 from .base import Mechanism, MechanismOutput
 

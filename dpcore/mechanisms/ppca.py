@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..privacy import LedgerEntry
+from ..core.privacy import LedgerEntry
 from ..samplers.bingham import KentBinghamSampler
 from ..samplers.convergence import ESS_MIN, RHAT_MAX
 from ..samplers.gibbs import CONVERGENCE_THRESHOLD, STAT_NAMES, bmf_gibbs

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 
-from .._validation import check_delta, check_epsilon, check_int
-from ..linalg import orthonormalize
-from ..noise import uniform_stiefel
-from ..privacy import LedgerEntry, l2_sensitivity_projection, zcdp_rho
+from ..core._validation import check_delta, check_epsilon, check_int
+from ..core.linalg import orthonormalize
+from ..core.noise import uniform_stiefel
+from ..core.privacy import LedgerEntry, l2_sensitivity_projection, zcdp_rho
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..noise import uniform_stiefel
-from ..privacy import LedgerEntry
+from ..core.noise import uniform_stiefel
+from ..core.privacy import LedgerEntry
 from . import register
 from .base import Mechanism, MechanismOutput
 

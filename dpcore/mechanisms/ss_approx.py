@@ -9,9 +9,10 @@ d×q; Π̂ = its top-k left singular vectors. Constants t, q, ℓ are the spec's
 
 from __future__ import annotations
 
+from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
-from ..privacy import LedgerEntry
-from ..subspace_learning import (
+from . import register
+from ._subspace_learning import (
     TARGET_GRID_ERROR,
     cell_side_for_error,
     coarse_grid_warning,
@@ -24,7 +25,6 @@ from ..subspace_learning import (
     hopeless_grid_reason,
     tolerated_gap,
 )
-from . import register
 from .base import Mechanism, MechanismOutput, Param
 
 APPROX_PARAMS = (

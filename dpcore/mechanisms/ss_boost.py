@@ -12,10 +12,10 @@ import hashlib
 
 import numpy as np
 
+from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
-from ..privacy import LedgerEntry
-from ..subspace_learning import boost_select, dpase, draw_approx_plan, grid_relative_error, hopeless_grid_reason
 from . import register
+from ._subspace_learning import boost_select, dpase, draw_approx_plan, grid_relative_error, hopeless_grid_reason
 from .base import Mechanism, MechanismOutput, Param
 from .ss_approx import APPROX_PARAMS, public_settings_note, resolve_approx_options
 

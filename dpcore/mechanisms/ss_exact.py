@@ -18,9 +18,10 @@ floating point it finds a subspace only when the points lie in it exactly (e.g. 
 
 from __future__ import annotations
 
+from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
-from ..privacy import LedgerEntry
-from ..subspace_learning import (
+from . import register
+from ._subspace_learning import (
     DEFAULT_MAX_WORK,
     DEFAULT_TOLERANCE,
     check_exact_work,
@@ -31,7 +32,6 @@ from ..subspace_learning import (
     random_basis_of_span,
     truncated_laplace_half_width,
 )
-from . import register
 from .base import Mechanism, MechanismOutput, Param
 
 

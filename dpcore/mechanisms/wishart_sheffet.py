@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
+from ..core.noise import wishart_bartlett
+from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
-from ..noise import wishart_bartlett
-from ..privacy import LedgerEntry
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.timing import Deadline
 from ..exceptions import InvalidParameterError, SamplerError
-from ..timing import Deadline
 
 #: Default cap on the number of ACG proposals for one sample (raise instead of looping forever).
 DEFAULT_MAX_PROPOSALS = 200_000_000

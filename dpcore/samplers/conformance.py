@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .._validation import check_fraction, check_int, check_positive
+from ..core._validation import check_fraction, check_int, check_positive
+from ..core.noise import RandomState, make_rng
+from ..core.privacy import jsonable
 from ..exceptions import InvalidParameterError, SamplerError
-from ..noise import RandomState, make_rng
-from ..privacy import jsonable
 from .bingham import KentBinghamSampler
 
 __all__ = [

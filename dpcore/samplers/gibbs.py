@@ -54,9 +54,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.noise import uniform_stiefel
+from ..core.timing import Deadline
 from ..exceptions import InvalidParameterError, SamplerError
-from ..noise import uniform_stiefel
-from ..timing import Deadline
 from .convergence import ConvergenceVerdict, judge_convergence
 
 #: Cap on the number of Beta proposals for one θ draw.

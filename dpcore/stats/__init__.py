@@ -26,15 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from ..core._validation import check_int
+from ..core.privacy import Diagnostics, LedgerEntry, ledger_is_private
+from ..core.seeding import RandomState
 from ..data.datasets import Dataset
 from ..data.prepared import Moments, PreparedData
 from ..data.preprocess import ArrayChunks, ChunkSource, run_preprocessing, warn_non_private
 from ..data.reading import FileFormat
 from ..data.schema import Schema, load_schema
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
-from ..privacy import Diagnostics, LedgerEntry, ledger_is_private
-from ..seeding import RandomState
 from ._encode import SchemaEncoder
 from ._reservoir import ReservoirCollector, position_keys, reservoir_seed
 

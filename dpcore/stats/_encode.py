@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.privacy import LedgerEntry
 from ..data.csv import _FILL_NOTE, ROW_DROP_NOTE, _schema_entry
 from ..data.encode import DEFAULT_NONFINITE, RecordEncoder, arrow_text, declared_format
 from ..data.preprocess import Chunk
 from ..data.reading import FileFormat, cell_text
 from ..data.schema import Schema, SchemaError
 from ..exceptions import InvalidParameterError
-from ..privacy import LedgerEntry
 
 STREAM_MISSING = ("zero", "drop")
 

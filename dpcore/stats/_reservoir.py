@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.seeding import RandomState, Stage, stage_seed
 from ..data.preprocess import Chunk, Collector
-from ..seeding import RandomState, Stage, stage_seed
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -23,7 +23,7 @@ _RESERVOIR_KEY = (0, 0x5E5E)
 
 
 def reservoir_seed(random_state: RandomState) -> int:
-    """The 64-bit key of the reservoir's own child stream of ``random_state`` (:mod:`dpcore.seeding`)."""
+    """The 64-bit key of the reservoir's own child stream of ``random_state`` (:mod:`dpcore.core.seeding`)."""
     seed = stage_seed(random_state, Stage.SUBSAMPLE, *_RESERVOIR_KEY)
     if seed is None:
         seed = np.random.SeedSequence()

@@ -1,0 +1,423 @@
+"""Command line: ``dpcore mechanisms | datasets | sweep | release | schema | audit | reproduce`` (or
+``python -m dpcore``).
+
+Bad arguments exit with code 2 and a one-line message on stderr, never a traceback. Building the parser imports
+only light modules (argparse, the vocabulary, the experiment names); numpy, scipy, pandas and the mechanisms load
+inside the command that needs them, so ``--version`` and ``--help`` answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import __version__
+from ..exceptions import DPCoreError, InvalidParameterError
+from ..vocabulary import Centering, FeatureScaling, MissingPolicy, values
+from ._args import coerce as _coerce
+from ._args import key_values as _key_values
+from .data import add_large_data_arguments
+from .schema import add_schema_parser, add_table_arguments
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _floats(text: str, name: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be a comma-separated list of numbers, got {text!r}.") from None
+    if not values:
+        raise InvalidParameterError(f"{name} is empty.")
+    return values
+
+
+def _ints(text: str, name: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be a comma-separated list of whole numbers, got {text!r}.") from None
+    if not values:
+        raise InvalidParameterError(f"{name} is empty.")
+    return values
+
+
+def _mechanism_options(items: Sequence[str] | None) -> dict[str, dict]:
+    """``--option itu.exponent=tight`` → {"itu": {"exponent": "tight"}}."""
+    options: dict[str, dict] = {}
+    for key, value in _key_values(items, "--option").items():
+        if "." not in key:
+            raise InvalidParameterError(f"--option expects mechanism.option=value, got {key!r}.")
+        mech, opt = key.split(".", 1)
+        options.setdefault(mech, {})[opt] = _coerce(value)
+    return options
+
+
+# --------------------------------------------------------------------------------------------------
+# sub-commands
+# --------------------------------------------------------------------------------------------------
+
+def _cmd_mechanisms(args) -> int:
+    from ..mechanisms import list_mechanisms
+
+    mechs = list_mechanisms()
+    if args.json:
+        print(json.dumps([m.describe() for m in mechs], indent=2, ensure_ascii=False))
+        return 0
+    width = max(len(m.id) for m in mechs)
+    for m in mechs:
+        print(f"{m.id:<{width}}  {m.guarantee:<15}  {m.output:<10}  {m.name}")
+    return 0
+
+
+def _cmd_datasets(args) -> int:
+    from ..data import list_datasets
+
+    infos = list_datasets()
+    rows = [_dataset_dict(i) for i in infos]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    for r in rows:
+        print(f"{r['id']:<20} n={r['n']:<8} d={r['d']:<5} labels={'yes' if r['labels'] else 'no ':<4} {r['source']}")
+    return 0
+
+
+def _dataset_dict(info) -> dict:
+    return info.as_dict()
+
+
+def _prepare_from_args(args):
+    """Load (--dataset | --csv) and preprocess as the flags say."""
+    from ..data import load_dataset, preprocess
+
+    if bool(args.dataset) == bool(args.csv):
+        raise InvalidParameterError("give exactly one of --dataset ID or --csv PATH.")
+    if args.csv:
+        dataset = _load_csv_from_args(args)
+    else:
+        for flag in ("label", "schema", "missing", "delimiter", "decimal", "encoding"):
+            if getattr(args, flag, None):
+                raise InvalidParameterError(f"--{flag} only applies to --csv; built-in datasets carry their own.")
+        options = {k: _coerce(v) for k, v in _key_values(args.dataset_option, "--dataset-option").items()}
+        dataset = load_dataset(args.dataset, **options)
+    # One seed for the run: preprocessing and the mechanism derive independent child streams from it
+    # (dpcore.core.seeding), so passing the same integer to both is safe.
+    kwargs = {"centering": args.center, "feature_scaling": args.feature_scaling, "random_state": args.seed,
+              "neighbouring": args.neighbouring}
+    if args.norm_bound is not None:
+        kwargs["norm_bound"] = args.norm_bound
+    import warnings
+
+    from ..exceptions import PrivacyLeakWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # recorded in the ledger and reported below
+        data = preprocess(dataset, **kwargs)
+    for entry in data.ledger:
+        if not entry.private and not args.quiet:
+            print(f"dpcore: note: non-private preprocessing step: {entry.step} {entry.note}".rstrip(), file=sys.stderr)
+    return dataset, data
+
+
+def _load_csv_from_args(args):
+    """--csv [--schema] [--label] [--missing] and the format overrides → a Dataset; notes go to stderr."""
+    import warnings
+
+    from ..data import WideDataWarning, load_csv, load_schema, read_table
+    from ..data.roles import label_or_guess
+    from .schema import table_options
+
+    path = Path(args.csv)
+    if not path.is_file():
+        raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+    schema = load_schema(Path(args.schema)) if args.schema else None
+    raw = path.read_bytes()
+    label = args.label
+    if schema is None and label is None and not getattr(args, "no_label", False):  # the dashboard's guess
+        label, note = label_or_guess(read_table(raw, name=path.stem, **table_options(args)), None)
+        if note and not args.quiet:
+            print(f"dpcore: note: {note}", file=sys.stderr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WideDataWarning)  # also in the notes, printed below
+        dataset = load_csv(raw, label=label, name=path.stem, schema=schema, missing=args.missing,
+                           **table_options(args))
+    if not args.quiet:
+        for note in dataset.diagnostics.get("notes", []):
+            print(f"dpcore: note: {note}", file=sys.stderr)
+    return dataset
+
+
+def _cmd_sweep(args) -> int:
+    from ..evaluation.sweep import SweepConfig
+    from .data import prepare, run_sweep  # streamed / Dask statistics, lean in-memory runs
+
+    out = Path(args.out)
+    if str(out) != "-" and not out.parent.exists():
+        raise InvalidParameterError(f"output folder does not exist: {out.parent}.")
+    dataset, data = prepare(args, _prepare_from_args)
+    config = SweepConfig(
+        mechanisms=[m.strip() for m in args.mechanisms.split(",") if m.strip()],
+        epsilons=_floats(args.epsilons, "--epsilons"),
+        deltas=_floats(args.delta, "--delta"),
+        ks=_ints(args.k, "--k"),
+        trials=args.trials,
+        seed=args.seed,
+        sample_sizes=_ints(args.sample_sizes, "--sample-sizes") if args.sample_sizes else None,
+        neighbouring=args.neighbouring,
+        mechanism_options=_mechanism_options(args.option),
+        time_cap=args.time_cap,
+        allow_invalid=args.allow_invalid,
+    )
+
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int, text: str) -> None:
+        if args.quiet:
+            return
+        if tty:
+            print(f"\r[{done}/{total}] {text:<60}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        elif done == total or done % max(1, total // 10) == 0:
+            print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
+
+    frame = run_sweep(data, config, progress=progress, dataset_name=getattr(dataset, "id", None) or data.name,
+                      n_jobs=args.jobs)
+    _clamp_note(args, dataset, data)
+    _delta_note(args, frame)
+    _privacy_note(frame)
+    if str(out) == "-":
+        frame.to_csv(sys.stdout, index=False)
+    else:
+        frame.to_csv(out, index=False)
+        if not args.quiet:
+            counts = frame["status"].value_counts().to_dict()
+            print(f"dpcore: wrote {len(frame)} rows to {out} ({counts})", file=sys.stderr)
+    return 0
+
+
+def _privacy_note(frame) -> None:
+    """Whether the sweep's releases are end-to-end private, on stderr even with --quiet (the CSV says it too, in
+    end_to_end_private and non_private_steps)."""
+    from ..evaluation.sweep import REFERENCE_MECHANISMS
+
+    rows = frame[~frame["mechanism"].isin(REFERENCE_MECHANISMS)]
+    if rows.empty or bool(rows["end_to_end_private"].all()):
+        return
+    steps = list(dict.fromkeys(p for s in rows["non_private_steps"] for p in str(s).split("; ") if p))
+    print(f"dpcore: note: {int((~rows['end_to_end_private']).sum())} of {len(rows)} releases are NOT end-to-end "
+          f"private (non-private steps: {'; '.join(steps)}); the CSV's end_to_end_private and non_private_steps "
+          "columns say so per row.", file=sys.stderr)
+
+
+def _delta_note(args, frame) -> None:
+    """The app's δ-vs-1/n rule for the sweep's largest δ and the rows that reached the mechanisms (a warning from
+    δ ≥ 1/n always, the milder note unless --quiet)."""
+    from ..explain.display import delta_vs_n_warning
+
+    used = frame[frame["delta"] > 0]
+    if used.empty:
+        return
+    check = delta_vs_n_warning(float(used["delta"].max()), int(used["n"].max()))
+    if check is not None and (check.severe or not args.quiet):
+        print(f"dpcore: {'warning' if check.severe else 'note'}: {check.text}", file=sys.stderr)
+
+
+def _clamp_note(args, dataset, data) -> None:
+    """The share of each column's rows clamped to its public bounds (non-private diagnostic): the summary unless
+    --quiet, the warning when a share is large always."""
+    from ..data.diagnostics import clamp_report, clamp_report_from_counts
+
+    if getattr(args, "feature_scaling", "schema") != FeatureScaling.SCHEMA:
+        return
+    if dataset is not None:
+        report = clamp_report(dataset)
+    else:
+        diag = getattr(data, "diagnostics", {}) or {}
+        report = clamp_report_from_counts(diag.get("values_outside_bounds"), diag.get("n_rows", data.n))
+    if report.shares and not args.quiet:
+        print(f"dpcore: note: {report.summary()}", file=sys.stderr)
+    if report.warning():
+        print(f"dpcore: warning: {report.warning()}", file=sys.stderr)
+
+
+def _cmd_release(args) -> int:
+    from ..core.privacy import jsonable
+    from ..evaluation.metrics import evaluate
+    from ..mechanisms import get_mechanism
+
+    _, data = _prepare_from_args(args)
+    mech = get_mechanism(args.mechanism)
+    release = mech.release(data, args.k, args.epsilon, args.delta, neighbouring=args.neighbouring,
+                           random_state=args.seed, time_limit=args.time_cap, allow_invalid=args.allow_invalid,
+                           **_mechanism_options(args.option).get(args.mechanism, {}))
+    # Private output and public settings first; the budget is the whole pipeline's (DP centring included);
+    # exact data-dependent values only under "nonprivate_diagnostics".
+    result = release.as_dict()
+    result["nonprivate_diagnostics"]["values"]["preprocessing"] = data.diagnostics.as_dict()["values"]
+    result["metrics_on_true_data"] = {"private": False, "label": "utility computed on the true data (not private)",
+                                      "values": jsonable(evaluate(release, data))}
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _cmd_reproduce(args) -> int:
+    from ..evaluation import reproduce
+
+    if args.list:
+        if args.names:
+            raise InvalidParameterError("--list takes no experiment names.")
+        width = max(len(e.name) for e in reproduce.EXPERIMENTS)
+        for e in reproduce.EXPERIMENTS:
+            stored = "stored results" if reproduce.has_stored_results(e.name) else "no stored results"
+            print(f"{e.name:<{width}}  {e.label} — {e.title} (full run ≈ {e.runtime_s} s; {stored})")
+        return 0
+    if not args.names:
+        raise InvalidParameterError("name an experiment (see `dpcore reproduce --list`), or 'all'.")
+    names = reproduce.experiment_names() if args.names == ["all"] else list(args.names)
+    for name in names:
+        reproduce.get_experiment(name)  # unknown names fail before anything runs
+    if args.out is not None and not Path(args.out).parent.exists():
+        raise InvalidParameterError(f"output folder does not exist: {Path(args.out).parent}.")
+    for name in names:
+        print(f"=== {name}{' (quick)' if args.quick else ''}", flush=True)
+        result = reproduce.run(name, quick=args.quick, out=args.out, jobs=args.jobs)
+        where = result.out_dir if result.out_dir is not None else "benchmarks/results and docs/figures"
+        print(f"=== {name}: {result.seconds:.0f} s; files in {where}", flush=True)
+    return 0
+
+
+def _add_data_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_argument_group("data")
+    src.add_argument("--dataset", help="built-in dataset id (see `dpcore datasets`)")
+    src.add_argument("--csv", help="path of a CSV file (read into memory, never copied)")
+    src.add_argument("--label", help="label column of the CSV (optional; without it and without --schema the "
+                                     "dashboard's guess is used and named on stderr)")
+    src.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
+    src.add_argument("--schema", help="public schema of the CSV (YAML/JSON; draft one with `dpcore schema infer`): "
+                                      "its bounds and category lists make the preprocessing private")
+    src.add_argument("--missing", choices=values(MissingPolicy),
+                     help="missing values in the CSV: zero (per record; default with --schema), drop (default "
+                          "without; NOT private), mean (NOT private)")
+    add_table_arguments(src)
+    src.add_argument("--dataset-option", action="append", metavar="KEY=VALUE",
+                     help="generator option of a built-in dataset, e.g. d=1000 (repeatable)")
+    src.add_argument("--norm-bound", type=float, help="public row-norm bound B (rows are clipped to it)")
+    src.add_argument("--center", default="none", choices=(Centering.NONE, Centering.DP, Centering.EMPIRICAL),
+                     help="centring: none (default), dp (DP mean, own budget), empirical (NOT private)")
+    src.add_argument("--feature-scaling", default="schema", choices=values(FeatureScaling),
+                     help="per-feature scaling: public schema ranges (default), none, or minmax (NOT private)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpcore", description="Differentially private PCA: mechanisms, sweeps and audits.")
+    parser.add_argument("--version", action="version", version=f"dpcore {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
+
+    p = sub.add_parser("mechanisms", help="list the registered mechanisms")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_mechanisms)
+
+    p = sub.add_parser("datasets", help="list the built-in datasets")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_datasets)
+
+    p = sub.add_parser("sweep", help="run mechanisms × ε × δ × k × trials and write a CSV")
+    _add_data_arguments(p)
+    add_large_data_arguments(p)
+    p.add_argument("--mechanisms", required=True, help="comma-separated mechanism ids")
+    p.add_argument("--epsilons", required=True, help="comma-separated ε values")
+    p.add_argument("--delta", default="1e-5", help="δ, or a comma-separated list (default 1e-5)")
+    p.add_argument("--k", default="2", help="number of components, or a comma-separated list (default 2)")
+    p.add_argument("--trials", type=int, default=5, help="repetitions per cell (default 5)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="sweep seed; same seed ⇒ identical numbers (default: fresh OS entropy, recorded in the CSV)")
+    p.add_argument("--sample-sizes", help="comma-separated subsample sizes n (optional)")
+    p.add_argument("--neighbouring", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE",
+                   help="mechanism option, e.g. laplace.sensitivity=tight (repeatable)")
+    p.add_argument("--time-cap", type=float, default=60.0, help="seconds per cell before it is marked timeout")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes for the cells (default: every core, %(default)s here; 1 runs them in this "
+                        "process). The CSV does not depend on it; with N > 1 a cell stuck past its time cap is stopped")
+    p.add_argument("--allow-invalid", action="store_true", help="allow claimed-but-invalid mechanisms (exhibits)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--out", required=True, help="output CSV path ('-' for stdout)")
+    p.set_defaults(func=_cmd_sweep)
+
+    p = sub.add_parser("release", help="one release of one mechanism, as JSON")
+    _add_data_arguments(p)
+    p.add_argument("--mechanism", required=True)
+    p.add_argument("--epsilon", type=float, required=True)
+    p.add_argument("--delta", type=float, default=0.0)
+    p.add_argument("--k", type=int, default=2)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--neighbouring", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE")
+    p.add_argument("--time-cap", type=float, default=60.0)
+    p.add_argument("--allow-invalid", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_cmd_release)
+
+    add_schema_parser(sub)
+
+    try:
+        from .audit import add_audit_parser, run_audit_command
+    except ImportError:  # pragma: no cover - audit module not installed
+        pass
+    else:
+        add_audit_parser(sub).set_defaults(func=run_audit_command)
+
+    from ..evaluation.reproduce import experiment_names
+
+    p = sub.add_parser("reproduce", help="re-run a source paper's experiment (benchmarks/reproduce_papers.py)",
+                       description="Re-run an experiment of the source papers through benchmarks/reproduce_papers.py "
+                                   "(the same results files; discussion in docs/reproductions.md). A full run "
+                                   "overwrites the stored results in benchmarks/results and docs/figures; --quick "
+                                   "is a smoke run written to a temporary folder unless --out is given.")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help=f"experiment(s): {', '.join(experiment_names())}, or all")
+    p.add_argument("--list", action="store_true", help="list the experiments and whether results are stored")
+    p.add_argument("--quick", action="store_true", help="smoke run: few trials, short ε grids and burn-in")
+    p.add_argument("--out", help="write every file of the run to this folder instead")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes per sweep, as the script's --jobs (default: every core, %(default)s here)")
+    p.set_defaults(func=_cmd_reproduce)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    except DPCoreError as exc:
+        print(f"dpcore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # pragma: no cover
+        print("dpcore: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # pragma: no cover
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

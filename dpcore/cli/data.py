@@ -1,0 +1,250 @@
+"""Data at real sizes for ``dpcore sweep``: streamed files, Dask clusters, and the lean in-memory run.
+
+* ``--csv F`` / ``--parquet F`` are read into memory as before, unless ``--stream`` is given or the file is larger
+  than :data:`STREAM_THRESHOLD_BYTES`: then the file is streamed in record batches and reduced to its sufficient
+  statistics (:mod:`dpcore.stats`): memory O(d²) plus one batch and the reservoir sample, whatever the file's size.
+  Streaming needs the public schema (``--schema``).
+* ``--dask local|ADDRESS --csv 'glob'`` (or ``--parquet``) computes the statistics on a Dask cluster: ``local``
+  starts a ``distributed.LocalCluster`` on this machine, anything else is a scheduler address
+  (``tcp://host:8786``). Needs ``pip install 'dpcore[dask]'``.
+
+With statistics, C and n describe every row; the SVM metric's held-out rows and the Singhal–Steinke family use a
+seeded reservoir sample of ``--reservoir`` rows (positions and seed only), and the output says so in ``message``
+("metrics on a reservoir sample of m rows"). The CSV's columns and meaning are those of any sweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob as _glob
+import os
+import sys
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+from ..exceptions import InvalidParameterError, PrivacyLeakWarning
+
+#: Files larger than this are streamed even without ``--stream`` (``$DPCORE_STREAM_BYTES`` overrides; 1 GiB).
+STREAM_THRESHOLD_BYTES = int(os.environ.get("DPCORE_STREAM_BYTES", 2**30))
+
+
+#: Default reservoir size (equal to ``dpcore.stats.DEFAULT_RESERVOIR``; kept here so that ``--help`` stays light).
+DEFAULT_RESERVOIR = 20_000
+
+
+def add_large_data_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("large data (streaming, Dask)")
+    g.add_argument("--parquet", help="path of a Parquet file or folder (read into memory, or streamed)")
+    g.add_argument("--stream", action="store_true",
+                   help="stream --csv/--parquet in record batches to sufficient statistics (automatic for files "
+                        f"over {STREAM_THRESHOLD_BYTES / 2**30:g} GiB); memory O(d²) plus the reservoir; needs "
+                        "--schema")
+    g.add_argument("--dask", metavar="local|ADDRESS",
+                   help="compute the statistics on a Dask cluster: 'local' (a LocalCluster here) or a scheduler "
+                        "address such as tcp://10.0.0.5:8786; --csv may then be a glob ('data/part-*.csv')")
+    g.add_argument("--dask-workers", type=int, default=2, metavar="N", help="workers of --dask local (default 2)")
+    g.add_argument("--reservoir", type=int, default=DEFAULT_RESERVOIR, metavar="M",
+                   help="rows kept in a seeded reservoir sample (positions and seed only) for the SVM metric and the "
+                        f"Singhal–Steinke mechanisms when streaming or on Dask (default {DEFAULT_RESERVOIR:,})")
+
+
+def _note(args, text: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(f"dpcore: note: {text}", file=sys.stderr)
+
+
+def _streaming(args, path: str | None) -> bool:
+    if args.dask:
+        return False
+    if args.stream:
+        if not path:
+            raise InvalidParameterError("--stream applies to --csv or --parquet files.")
+        return True
+    return bool(path) and Path(path).is_file() and Path(path).stat().st_size > STREAM_THRESHOLD_BYTES
+
+
+def prepare(args, in_memory):
+    """(dataset or None, PreparedData) for the sweep: streamed/Dask statistics, or ``in_memory(args)``."""
+    parquet = getattr(args, "parquet", None)
+    if parquet and (args.csv or args.dataset):
+        raise InvalidParameterError("give exactly one of --dataset ID, --csv PATH or --parquet PATH.")
+    path = parquet or args.csv
+    if args.dask or _streaming(args, path):
+        if args.dataset:
+            raise InvalidParameterError("--stream and --dask read files (--csv/--parquet), not built-in datasets.")
+        if args.sample_sizes:
+            raise InvalidParameterError("--sample-sizes subsamples the rows, which are not all kept when streaming or "
+                                        "on Dask (only a reservoir sample is); drop --sample-sizes or load the file "
+                                        "into memory.")
+        return None, _statistics(args, path, parquet=bool(parquet))
+    if parquet:
+        args.csv = parquet  # the in-memory reader recognises Parquet by its magic bytes
+    return in_memory(args)
+
+
+def _statistics(args, path: str | None, *, parquet: bool):
+    from .. import stats
+
+    if not path:
+        raise InvalidParameterError("--dask needs --csv PATH_OR_GLOB or --parquet PATH.")
+    if not args.schema:
+        raise InvalidParameterError(
+            "streaming and Dask need the public schema (--schema S: per-column bounds and category lists; draft one "
+            "with `dpcore schema infer` on a sample of the file and check its values).")
+    file_format = _declared_format(args)
+    options = {"centering": args.center, "feature_scaling": args.feature_scaling, "neighbouring": args.neighbouring}
+    if args.norm_bound is not None:
+        options["norm_bound"] = args.norm_bound
+    common = {"label": args.label, "missing": args.missing or "zero", "reservoir_size": args.reservoir,
+              "seed": args.seed}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # recorded in the ledger and reported below
+        if args.dask:
+            result = _dask_statistics(args, path, parquet, file_format, common, options)
+        elif parquet:
+            result = stats.from_parquet(path, args.schema, **common, **options)
+        else:
+            result = stats.from_csv(path, args.schema, file_format=file_format, **common, **options)
+    for entry in result.ledger:
+        if not entry.private:
+            _note(args, f"non-private preprocessing step: {entry.step} {entry.note}".rstrip())
+    data = result.to_prepared()
+    how = "on Dask" if args.dask else "streamed"
+    if data.sample:
+        _note(args, f"{how}: statistics of every row; {data.sample_note} (SVM hold-out, Singhal–Steinke).")
+    else:
+        _note(args, f"{how}: statistics of every row; the reservoir holds them all (as in memory).")
+    return data
+
+
+def _declared_format(args):
+    """The file format of a streamed run: the schema's declared one (CLI overrides are refused then, as for
+    in-memory reading), else the conventional default with the CLI's --delimiter/--decimal/--encoding — never
+    detected from the file."""
+    from dataclasses import replace
+
+    from ..data import load_schema
+    from .schema import table_options
+
+    schema = load_schema(Path(args.schema))
+    given = {k: v for k, v in table_options(args).items() if v is not None}
+    if schema.format is not None:
+        if given:
+            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding "
+                                        "or edit the schema's `format:`.")
+        return schema.format
+    return replace(schema.file_format, **given)
+
+
+def _read_header(path: str, delimiter: str) -> tuple[list[str], str]:
+    import csv as _csv
+    import io
+
+    from ..stats._arrow import _open_text_head
+
+    head = _open_text_head(Path(path))
+    return [h.strip() for h in next(_csv.reader(io.StringIO(head, newline=""), delimiter=delimiter))], delimiter
+
+
+def _dask_statistics(args, path: str, parquet: bool, file_format, common: dict, options: dict):
+    from .. import stats
+    from ..data import load_schema
+    from ..stats._dask import _require_dask
+    from ..stats._encode import SchemaEncoder
+
+    _require_dask()
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    schema = load_schema(Path(args.schema))
+    encoder = SchemaEncoder(schema, label=common["label"], missing=common["missing"])
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # start-up and shut-down chatter; dpcore's notes say what
+    if args.dask == "local":
+        workers = max(1, int(args.dask_workers))
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
+    else:
+        cluster, client = None, Client(args.dask)
+    try:
+        if parquet:
+            ddf = dd.read_parquet(path, columns=encoder.columns)
+        else:
+            files = sorted(_glob.glob(path)) or [path]
+            if not Path(files[0]).is_file():
+                raise InvalidParameterError(f"no CSV file matches {path!r}.")
+            names, delim = _read_header(files[0], file_format.delimiter)
+            encoder.check_columns(names)
+            # every cell as text: the partitions then apply the in-memory reader's per-cell rules (missing
+            # tokens, decimal mark, thousands separator, non-finite policy) through the same per-record transform
+            ddf = dd.read_csv(files, sep=delim, header=0, names=names, usecols=encoder.columns, dtype=object,
+                              keep_default_na=False, na_filter=False, blocksize="64MB")
+        _note(args, f"Dask: {ddf.npartitions} partitions on {client.scheduler_info().get('address', args.dask)} "
+                    f"({len(client.scheduler_info().get('workers', {}))} workers).")
+        return stats.from_dask(ddf, schema, name=Path(path).stem.replace("*", "") or "dask", file_format=file_format,
+                               **common, **options)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+# ==================================================================================================
+# running the sweep on statistics
+# ==================================================================================================
+
+def run_sweep(data, config, *, progress=None, dataset_name: str | None = None, **kwargs):
+    """:func:`dpcore.evaluation.sweep.run_sweep`, adapted to statistics with a reservoir sample.
+
+    In memory the sweep runs as usual (rows stay in this process when only covariance mechanisms run, so worker
+    processes receive C and its spectrum, not a copy of the data). With a sample, the covariance mechanisms run on the
+    statistics of every row and the Singhal–Steinke family (which reads rows) on the reservoir sample; every row of
+    the result that used the sample says so in ``message``. Rows come back in the usual order.
+    """
+    import pandas as pd
+
+    from ..evaluation.sweep import count_cells
+    from ..evaluation.sweep import run_sweep as _run
+    from ..mechanisms import get_mechanism
+
+    rows_mechs = [m for m in dict.fromkeys(config.mechanisms) if get_mechanism(m).needs_rows]
+    if data.sample is None:
+        if not rows_mechs:
+            data = data.keep_rows_local()
+        return _run(data, config, progress=progress, dataset_name=dataset_name, **kwargs)
+    if config.sample_sizes:
+        raise InvalidParameterError("sample sizes need every row; statistics keep only a reservoir sample.")
+    cov_mechs = [m for m in dict.fromkeys(config.mechanisms) if m not in rows_mechs]
+    sample_data = data.sample_data()
+    parts = []
+    if cov_mechs:
+        parts.append((replace(config, mechanisms=cov_mechs, mechanism_options={
+            m: o for m, o in config.mechanism_options.items() if m in cov_mechs}), data.keep_rows_local()))
+    if rows_mechs:
+        parts.append((replace(config, mechanisms=rows_mechs, mechanism_options={
+            m: o for m, o in config.mechanism_options.items() if m in rows_mechs}), sample_data))
+    totals = [count_cells(cfg.validated(d)) for cfg, d in parts]
+    frames, offset = [], 0
+    for (cfg, d), total in zip(parts, totals):
+        def relay(done, _total, text, offset=offset):
+            return None if progress is None else progress(offset + done, sum(totals), text)
+
+        frame = _run(d, cfg, progress=relay, dataset_name=dataset_name, **kwargs)
+        if d is sample_data:
+            note = f"Singhal–Steinke ran on a reservoir sample of {data.n_rows:,} rows; {data.sample_note}"
+        elif data.has_labels:
+            note = f"{data.sample_note} for svm_accuracy (its held-out rows); the other metrics use every row"
+        else:
+            note = ""
+        if note:
+            frame["message"] = [f"{m}; {note}" if isinstance(m, str) and m else note for m in frame["message"]]
+        frames.append(frame)
+        offset += total
+    order = {m: i for i, m in enumerate(dict.fromkeys(config.mechanisms))}
+    out = pd.concat(frames, ignore_index=True)
+    out["_order"] = out["mechanism"].map(order)
+    out = out.sort_values(["trial", "_order"], kind="stable").drop(columns="_order").reset_index(drop=True)
+    out.attrs["config"] = config.validated(sample_data).as_dict()
+    return out

@@ -1,0 +1,166 @@
+"""``dpcore schema infer | check``: draft a public schema from a table, and check one.
+
+``infer`` reads the table and writes a draft in which every decision read off the data — the detected file format
+fields, each inferred role, the label, every bound and category list — is listed under a ``from_data`` — NOT public
+until the user replaces or confirms it (and deletes ``from_data``). The column roles and their reasons go to
+stderr. ``check`` validates a schema (optionally against a table, read with the schema's declared file format) and
+says whether it is public: format, structure and values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..exceptions import InvalidParameterError
+from ._args import key_values
+
+FORMATS = ("yaml", "json")
+
+
+def add_table_arguments(p: argparse.ArgumentParser) -> None:
+    """Overrides of the format detection (shared with sweep/release)."""
+    p.add_argument("--delimiter", help="field separator (default: detected among , ; tab |); 'tab' for a tab")
+    p.add_argument("--decimal", choices=(".", ","), metavar="MARK", help="decimal mark, . or , (default: detected)")
+    p.add_argument("--encoding", help="text encoding, e.g. cp1252 (default: UTF-8/UTF-16, detected)")
+
+
+def table_options(args: argparse.Namespace) -> dict:
+    delimiter = getattr(args, "delimiter", None)
+    if delimiter is not None and delimiter.lower() in ("tab", "\\t"):
+        delimiter = "\t"
+    return {"delimiter": delimiter, "decimal": getattr(args, "decimal", None),
+            "encoding": getattr(args, "encoding", None)}
+
+
+def _read(args: argparse.Namespace, schema=None):
+    """The table: read with the schema's declared format when the schema has one (nothing detected), else with
+    the detection and the overrides."""
+    from ..data import read_table
+
+    path = Path(args.csv)
+    if not path.is_file():
+        raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+    if schema is not None and schema.format is not None:
+        if any(table_options(args).values()):
+            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding "
+                                        "or edit the schema's `format:`.")
+        fmt = schema.format
+        return read_table(path.read_bytes(), format=fmt, column_names=None if fmt.header else schema.names,
+                          name=path.stem)
+    return read_table(path.read_bytes(), name=path.stem, **table_options(args))
+
+
+def _cmd_infer(args: argparse.Namespace) -> int:
+    from ..data import draft_schema, infer_roles
+    from ..data.roles import label_or_guess
+
+    table = _read(args)
+    roles = key_values(args.role, "--role")
+    label, note = label_or_guess(table, args.label, guess=not getattr(args, "no_label", False))
+    if note and not args.quiet:
+        print(f"dpcore: note: {note}", file=sys.stderr)
+    report = infer_roles(table, label=label, roles=roles)
+    schema = draft_schema(table, report)
+    text = schema.to_json() + "\n" if args.format == "json" else schema.to_yaml()
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        out = Path(args.out)
+        if not out.parent.exists():
+            raise InvalidParameterError(f"output folder does not exist: {out.parent}.")
+        out.write_text(text, encoding="utf-8")
+    if not args.quiet:
+        err = sys.stderr
+        print(f"dpcore: read {table.info.describe()} (file format detected: marked from_data); "
+              f"{len(report.features)} of {len(report.columns)} columns are features:", file=err)
+        width = max(len(c.name) for c in report.columns)
+        for c in report.columns:
+            mark = "+" if c.included else "-"
+            print(f"  {mark} {c.name:<{width}}  {c.role.value:<11}  {c.reason}", file=err)
+        print("dpcore: the file format, the roles, the label and the bounds/categories were read off the data and "
+              "are marked from_data (NOT public): check or replace each, delete from_data, then use --schema.",
+              file=err)
+        if args.out != "-":
+            print(f"dpcore: wrote {args.out}", file=err)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ..data import load_schema
+    from ..data.encode import check_columns
+
+    schema = load_schema(Path(args.schema))
+    clamps = None
+    if args.csv:
+        table = _read(args, schema)
+        check_columns(table, schema)
+        clamps = _clamp_report(table, schema)
+    summary = {"valid": True, "public": schema.is_public, "features": [c.name for c in schema.features],
+               "width": schema.width, "label": schema.label, "not_public": schema.not_public,
+               "format": None if schema.format is None else schema.format.to_dict(),
+               "format_public": schema.format_public, "structure_public": schema.structure_public}
+    if clamps is not None:
+        summary["clamping"] = clamps.as_dict()  # a non-private diagnostic of this table ("private": false)
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        status = "public" if schema.is_public else f"NOT public (from the data: {', '.join(schema.not_public)})"
+        fmt = schema.format.describe() if schema.format is not None else "no file format declared"
+        print(f"schema OK: {fmt}; {len(summary['features'])} feature columns → d = {schema.width}; {status}")
+        if clamps is not None:
+            print(f"{clamps.summary()}" if clamps.shares else "no value of this table lies outside the schema's "
+                  "bounds (non-private diagnostic, read off the data)")
+    if clamps is not None and clamps.warning():
+        print(f"dpcore: warning: {clamps.warning()}", file=sys.stderr)
+    if args.require_public and not schema.is_public:
+        fix = ("add a `format:` section (e.g. format: {kind: csv, delimiter: ';', decimal: ','}; `dpcore schema "
+               "infer` drafts one)" if schema.format is None else "check each value listed under a `from_data`, "
+               "replace it with public knowledge where needed, and delete the `from_data` lists")
+        print(f"dpcore: the schema is not public, so a run with it is not private: {fix}.", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _clamp_report(table, schema):
+    """Share of each numeric column's rows outside the schema's bounds in ``table`` (clamped by a run); None when
+    the table cannot be encoded with the schema."""
+    from ..data.diagnostics import clamp_report_from_counts
+    from ..data.encode import encode_table
+    from ..exceptions import DPCoreError
+
+    try:
+        encoded = encode_table(table, schema)
+    except DPCoreError:  # a column the run itself refuses: that message comes from the run, not from here
+        return None
+    return clamp_report_from_counts(encoded.counts.get("values_outside_bounds"), encoded.X.shape[0])
+
+
+def add_schema_parser(sub) -> argparse.ArgumentParser:
+    """Register ``schema infer`` and ``schema check`` on the top-level sub-parsers."""
+    p = sub.add_parser("schema", help="draft or check a public schema (column roles, bounds, category lists)")
+    cmds = p.add_subparsers(dest="schema_command", parser_class=type(p), required=True)
+
+    q = cmds.add_parser("infer", help="write a draft schema; values read off the data are marked from_data")
+    q.add_argument("--csv", required=True, help="table to read (CSV/TSV, Parquet, .xlsx)")
+    q.add_argument("--label", help="label column (metrics only, never a feature); without it the dashboard's guess "
+                                   "is used and named on stderr")
+    q.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
+    q.add_argument("--role", action="append", metavar="COLUMN=ROLE",
+                   help="override an inferred role, e.g. 'Individual ID=identifier' (repeatable)")
+    q.add_argument("--format", default="yaml", choices=FORMATS)
+    q.add_argument("--out", default="-", help="output path ('-' for stdout, the default)")
+    q.add_argument("--quiet", action="store_true", help="no role table on stderr")
+    add_table_arguments(q)
+    q.set_defaults(func=_cmd_infer)
+
+    q = cmds.add_parser("check", help="validate a schema (and its columns against a table)")
+    q.add_argument("--schema", required=True, help="schema file (YAML or JSON)")
+    q.add_argument("--csv", help="table whose columns the schema must name")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+    q.add_argument("--require-public", action="store_true", help="exit 1 when some value is not yet public")
+    add_table_arguments(q)
+    q.set_defaults(func=_cmd_check)
+    return p

@@ -1,0 +1,1 @@
+"""Shared primitives: privacy accounting, noise, seeding, linear algebra, deadlines, validation."""

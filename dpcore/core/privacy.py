@@ -1,0 +1,218 @@
+"""Privacy vocabulary, budget ledger, sensitivities and noise calibration.
+
+Conventions (spec §1): data rows satisfy ``‖x‖₂ ≤ 1`` after preprocessing (divide by the public bound B),
+C = Σ xᵢxᵢᵀ is the unnormalised second-moment ("scatter") matrix, and the neighbouring relation is
+``"replace"`` (replace one record; all five source papers) or ``"add_remove"``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+from ._validation import check_delta, check_epsilon, check_neighbouring, check_positive
+
+#: Guarantees a mechanism can declare, strongest first.
+GUARANTEES = ("pure", "approx", "heuristic-mcmc", "claimed-invalid", "none")
+
+GUARANTEE_LABELS = {
+    "pure": "ε-DP (pure)",
+    "approx": "(ε, δ)-DP",
+    "heuristic-mcmc": "heuristic: ε-DP only if the MCMC chain has converged",
+    "claimed-invalid": "claimed DP, but NOT private (published proof is wrong)",
+    "none": "not private (reference)",
+}
+
+NEIGHBOURING_LABELS = {
+    "replace": "replace-one (n public)",
+    "add_remove": "add/remove-one",
+}
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One step of a privacy budget ledger.
+
+    ``private=False`` marks a data-dependent step that is *not* differentially private (e.g. empirical
+    centring); such a step voids the end-to-end guarantee and the UI shows it in red.
+    """
+
+    step: str
+    epsilon: float = 0.0
+    delta: float = 0.0
+    private: bool = True
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return {"step": self.step, "epsilon": self.epsilon, "delta": self.delta,
+                "private": self.private, "note": self.note}
+
+
+class Diagnostics(dict):
+    """Exact, data-dependent values that come with a release or a preprocessing step: NOT private.
+
+    A plain mapping, kept apart from the private output so that nothing non-private is reachable through the
+    private fields; :meth:`as_dict` labels it for JSON and the UI shows it under a "not private" heading.
+    """
+
+    private = False
+    label = "non-private diagnostics (exact values computed from the data; do not publish)"
+
+    def as_dict(self) -> dict:
+        return {"private": False, "label": self.label, "values": jsonable(dict(self))}
+
+
+def jsonable(x):
+    """Numbers, arrays and nested containers as JSON-ready Python values (NaN/inf → None)."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return jsonable(x.tolist())
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer, int)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        return float(x) if math.isfinite(x) else None
+    if x is None or isinstance(x, str):
+        return x
+    return str(x)
+
+
+def ledger_total(entries: Iterable[LedgerEntry]) -> tuple[float, float]:
+    """Basic composition (Σε, Σδ) of the private steps of a ledger."""
+    eps = delta = 0.0
+    for e in entries:
+        eps += e.epsilon
+        delta += e.delta
+    return eps, delta
+
+
+def ledger_is_private(entries: Iterable[LedgerEntry]) -> bool:
+    """True when no step is flagged non-private."""
+    return all(e.private for e in entries)
+
+
+# --------------------------------------------------------------------------------------------------
+# Sensitivities (spec §1.2), for rows with ‖x‖ ≤ 1. Multiply by B² for a bound B.
+# --------------------------------------------------------------------------------------------------
+
+def l2_sensitivity_upper_triangle(neighbouring: str = "replace") -> float:
+    """L2 sensitivity of the upper triangle (incl. diagonal) of C: √2 (replace) or 1 (add/remove)."""
+    return math.sqrt(2.0) if check_neighbouring(neighbouring) == "replace" else 1.0
+
+
+def l1_sensitivity_upper_triangle(d: int, neighbouring: str = "replace") -> float:
+    """Tight L1 sensitivity of the upper triangle of C: d+1 (replace) or (d+1)/2 (add/remove)."""
+    return (d + 1.0) if check_neighbouring(neighbouring) == "replace" else (d + 1.0) / 2.0
+
+
+def l1_sensitivity_eigenvalues(neighbouring: str = "replace") -> float:
+    """L1 sensitivity of the eigenvalue vector λ(C) (Lidskii): 2 (replace) or 1 (add/remove)."""
+    return 2.0 if check_neighbouring(neighbouring) == "replace" else 1.0
+
+
+def l2_sensitivity_projection(neighbouring: str = "replace") -> float:
+    """Frobenius sensitivity of (C − C')V for orthonormal V: √2 (replace) or 1 (add/remove)."""
+    return math.sqrt(2.0) if check_neighbouring(neighbouring) == "replace" else 1.0
+
+
+#: Sensitivity of the quadratic score uᵀCu (unit u) and of tr(VᵀCV): 1 under both relations.
+SCORE_SENSITIVITY = 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# Gaussian mechanism calibration
+# --------------------------------------------------------------------------------------------------
+
+def gaussian_sigma_classical(epsilon: float, delta: float, l2_sensitivity: float = 1.0) -> float:
+    """Classical calibration σ = Δ₂·√(2 ln(1.25/δ))/ε (Dwork–Roth Thm A.1; valid for ε ≤ 1)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, required=True)
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+    if epsilon > 1.0:
+        raise InvalidParameterError(
+            f"the classical Gaussian calibration is only valid for epsilon <= 1 (got {epsilon:g}); "
+            "use calibration='analytic'."
+        )
+    return l2_sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def _gaussian_delta(sigma: float, epsilon: float, l2_sensitivity: float) -> float:
+    """Exact δ of the Gaussian mechanism (Balle & Wang 2018, Thm 8)."""
+    a = l2_sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / l2_sensitivity
+    # Φ(a − b) − e^ε Φ(−a − b), computed in log space for the second term.
+    from scipy import special  # imported on use: `dpcore mechanisms` and --help stay fast
+
+    first = special.ndtr(a - b)
+    second = math.exp(epsilon + special.log_ndtr(-a - b))
+    return first - second
+
+
+def gaussian_sigma_analytic(epsilon: float, delta: float, l2_sensitivity: float = 1.0) -> float:
+    """Smallest σ for which N(0, σ²) noise is (ε, δ)-DP (analytic Gaussian mechanism, Balle & Wang 2018).
+
+    Valid for every ε > 0. Solved by root finding on the exact privacy profile (monotone in σ).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, required=True)
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+
+    def excess(log_sigma: float) -> float:
+        return _gaussian_delta(math.exp(log_sigma), epsilon, l2_sensitivity) - delta
+
+    lo, hi = math.log(l2_sensitivity) - 20.0, math.log(l2_sensitivity) + 20.0
+    while excess(lo) < 0:  # pragma: no cover - only for absurd inputs
+        lo -= 20.0
+    from scipy import optimize
+
+    log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=500)
+    return math.exp(log_sigma)
+
+
+def gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float, calibration: str = "analytic") -> float:
+    """Dispatch to the classical or analytic calibration."""
+    if calibration == "analytic":
+        return gaussian_sigma_analytic(epsilon, delta, l2_sensitivity)
+    if calibration == "classical":
+        return gaussian_sigma_classical(epsilon, delta, l2_sensitivity)
+    raise InvalidParameterError(f"calibration must be 'analytic' or 'classical', got {calibration!r}.")
+
+
+# --------------------------------------------------------------------------------------------------
+# zCDP conversions (spec §1.4)
+# --------------------------------------------------------------------------------------------------
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """Largest ρ such that ρ-zCDP implies (ε, δ)-DP: ρ = (√(ε + ln(1/δ)) − √(ln(1/δ)))²."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, required=True)
+    log_inv = math.log(1.0 / delta)
+    return (math.sqrt(epsilon + log_inv) - math.sqrt(log_inv)) ** 2
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """ε such that ρ-zCDP implies (ε, δ)-DP: ρ + 2√(ρ ln(1/δ))."""
+    rho = check_positive(rho, "rho", allow_zero=True)
+    delta = check_delta(delta, required=True)
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+# --------------------------------------------------------------------------------------------------
+# Counterexample lower bounds for the invalid Wishart mechanisms (spec §3.9, §3.10)
+# --------------------------------------------------------------------------------------------------
+
+def wishart_support_violation_probability(scale: float) -> float:
+    """P(Y − C' is not PD) for Y = C + W, W ~ W_d(scale·I, d+1), C' − C = uuᵀ with unit u.
+
+    uᵀW⁻¹u·scale ~ 1/χ²₂, so the event {uᵀW⁻¹u ≥ 1} has probability P(χ²₂ ≤ 1/scale) = 1 − e^{−1/(2·scale)}.
+    """
+    scale = check_positive(scale, "scale")
+    return -math.expm1(-1.0 / (2.0 * scale))

@@ -1,0 +1,65 @@
+"""One seeding discipline: a run's seed spawns an independent child stream per stage.
+
+Two noise stages seeded with the same integer draw identical Gaussian variates, and a suitable combination of the
+two releases then cancels the noise exactly (e.g. DP centring and Analyze Gauss: Ĉ[0,:] − (σ₂/σ₁)·μ̂ would be a
+noiseless function of the data). So no stage ever calls ``default_rng(seed)`` on a caller's integer; it asks
+:func:`stage_rng` for its own child, keyed by the :class:`Stage` and any further integers (cell, trial, …):
+
+    int s or SeedSequence(s)  →  SeedSequence(s, spawn_key=(…, stage, *key))   (``SeedSequence.spawn`` semantics)
+    Generator g               →  g itself (a stream shared *sequentially* by stages is independent draw by draw)
+    None                      →  OS entropy
+
+Passing the same integer to ``preprocess`` and to ``Mechanism.release`` is therefore safe: they derive different
+children. A seeded run is reproducible; real releases should pass ``None``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+
+RandomState = None | int | np.random.SeedSequence | np.random.Generator
+
+
+class Stage(enum.IntEnum):
+    """The stages of a run that draw randomness; each gets its own child stream."""
+
+    CENTERING = 1  # DP mean in preprocessing
+    MECHANISM = 2  # every noise draw of one release
+    SWEEP_CELL = 3  # one cell of a sweep (keyed by the cell's values)
+    SUBSAMPLE = 4  # public row subsampling in sweeps
+    AUDIT = 5  # the releases of an audit
+
+
+def check_random_state(random_state: RandomState) -> None:
+    """Raise :class:`InvalidParameterError` unless ``random_state`` is None, an int ≥ 0, a SeedSequence or a
+    Generator."""
+    if isinstance(random_state, (bool, np.bool_)) or not (
+            random_state is None
+            or isinstance(random_state, (int, np.integer, np.random.SeedSequence, np.random.Generator))):
+        raise InvalidParameterError(
+            "random_state must be None, a non-negative int, a SeedSequence or a numpy Generator; "
+            f"got {random_state!r}.")
+    if isinstance(random_state, (int, np.integer)) and random_state < 0:
+        raise InvalidParameterError(f"random_state must be >= 0, got {random_state}.")
+
+
+def stage_seed(random_state: RandomState, stage: Stage,
+               *key: int) -> np.random.SeedSequence | np.random.Generator | None:
+    """The child seed of ``stage`` (and ``key``) derived from a run's ``random_state`` (see the module docstring)."""
+    check_random_state(random_state)
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return random_state
+    parent = (random_state if isinstance(random_state, np.random.SeedSequence)
+              else np.random.SeedSequence(int(random_state)))
+    return np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, int(stage), *map(int, key)),
+                                  pool_size=parent.pool_size)
+
+
+def stage_rng(random_state: RandomState, stage: Stage, *key: int) -> np.random.Generator:
+    """A Generator on the child stream of ``stage`` (the caller's Generator itself when one is given)."""
+    seed = stage_seed(random_state, stage, *key)
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

@@ -1,0 +1,1 @@
+"""Evaluation: metrics, sweeps, summaries, the advisor, theory guides, reproductions, what-if."""

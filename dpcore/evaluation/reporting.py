@@ -1,0 +1,466 @@
+"""Figure-independent summaries of sweep results (used by the dashboard and usable from notebooks).
+
+* :func:`band_table` — mean and a band (±1 sd or min–max over trials) per mechanism × x × metric, long format.
+* :func:`reference_levels` — the mean of each metric for reference mechanisms (non-private PCA, random subspace).
+* :func:`results_table` — one row per mechanism × ε × δ × k × n with status counts and mean metrics.
+* :func:`config_yaml` — a run configuration (plus metadata) as YAML text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ..exceptions import InvalidParameterError
+from .metrics import METRIC_NAMES
+
+BANDS = ("sd", "minmax")
+
+
+def _bare(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its ``attrs`` (same data, no copy).
+
+    pandas deep-copies ``attrs`` (a sweep keeps its configuration there) into every intermediate result.
+    """
+    if not frame.attrs:
+        return frame
+    out = pd.DataFrame(frame, copy=False)
+    out.attrs = {}
+    return out
+
+
+def _group_codes(columns: Sequence[np.ndarray], *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Group number of every row over several key columns, and the first row of each group.
+
+    ``sort=True`` numbers the groups in sorted key order, ``sort=False`` in order of first appearance; a missing
+    key value is a value of its own. Pure NumPy on factorised keys: no pandas groupby machinery per call.
+    """
+    n = len(columns[0]) if columns else 0
+    combined = np.zeros(n, dtype=np.int64)
+    for col in columns:
+        codes, uniques = pd.factorize(col, sort=sort, use_na_sentinel=False)
+        # lexicographic (previous groups, this key); re-numbering keeps the codes small
+        _, combined = np.unique(combined * len(uniques) + codes, return_inverse=True)
+    combined = combined.reshape(-1)
+    n_groups = int(combined.max()) + 1 if n else 0
+    first = np.full(n_groups, n, dtype=np.int64)
+    np.minimum.at(first, combined, np.arange(n))
+    if not sort:  # renumber by first appearance
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(n_groups)
+        combined, first = rank[combined], first[order]
+    return combined, first
+
+
+def _group_sum(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    return np.bincount(codes, weights=values, minlength=n_groups)
+
+
+def _group_stats(codes: np.ndarray, values: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
+    """count, mean, sd (ddof 1; NaN for a single value) of the non-NaN ``values`` of each group."""
+    have = ~np.isnan(values)
+    count = _group_sum(codes, have.astype(float), n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = _group_sum(codes, np.where(have, values, 0.0), n_groups) / count
+        dev = np.where(have, values - mean[codes], 0.0)
+        sd = np.sqrt(_group_sum(codes, dev * dev, n_groups) / (count - 1))
+    sd[count < 2] = np.nan
+    return {"count": count.astype(np.int64), "mean": np.where(count > 0, mean, np.nan), "sd": sd, "have": have}
+
+
+def _key_column(series: pd.Series, rows: np.ndarray):
+    """The values of ``series`` at ``rows`` with its dtype (an array: no index to align)."""
+    return series.array.take(rows)
+
+
+def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = "sd",
+               metrics: Sequence[str] = METRIC_NAMES, by: Sequence[str] = ("mechanism",)) -> pd.DataFrame:
+    """Long table (``*by``, x, metric, mean, lo, hi, count) over the status-'ok' rows of a sweep.
+
+    ``band="sd"`` gives mean ± one standard deviation (0 with a single trial); ``"minmax"`` the range over trials.
+    Rows are ordered by metric, then by the sorted group keys (rows with a missing key are left out). Metrics with
+    no value in a group are dropped (e.g. Frobenius error of subspace-only mechanisms). Vectorised: one grouping
+    of the rows, then per-group sums for every metric.
+    """
+    if band not in BANDS:
+        raise InvalidParameterError(f"band must be one of {BANDS}, got {band!r}.")
+    frame = _bare(frame)
+    keys = [*by, x]
+    out_cols = [*keys, "metric", "mean", "lo", "hi", "count"]
+    cols = [m for m in metrics if m in frame.columns]
+    use = (frame["status"] == "ok").to_numpy(dtype=bool) & frame[keys].notna().all(axis=1).to_numpy(dtype=bool)
+    rows = np.flatnonzero(use)
+    if not cols or not rows.size:
+        return pd.DataFrame(columns=out_cols)
+    codes, first = _group_codes([frame[k].to_numpy()[rows] for k in keys], sort=True)
+    n_groups = first.size
+    parts: dict[str, list] = {"group": [], "metric": [], "mean": [], "lo": [], "hi": [], "count": []}
+    for metric in cols:
+        values = frame[metric].to_numpy(dtype=float)[rows]
+        stats = _group_stats(codes, values, n_groups)
+        keep = np.flatnonzero(stats["count"] > 0)
+        mean = stats["mean"]
+        if band == "sd":
+            sd = np.where(np.isnan(stats["sd"]), 0.0, stats["sd"])
+            lo, hi = mean - sd, mean + sd
+        else:
+            lo = np.full(n_groups, np.inf)
+            hi = np.full(n_groups, -np.inf)
+            np.minimum.at(lo, codes, np.where(stats["have"], values, np.inf))
+            np.maximum.at(hi, codes, np.where(stats["have"], values, -np.inf))
+        for name, arr in (("group", keep), ("mean", mean[keep]), ("lo", lo[keep]), ("hi", hi[keep]),
+                          ("count", stats["count"][keep]), ("metric", np.full(keep.size, metric, dtype=object))):
+            parts[name].append(arr)
+    group = np.concatenate(parts.pop("group"))
+    if not group.size:
+        return pd.DataFrame(columns=out_cols)
+    source = rows[first][group]  # a row of the sweep holding each output row's key values
+    out = {k: _key_column(frame[k], source) for k in keys}
+    out.update({name: np.concatenate(arrs) for name, arrs in parts.items()})
+    return pd.DataFrame(out, columns=out_cols)
+
+
+def reference_levels(frame: pd.DataFrame, mechanisms: Iterable[str],
+                     metrics: Sequence[str] = METRIC_NAMES) -> dict[str, dict[str, float]]:
+    """``{metric: {mechanism: mean over ok rows}}`` for ε-independent reference mechanisms (sorted by id)."""
+    frame = _bare(frame)
+    use = ((frame["status"] == "ok") & frame["mechanism"].isin(list(mechanisms))).to_numpy(dtype=bool)
+    rows = np.flatnonzero(use)
+    cols = [m for m in metrics if m in frame]
+    if not rows.size:
+        return {m: {} for m in cols}
+    codes, first = _group_codes([frame["mechanism"].to_numpy()[rows]], sort=True)
+    names = [str(v) for v in frame["mechanism"].to_numpy()[rows[first]]]
+    levels: dict[str, dict[str, float]] = {}
+    for metric in cols:
+        stats = _group_stats(codes, frame[metric].to_numpy(dtype=float)[rows], first.size)
+        levels[metric] = {name: float(v) for name, v in zip(names, stats["mean"]) if not np.isnan(v)}
+    return levels
+
+
+def results_table(frame: pd.DataFrame, metrics: Sequence[str] = METRIC_NAMES) -> pd.DataFrame:
+    """Per mechanism × ε × δ × k × n: cells run, status counts, mean metrics and mean runtime.
+
+    Timed-out, ⊥ and failed cells are counted (not dropped), and their first message is kept. Groups appear in
+    the order of their first row. Vectorised: one grouping of the rows, then per-group counts and sums.
+    """
+    frame = _bare(frame)
+    keys = [k for k in ("mechanism", "guarantee", "neighbouring", "epsilon", "delta", "k", "n") if k in frame]
+    if frame.empty:
+        return pd.DataFrame()
+    codes, first = _group_codes([frame[k].to_numpy() for k in keys], sort=False)
+    n_groups = first.size
+    out: dict[str, object] = {k: _key_column(frame[k], first) for k in keys}
+    out["trials"] = np.bincount(codes, minlength=n_groups)
+    status = frame["status"].to_numpy(dtype=object)
+    counts = {s: np.bincount(codes, weights=status == s, minlength=n_groups).astype(int)
+              for s in ("ok", "bottom", "timeout", "error")}
+    out["status"] = [", ".join(f"{s} {c[i]}" for s, c in counts.items() if c[i]) for i in range(n_groups)]
+    is_ok = status == "ok"
+    for m in metrics:
+        if m in frame:
+            values = frame[m].to_numpy(dtype=float)
+            out[m] = _group_stats(codes, np.where(is_ok & np.isfinite(values), values, np.nan), n_groups)["mean"]
+    out["runtime_s"] = _group_stats(codes, frame["runtime_s"].to_numpy(dtype=float), n_groups)["mean"]
+    message = np.full(n_groups, "", dtype=object)
+    if "message" in frame:
+        msgs = frame["message"].fillna("").astype(str).to_numpy(dtype=object)
+        rows = np.flatnonzero(msgs != "")
+        grp, idx = np.unique(codes[rows], return_index=True)  # first non-empty message of each group
+        message[grp] = msgs[rows[idx]]
+    out["message"] = message.astype(str)
+    return pd.DataFrame(out)
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def config_yaml(config: dict, **extra) -> str:
+    """YAML text of a run configuration (``SweepConfig.as_dict()``) plus extra sections (dataset, preprocessing)."""
+    doc = {**{k: _plain(v) for k, v in extra.items()}, "sweep": _plain(dict(config))}
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+__all__ = ["BANDS", "GUARANTEE_SHORT", "WARNING_KINDS", "band_table", "config_yaml", "explained_variance",
+           "export_caption", "export_filename", "guarantee_short", "k_for_fraction", "label_balance", "legend_label",
+           "reference_levels", "release_warning_kind", "release_warnings", "results_table", "rows_text",
+           "run_guarantees", "short_name", "text_width_px", "warning_counts", "warning_text", "wrap_caption"]
+
+
+# ------------------------------------------------------------------------------------------------
+# releases with a warning status (drawn on the charts, named in the hover and above the tables)
+#: How a chart names a release that produced no subspace, by its status.
+WARNING_KINDS = {"bottom": "⊥ (no output)", "timeout": "capped (time limit)", "error": "error"}
+NOT_CONVERGED = "not converged"
+
+
+def release_warning_kind(status: str, message: str = "") -> str | None:
+    """The warning a release carries (None for a plain "ok" release): its status when it produced no subspace
+    (⊥, capped, error), else the first words of the message an "ok" release came with ("not converged" for an
+    MCMC chain whose burn-in diagnostic failed)."""
+    status = str(status)
+    if status != "ok":
+        return WARNING_KINDS.get(status, status)
+    text = "" if message is None or (isinstance(message, float) and np.isnan(message)) else str(message).strip()
+    if not text:
+        return None
+    if NOT_CONVERGED in text.lower():
+        return NOT_CONVERGED
+    return text.split(" (")[0].split(";")[0].strip()[:60]
+
+
+def _kinds(frame: pd.DataFrame) -> np.ndarray:
+    status = frame["status"].astype(str).to_numpy(dtype=object)
+    messages = frame["message"].to_numpy(dtype=object) if "message" in frame else np.full(len(frame), "")
+    return np.array([release_warning_kind(s, m) for s, m in zip(status, messages)], dtype=object)
+
+
+def warning_text(kinds: dict[str, int], releases: int) -> str:
+    """``"not converged in 35 of 35 releases"`` (several kinds joined by "; ")."""
+    word = "release" if releases == 1 else "releases"
+    return "; ".join(f"{kind} in {count} of {releases} {word}" for kind, count in kinds.items() if count)
+
+
+def release_warnings(frame: pd.DataFrame, *, x: str = "epsilon",
+                     by: Sequence[str] = ("mechanism",)) -> pd.DataFrame:
+    """Per ``by`` × ``x``: releases, those with a subspace (``ok``), those with a warning status (``warned``:
+    not converged, ⊥, capped, error) and ``text`` (what went wrong, :func:`warning_text`). Groups without any
+    warning are left out, so an empty table means every release is clean."""
+    cols = [*by, x, "releases", "ok", "warned", "text"]
+    if frame is None or frame.empty or "status" not in frame or any(k not in frame for k in (*by, x)):
+        return pd.DataFrame(columns=cols)
+    frame = _bare(frame)
+    kinds = _kinds(frame)
+    warned = np.array([k is not None for k in kinds])
+    if not warned.any():
+        return pd.DataFrame(columns=cols)
+    rows = []
+    keys = [*by, x]
+    for key, idx in frame.groupby(keys, sort=True, dropna=True).indices.items():
+        if not warned[idx].any():
+            continue
+        counts: dict[str, int] = {}
+        for kind in kinds[idx]:
+            if kind is not None:
+                counts[kind] = counts.get(kind, 0) + 1
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append([*key, len(idx), int((frame["status"].to_numpy()[idx] == "ok").sum()), int(warned[idx].sum()),
+                     warning_text(counts, len(idx))])
+    return pd.DataFrame(rows, columns=cols)
+
+
+def warning_counts(frame: pd.DataFrame) -> dict[str, tuple[dict[str, int], int]]:
+    """``{mechanism: ({warning kind: count}, releases)}`` for every mechanism with at least one warned release."""
+    if frame is None or frame.empty or "status" not in frame or "mechanism" not in frame:
+        return {}
+    frame = _bare(frame)
+    kinds = _kinds(frame)
+    mechs = frame["mechanism"].astype(str).to_numpy(dtype=object)
+    out: dict[str, tuple[dict[str, int], int]] = {}
+    for mid in dict.fromkeys(mechs):
+        mine = kinds[mechs == mid]
+        counts: dict[str, int] = {}
+        for kind in mine:
+            if kind is not None:
+                counts[kind] = counts.get(kind, 0) + 1
+        if counts:
+            out[mid] = (counts, int(mine.size))
+    return out
+
+
+def explained_variance(eigenvalues: Sequence[float]) -> pd.DataFrame:
+    """Scree table: component (1-based), eigenvalue, fraction of the total and cumulative fraction."""
+    w = np.clip(np.asarray(eigenvalues, dtype=float), 0.0, None)
+    total = w.sum()
+    frac = w / total if total > 0 else np.zeros_like(w)
+    return pd.DataFrame({"component": np.arange(1, w.size + 1), "eigenvalue": w, "fraction": frac,
+                         "cumulative": np.cumsum(frac)})
+
+
+def k_for_fraction(eigenvalues: Sequence[float], fraction: float = 0.8) -> int:
+    """Smallest k whose top-k eigenvalues hold at least ``fraction`` of the total (non-private diagnostic)."""
+    if not 0 < fraction <= 1:
+        raise InvalidParameterError(f"fraction must lie in (0, 1], got {fraction!r}.")
+    cum = explained_variance(eigenvalues)["cumulative"].to_numpy()
+    return int(min(np.searchsorted(cum, fraction - 1e-12) + 1, cum.size))
+
+
+def label_balance(y) -> pd.DataFrame:
+    """Counts and shares of each label value (empty frame when there are no labels)."""
+    if y is None:
+        return pd.DataFrame(columns=["label", "count", "share"])
+    values, counts = np.unique(np.asarray(y).astype(str), return_counts=True)
+    return pd.DataFrame({"label": values, "count": counts, "share": counts / counts.sum()})
+
+
+# ------------------------------------------------------------------------------------------------
+# legend labels, captions and file names of exported figures (pure text: the dashboard draws them)
+#: The guarantee as a legend reads it (short enough for eight entries on a slide).
+GUARANTEE_SHORT = {
+    "pure": "ε-DP",
+    "approx": "(ε,δ)-DP",
+    "heuristic-mcmc": "heuristic ε-DP",
+    "claimed-invalid": "NOT PRIVATE",
+    "none": "not private",
+}
+#: Reference curves say what they are instead of a guarantee.
+REFERENCE_SHORT = {"pca": "reference, not private", "random": "reference, uses no data"}
+#: Short display names for legends (the registry's full names stay in hover texts and tables).
+SHORT_NAMES = {
+    "random": "Random subspace", "laplace": "Laplace", "itu": "IT-U", "ad": "AD", "kt": "KT",
+    "mod_sulq": "MOD-SULQ", "analyze_gauss": "Analyze Gauss", "ppm": "Power method",
+    "wishart_sheffet": "Wishart (Sheffet)", "ss_exact": "SS exact", "ss_approx": "SS approx",
+    "ss_boost": "SS boosted", "ppca": "PPCA", "sn_imtiaz": "SN", "wishart_jiang": "Jiang",
+    "pca": "Non-private PCA",
+}
+BAND_MEANINGS = {"sd": "mean ± 1 sd", "minmax": "min–max"}
+_FILE_SUFFIXES = (".csv.gz", ".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".json", ".yaml", ".yml",
+                  ".html", ".png")
+
+
+def _mechanism(mechanism_id: str):
+    from ..mechanisms import get_mechanism  # the registry; imported late (it imports every mechanism module)
+
+    return get_mechanism(mechanism_id)
+
+
+def short_name(mechanism_id: str) -> str:
+    """A mechanism's legend name: its short name, else its registry name without the parenthesis."""
+    if mechanism_id in SHORT_NAMES:
+        return SHORT_NAMES[mechanism_id]
+    name = _mechanism(mechanism_id).name
+    return name.split(" (")[0].split(" — ")[0].strip() or name
+
+
+def guarantee_short(mechanism_id: str, guarantee: str | None = None) -> str:
+    """The short guarantee text of a mechanism's curve (``guarantee``: the one its releases carried)."""
+    if mechanism_id in REFERENCE_SHORT:
+        return REFERENCE_SHORT[mechanism_id]
+    g = guarantee or _mechanism(mechanism_id).guarantee
+    return GUARANTEE_SHORT.get(g, g)
+
+
+def legend_label(mechanism_id: str, guarantee: str | None = None) -> str:
+    """``"PPCA · ε-DP"``, ``"Analyze Gauss · (ε,δ)-DP"``, ``"SN · NOT PRIVATE"``: name and guarantee in one."""
+    return f"{short_name(mechanism_id)} · {guarantee_short(mechanism_id, guarantee)}"
+
+
+def run_guarantees(frame: pd.DataFrame) -> dict[str, str]:
+    """``{mechanism: guarantee}`` its releases in a sweep carried (the weakest one if they differ, e.g. PPCA
+    exact at k = 1 and heuristic above)."""
+    from ..core.privacy import GUARANTEES
+
+    if frame is None or "guarantee" not in frame or "mechanism" not in frame:
+        return {}
+    rank = pd.Series(_bare(frame)["guarantee"].astype(str)).map({g: i for i, g in enumerate(GUARANTEES)})
+    weakest = rank.fillna(-1).groupby(frame["mechanism"].astype(str).to_numpy(), sort=False).max()
+    return {str(mid): GUARANTEES[int(r)] for mid, r in weakest.items() if r >= 0}
+
+
+def rows_text(n: int | None, neighbouring: str) -> str:
+    """The data size as a caption may state it: the count under replace-one (where n is public), and no count
+    under add/remove (where n is private and this sandbox does not release it)."""
+    if neighbouring != "replace":
+        return "n private under add/remove (not shown)"
+    return "n not given" if n is None else f"n = {int(n):,} rows to the mechanisms (public under replace-one)"
+
+
+def export_caption(*, dataset: str, k: int, delta: float, neighbouring: str, trials: int, band: str,
+                   n: int | None = None, n_text: str | None = None, epsilon: float | None = None) -> str:
+    """Caption printed inside an exported figure: what data, which settings, and what the band means.
+
+    ``n_text`` replaces the row count (e.g. "n on the x axis" for a sample-size sweep); otherwise ``n`` is
+    shown only under replace-one (:func:`rows_text`). Two lines joined by ``<br>`` (Plotly's line break).
+    """
+    from ..core.privacy import NEIGHBOURING_LABELS
+    from ..explain.display import format_delta
+
+    if band not in BANDS:
+        raise InvalidParameterError(f"band must be one of {BANDS}, got {band!r}.")
+    relation = {"replace": "replace-one", "add_remove": "add/remove-one"}.get(
+        neighbouring, NEIGHBOURING_LABELS.get(neighbouring, neighbouring))
+    first = [f"Data: {dataset}", n_text or rows_text(n, neighbouring), f"k = {k}"]
+    if epsilon is not None:
+        first.append(f"ε = {epsilon:g}")
+    first += [f"δ = {format_delta(delta)} (for (ε,δ)-DP mechanisms)", f"neighbours: {relation}"]
+    trial_word = "trial" if trials == 1 else "trials"
+    second = [f"band: {BAND_MEANINGS[band]} over {trials} {trial_word}",
+              "evaluated on the true data (a sandbox, not a private release)"]
+    return " · ".join(first) + "<br>" + " · ".join(second)
+
+
+#: Width of a character in units of the font size, for the wrap estimate (Open Sans / Arial / DejaVu: the widest of
+#: the three, so the estimate errs on the long side).
+_NARROW, _WIDE = set("il.,:;'|!()[]·/ fjtrI1"), set("mwMW@%—–")
+
+
+def text_width_px(text: str, font_px: float) -> float:
+    """A conservative estimate of ``text``'s rendered width in pixels (one line, no markup)."""
+    units = 0.0
+    for ch in text:
+        if ch in _NARROW:
+            units += 0.34
+        elif ch in _WIDE:
+            units += 0.95
+        elif ch.isupper():
+            units += 0.72
+        else:
+            units += 0.6
+    return 1.1 * units * font_px  # 10 % over the measured widths of Plotly's export font
+
+
+def wrap_caption(caption: str, width_px: float, font_px: float = 13.0) -> str:
+    """``caption`` (lines joined by ``<br>``) re-broken so that no line is estimated wider than ``width_px``:
+    lines break between " · " items first, and inside an item at spaces only when the item alone is too wide."""
+    if width_px <= 0:
+        raise InvalidParameterError(f"width_px must be positive, got {width_px!r}.")
+    out: list[str] = []
+    for line in caption.split("<br>"):
+        current = ""
+        for item in line.split(" · "):
+            candidate = f"{current} · {item}" if current else item
+            if text_width_px(candidate, font_px) <= width_px:
+                current = candidate
+                continue
+            if current:
+                out.append(current + " ·")
+            current = ""
+            for word in item.split(" "):
+                candidate = f"{current} {word}" if current else word
+                if current and text_width_px(candidate, font_px) > width_px:
+                    out.append(current)
+                    candidate = word
+                current = candidate
+        out.append(current)
+    return "<br>".join(out)
+
+
+def export_filename(*parts: str, ext: str) -> str:
+    """A clean file name from its parts: ``export_filename("explore", "penguins.csv", "utility", ext="png")``
+    → ``"explore_penguins_utility.png"`` (file suffixes dropped, lower case, one ``_`` between words)."""
+    words = []
+    for part in parts:
+        text = str(part).strip().lower()
+        stripped = True
+        while stripped:
+            stripped = False
+            for suffix in _FILE_SUFFIXES:
+                if text.endswith(suffix) and len(text) > len(suffix):
+                    text, stripped = text[: -len(suffix)], True
+        slug = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+        if slug:
+            words.append(slug)
+    ext = re.sub(r"[^a-z0-9]+", "", ext.lower()) or "txt"
+    return "_".join(words or ["figure"]) + "." + ext

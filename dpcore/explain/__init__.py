@@ -1,0 +1,1 @@
+"""Words and views for people: display formats, statements, teaching demos, inspect views."""

@@ -1,0 +1,1 @@
+"""Running work: one task/message protocol, the local process pool and the shared fair pool."""

@@ -1,0 +1,568 @@
+"""Display helpers shared by the pages: errors, banners, guarantee badges, mechanism colours, the ledger, and the
+utility charts (built as plain figure dicts, wrapped without re-validation)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import dpcore
+from dpcore.core.privacy import GUARANTEE_LABELS, LedgerEntry
+from dpcore.evaluation.reporting import (
+    guarantee_short,
+    legend_label,
+    release_warnings,
+    short_name,
+    warning_counts,
+    warning_text,
+)
+from dpcore.exceptions import DPCoreError
+
+BANNER = "These charts use the true data and are an evaluation sandbox, not a private release."
+GUARANTEE_COLORS = {"pure": "green", "approx": "blue", "heuristic-mcmc": "orange",
+                    "claimed-invalid": "red", "none": "gray"}
+#: Colours of private mechanisms: no reds or pinks (red means NOT PRIVATE), no greys (greys are the references).
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#393b79",
+            "#637939", "#3182bd", "#31a354", "#7b4173", "#756bb1", "#8ca252")
+#: Claimed-invalid exhibits: red, dashed, an x marker (two shades and dash patterns tell two of them apart).
+INVALID_STYLES = (("#d62728", "dash"), ("#a50f15", "dashdot"), ("#ef3b2c", "longdash"))
+#: Reference curves: neutral greys (non-private PCA, the random subspace).
+REFERENCE_STYLES = {"pca": ("#333333", "dash"), "random": ("#8c8c8c", "dot")}
+NOT_PRIVATE_HOVER = "<b>NOT PRIVATE</b>: its published privacy proof is wrong"
+#: Colour and label of the majority-class baseline drawn on every SVM-accuracy chart.
+BASELINE_COLOR = "#555555"
+MAJORITY_LABEL = "majority class"
+#: Titles and y-axis labels of the sweep metrics' charts (Explore and a loaded sweep CSV draw the same charts).
+METRIC_TITLES = {"captured_variance_ratio": "Captured variance (ratio to optimum)",
+                 "frobenius_error": "Normalised Frobenius error (covariance releases)",
+                 "principal_angle_max_deg": "Largest principal angle",
+                 "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
+METRIC_UNITS = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
+                "captured_variance_ratio": "ratio (1 = non-private PCA)",
+                "frobenius_error": "‖C − Ĉ‖<sub>F</sub> / ‖C‖<sub>F</sub> (log scale)"}
+
+
+# ------------------------------------------------------------------------------------------------
+# errors, banners, badges
+@contextmanager
+def handle_errors() -> Iterator[None]:
+    """Turn a :class:`dpcore.DPCoreError` raised inside the block into ``st.error`` (no traceback)."""
+    try:
+        yield
+    except DPCoreError as exc:
+        st.error(str(exc))
+
+
+def evaluation_banner() -> None:
+    st.info(BANNER, icon=":material/science:")
+
+
+def guarantee_badge(mech_or_guarantee: Any) -> str:
+    """Markdown badge for a guarantee (pass a mechanism, its id, or a guarantee name)."""
+    g = mech_or_guarantee
+    if not isinstance(g, str):
+        g = g.guarantee
+    elif g not in GUARANTEE_LABELS:
+        g = dpcore.get_mechanism(g).guarantee
+    label = GUARANTEE_LABELS[g].replace("[", "(").replace("]", ")")
+    return f":{GUARANTEE_COLORS.get(g, 'gray')}-badge[{label}]"
+
+
+def mechanism_colors() -> dict[str, str]:
+    """One colour per mechanism id, stable across pages (registry order): reds for claimed-invalid exhibits,
+    greys for the references, the palette for the rest."""
+    return {mid: style.color for mid, style in _registry_styles().items()}
+
+
+@dataclass(frozen=True)
+class TraceStyle:
+    """How one mechanism's curve is drawn on every chart (the one place these rules live)."""
+
+    legend: str  #: legend entry: short name and guarantee, e.g. "SN · NOT PRIVATE"
+    color: str
+    dash: str  #: Plotly dash pattern ("solid" for private mechanisms)
+    width: float
+    symbol: str  #: marker symbol
+    hover: str  #: first lines of the hover text: full name and guarantee
+    not_private: bool  #: a claimed-invalid exhibit
+    reference: bool  #: non-private PCA or the random subspace
+
+
+@functools.cache
+def _registry_styles() -> dict[str, TraceStyle]:
+    styles: dict[str, TraceStyle] = {}
+    palette = invalid = 0
+    for mid in dpcore.mechanism_ids():
+        mech = dpcore.get_mechanism(mid)
+        if mech.invalid:
+            color, dash = INVALID_STYLES[invalid % len(INVALID_STYLES)]
+            invalid += 1
+            styles[mid] = TraceStyle(legend_label(mid), color, dash, 2.5, "x", f"{mech.name}<br>{NOT_PRIVATE_HOVER}",
+                                     True, False)
+        elif mid in REFERENCE_STYLES:
+            color, dash = REFERENCE_STYLES[mid]
+            styles[mid] = TraceStyle(legend_label(mid), color, dash, 1.5, "circle-open",
+                                     f"{mech.name} ({guarantee_short(mid)})", False, True)
+        else:
+            color = _PALETTE[palette % len(_PALETTE)]
+            palette += 1
+            styles[mid] = TraceStyle(legend_label(mid), color, "solid", 2.0, "circle",
+                                     f"{mech.name} · {GUARANTEE_LABELS[mech.guarantee]}", False, False)
+    return styles
+
+
+def _legend_order(mechanism_ids: Iterable[str]) -> list[str]:
+    """Private mechanisms in registry order, then the references, then the claimed-invalid exhibits (drawn last,
+    so on top, and listed last in the legend)."""
+    order = {mid: i for i, mid in enumerate(dpcore.mechanism_ids())}
+    ids = list(mechanism_ids)
+
+    def key(mid: str) -> tuple[int, int]:
+        style = trace_style(mid)
+        return (2 if style.not_private else 1 if style.reference else 0, order.get(mid, len(order)))
+
+    return sorted(ids, key=key)
+
+
+def trace_style(mid: str, guarantee: str | None = None) -> TraceStyle:
+    """The style of mechanism ``mid``'s curve; ``guarantee`` is the one its releases carried when it differs
+    from the registry's (e.g. PPCA is exact ε-DP at k = 1)."""
+    style = _registry_styles().get(mid)
+    if style is None and mid in dpcore.mechanism_ids():  # registered after the styles were built
+        _registry_styles.cache_clear()
+        style = _registry_styles().get(mid)
+    if style is None:  # not a registered mechanism: a neutral line under its own name
+        return TraceStyle(mid, "#555555", "solid", 2.0, "circle", mid, False, False)
+    if guarantee and not style.not_private and not style.reference and guarantee in GUARANTEE_LABELS:
+        mech = dpcore.get_mechanism(mid)
+        style = dataclasses.replace(style, legend=legend_label(mid, guarantee),
+                                    hover=f"{mech.name} · {GUARANTEE_LABELS[guarantee]}")
+    return style
+
+
+def mechanism_label(mid: str) -> str:
+    return dpcore.get_mechanism(mid).name
+
+
+def show_ledger(entries: Iterable[LedgerEntry]) -> None:
+    """The privacy ledger as a list; non-private steps in red."""
+    entries = list(entries)
+    if not entries:
+        st.markdown("*No data-dependent preprocessing steps.*")
+        return
+    lines = []
+    for e in entries:
+        cost = []
+        if e.epsilon:
+            cost.append(f"ε = {e.epsilon:g}")
+        if e.delta:
+            cost.append(f"δ = {e.delta:g}")
+        note = f" — {e.note}" if e.note else ""
+        if e.private:
+            cost_txt = ", ".join(cost) or "no privacy cost"
+            lines.append(f"- :green[:material/check_circle:] **{e.step}** ({cost_txt}){note}")
+        else:
+            lines.append(f"- :red[:material/warning: **{e.step}** — NOT private{note}]")
+    st.markdown("\n".join(lines))
+    if not dpcore.core.privacy.ledger_is_private(entries):
+        st.markdown(":red[A non-private step voids the end-to-end guarantee of every release on this data.]")
+
+
+_SPEC_REF = re.compile(r"(?:[;,]\s*|\bper\s+)?\bspec §[\d.]+(?:[–-][\d.]+)?:?\s?")
+_EMPTY_PARENS = re.compile(r"\s*\(\s*\)")
+
+
+def public_text(text: str) -> str:
+    """Text from the registry or the docs as users read it: without pointers into the project's internal
+    specification ("(spec §3.9)", "per spec §3.8"), which users do not have."""
+    return _EMPTY_PARENS.sub("", _SPEC_REF.sub("", text or ""))
+
+
+# ------------------------------------------------------------------------------------------------
+# charts
+def majority_baseline(frame: pd.DataFrame) -> float | None:
+    """The SVM chart's floor: the mean test accuracy of always predicting the training majority class (the
+    sweep's ``svm_majority_baseline`` column; None without labels)."""
+    if "svm_majority_baseline" not in frame:
+        return None
+    values = frame["svm_majority_baseline"].to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else None
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def figure_from_dict(spec: dict) -> go.Figure:
+    """A ``go.Figure`` around an already well-formed figure dict, skipping Plotly's slow property validation.
+
+    The dicts built here use only valid Plotly properties (the AppTests and the e2e screenshots check the
+    result), so validating them again on every rerun would only cost time (~5 ms per chart).
+    """
+    try:
+        return go.Figure(spec, _validate=False)
+    except TypeError:  # pragma: no cover - a Plotly version without the private flag: validate
+        return go.Figure(spec)
+
+
+#: Chart fonts, readable on a projector at 1280×800 (legend, axis ticks, reference-line tags).
+LEGEND_FONT = 12
+TAG_FONT = 12
+#: Short tags printed in the right margin next to each reference line (the legend carries the full name), so no
+#: label ever sits on a curve; the right margin holds the widest tag.
+REFERENCE_TAGS = {"pca": "PCA", "random": "random"}
+TAG_MARGIN = 80
+#: The Frobenius panel's floor of usefulness: releasing Ĉ = 0 has normalised error ‖C − 0‖_F / ‖C‖_F = 1.
+ZERO_LABEL = "releasing zero (Ĉ = 0)"
+ZERO_TAG = "release 0"
+#: On a log axis, levels at or below this are zero up to rounding (non-private PCA's Frobenius error) and not drawn.
+LOG_FLOOR = 1e-9
+
+
+def tick_text(value: float) -> str:
+    """A tick label without exponent noise: "0.1", "2", "1,000", "34,189", "1e-05"."""
+    if value >= 1000 and float(value).is_integer():
+        return f"{value:,.0f}"
+    if value >= 1e-3:
+        return f"{value:,.4g}"
+    return f"{value:.0e}"
+
+
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Ticks of a log axis over [lo, hi] with a label on every tick and no minor-tick labels: 1-2-5 in each decade
+    when the range spans up to two decades, whole decades otherwise (every other one beyond six decades)."""
+    if not (lo > 0 and hi > 0):
+        raise ValueError(f"a log axis needs positive limits, got {lo!r}, {hi!r}")
+    lo, hi = min(lo, hi), max(lo, hi)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mults in ((1.0,), (1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)):
+        if math.log10(hi / lo) < 2.01 and mults == (1.0,):
+            continue
+        step = 2 if last - first > 6 and mults == (1.0,) else 1
+        values = [float(f"{m * 10.0 ** e:.12g}") for e in range(first, last + 1, step) for m in mults]
+        values = [v for v in values if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)]
+        if len(values) >= 2:
+            return values, [tick_text(v) for v in values]
+    return [lo, hi], [tick_text(lo), tick_text(hi)]
+
+
+def _hline(value: float, color: str, dash: str, tag: str, label: str, *, log_y: bool,
+           yshift: float = 0.0) -> tuple[dict, dict]:
+    """A full-width horizontal line and its short ``tag`` in the right margin (never on a curve); the full
+    ``label`` is the tag's hover text (and the legend's entry, see :func:`_reference_marks`)."""
+    y = math.log10(value) if log_y else value
+    shape = {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
+             "line": {"color": color, "dash": dash}, "opacity": 0.9}
+    note = {"text": tag, "hovertext": label, "showarrow": False, "xref": "x domain", "x": 1, "xanchor": "left",
+            "xshift": 4, "yshift": yshift, "yref": "y", "y": y, "yanchor": "middle",
+            "font": {"size": TAG_FONT, "color": color}}
+    return shape, note
+
+
+def _reference_marks(lines: list[tuple[float, str, str, str, str]], *, log_y: bool,
+                     span: float) -> tuple[list[dict], list[dict], list[dict]]:
+    """Shapes, margin tags and legend-only traces of the reference lines ``(level, colour, dash, tag, label)``;
+    tags of lines closer than a tag's height are moved apart."""
+    shapes, notes, legend = [], [], []
+    last_y, shift = None, 0.0
+    for value, color, dash, tag, label in sorted(lines, key=lambda line: -line[0]):
+        y = math.log10(value) if log_y else value
+        shift = shift - 14.0 if last_y is not None and abs(last_y - y) < 0.08 * span else 0.0
+        last_y = y
+        shape, note = _hline(value, color, dash, tag, label, log_y=log_y, yshift=shift)
+        shapes.append(shape)
+        notes.append(note)
+        legend.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": label,
+                       "line": {"color": color, "dash": dash, "width": 1.5}, "hoverinfo": "skip"})
+    return shapes, notes, legend
+
+
+def _warning_lookup(releases: pd.DataFrame | None, x: str) -> tuple[dict, dict]:
+    """``({(mechanism, x): (ok, warned, text)}, {mechanism: legend note})`` of the releases with a warning
+    status (:func:`dpcore.evaluation.reporting.release_warnings`)."""
+    if releases is None or "status" not in releases or x not in releases:
+        return {}, {}
+    table = release_warnings(releases, x=x)
+    points = {(str(r.mechanism), float(getattr(r, x))): (int(r.ok), int(r.warned), str(r.text))
+              for r in table.itertuples(index=False)}
+    notes = {mid: warning_text(kinds, total) for mid, (kinds, total) in warning_counts(releases).items()}
+    return points, notes
+
+
+def _curve_traces(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, style: TraceStyle,
+                  hover: str, warned: dict, note: str | None, dashed: bool) -> list[dict]:
+    """The band and mean line of one mechanism; points where some release carried a warning status are hollow,
+    with the warning in the hover, and the legend entry says in how many releases."""
+    name = f"{style.legend} · ⚠ {note}" if note else style.legend
+    flags = [warned.get((mid, float(v))) for v in xs]
+    custom = [f"<br>⚠ {f[2]}" if f else "" for f in flags]
+    hover = hover.replace("<extra>", "%{customdata}<extra>")
+    if dashed:  # reference curve: no band
+        return [{"type": "scatter", "x": xs, "y": mean, "mode": "lines", "name": name, "customdata": custom,
+                 "line": {"color": style.color, "dash": style.dash if style.dash != "solid" else "dash",
+                          "width": 1.5}, "hovertemplate": hover}]
+    most = note is not None and sum(f[1] for f in flags if f) * 2 > max(len(xs), 1)
+    base = style.symbol.removesuffix("-open")
+    symbols = [f"{base}-open" if f else style.symbol for f in flags]
+    sizes = [10 if f else (7 if style.not_private else 6) for f in flags]
+    traces = [{"type": "scatter", "x": xs.tolist() + xs[::-1].tolist(), "y": hi.tolist() + lo[::-1].tolist(),
+               "fill": "toself", "fillcolor": _rgba(style.color, 0.1 if style.not_private else 0.15),
+               "line": {"width": 0}, "mode": "lines", "hoverinfo": "skip", "showlegend": False,
+               "legendgroup": mid, "name": f"{style.legend} band"},
+              {"type": "scatter", "x": xs, "y": mean, "mode": "lines+markers", "name": name, "legendgroup": mid,
+               "line": {"color": style.color, "width": style.width,
+                        "dash": "dot" if most and style.dash == "solid" else style.dash},
+               "marker": {"size": sizes, "symbol": symbols, "line": {"width": 2, "color": style.color}},
+               "customdata": custom, "hovertemplate": hover}]
+    if len(xs) == 1:  # a band over one x value has no width: show it as an error bar instead
+        traces[-1]["error_y"] = {"type": "data", "symmetric": False, "color": style.color, "thickness": 1.5,
+                                 "array": [max(hi[0] - mean[0], 0.0)], "arrayminus": [max(mean[0] - lo[0], 0.0)]}
+    return traces
+
+
+def _failed_marks(warned: dict, drawn: dict[str, set], x_label: str, *, log_x: bool,
+                  guarantees: dict[str, str]) -> list[dict]:
+    """A crossed mark (✕) on the x axis where every release of a mechanism failed (⊥, capped, error), for the
+    mechanisms this chart draws (``drawn``: mechanism → x values with a point)."""
+    marks, stacked = [], {}
+    for (mid, xv), (ok, _, text) in sorted(warned.items()):
+        if ok or mid not in drawn or xv in drawn[mid]:
+            continue
+        style = trace_style(mid, guarantees.get(mid))
+        level = stacked[xv] = stacked.get(xv, -1) + 1
+        marks.append({"text": "✕", "showarrow": False, "xref": "x", "x": math.log10(xv) if log_x else xv,
+                      "yref": "y domain", "y": 0, "yanchor": "bottom", "yshift": 2 + 14 * level,
+                      "font": {"size": 14, "color": style.color},
+                      "hovertext": f"{style.legend}: no result at {x_label} = {xv:g} ({text})"})
+    return marks
+
+
+def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title: str = "", x_title: str = "",
+                  y_title: str = "", references: dict[str, float] | None = None, log_x: bool = True,
+                  guides: Sequence[dict] = (), dashed: Sequence[str] = (), note: str | None = None,
+                  baselines: dict[str, float | None] | None = None,
+                  guarantees: dict[str, str] | None = None, releases: pd.DataFrame | None = None,
+                  log_y: bool | None = None) -> go.Figure:
+    """Mean line + shaded band per mechanism (``band`` from :func:`dpcore.evaluation.reporting.band_table`).
+
+    Every curve is drawn by :func:`trace_style` (claimed-invalid exhibits dashed red with "NOT PRIVATE" in the
+    legend and hover, references grey; every legend entry names its guarantee; ``guarantees`` gives the one the
+    releases carried, see :func:`dpcore.evaluation.reporting.run_guarantees`). ``releases`` (the sweep's rows) marks the
+    releases with a warning status: hollow markers where some release of a point was not converged, ⊥, capped or
+    an error, a ✕ on the axis where none gave a result, the warning in the hover and "⚠ … in k of n releases" in
+    the legend. ``references`` draws horizontal lines (``{mechanism id: level}``), ``baselines`` more of them
+    under free labels (``{label: level}``, dash-dot grey: e.g. the SVM's majority class), each tagged in the right
+    margin and named in the legend; ``guides`` extra dotted traces (dicts with x, y, name[, color]); ``dashed``
+    reference mechanisms as curves without a band; ``note`` a centred message. The Frobenius panel gets a log
+    axis (``log_y``) and the "releasing zero" line; the SVM panel's axis spans its baseline and 1. The figure is
+    one plain dict, wrapped without re-validation (``add_*``/``update_*`` calls cost ~30 ms per chart).
+    """
+    guarantees = guarantees or {}
+    log_y = (metric == "frobenius_error") if log_y is None else log_y
+    x_label = {"epsilon": "ε", "n": "n"}.get(x, x)
+    rows = (band["metric"] == metric).to_numpy(dtype=bool) if "metric" in band else np.ones(len(band), dtype=bool)
+    mechs = band["mechanism"].to_numpy(dtype=object)[rows]
+    cols = {c: band[c].to_numpy(dtype=float)[rows] for c in (x, "mean", "lo", "hi")}
+    if log_y:  # a band reaching zero or below has no place on a log axis: cut it at a tenth of the mean
+        cols["lo"] = np.where(cols["lo"] > 0, cols["lo"], cols["mean"] / 10)
+    warned, warn_notes = _warning_lookup(releases, x)
+    traces: list[dict] = []
+    drawn: dict[str, set] = {}
+    for mid in _legend_order(dict.fromkeys(mechs)):
+        idx = np.flatnonzero(mechs == mid)
+        idx = idx[np.argsort(cols[x][idx], kind="stable")]
+        style = trace_style(mid, guarantees.get(mid))
+        drawn[mid] = {float(v) for v in cols[x][idx]}
+        hover = f"{style.hover}<br>{x_label} = %{{x:,~g}}<br>value = %{{y:.4g}}<extra></extra>"
+        traces += _curve_traces(mid, cols[x][idx], cols["mean"][idx], cols["lo"][idx], cols["hi"][idx],
+                                style=style, hover=hover, warned=warned, note=warn_notes.get(mid),
+                                dashed=mid in dashed)
+    if metric in ("captured_variance_ratio", "principal_angle_max_deg"):  # every subspace reports these
+        for mid in warn_notes:
+            if mid not in drawn:  # no release of it gave a result: a legend entry and crosses only
+                style = trace_style(mid, guarantees.get(mid))
+                drawn[mid] = set()
+                traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
+                               "name": f"{style.legend} · ⚠ {warn_notes[mid]}", "hoverinfo": "skip",
+                               "marker": {"symbol": "x-thin-open", "size": 10, "color": style.color,
+                                          "line": {"width": 2, "color": style.color}}})
+    lines = []
+    for ref_id, value in (references or {}).items():  # on a log axis a level of (numerically) zero has no place
+        if value is not None and math.isfinite(value) and (value > LOG_FLOOR or not log_y):
+            style = trace_style(ref_id)
+            lines.append((float(value), style.color, style.dash if style.dash != "solid" else "dot",
+                          REFERENCE_TAGS.get(ref_id, short_name(ref_id) if ref_id in dpcore.mechanism_ids()
+                                             else ref_id), style.legend))
+    for label, value in (baselines or {}).items():
+        if value is not None and math.isfinite(value) and (value > LOG_FLOOR or not log_y):
+            lines.append((float(value), BASELINE_COLOR, "dashdot", label.split(" ")[0], label))
+    if metric == "frobenius_error":
+        lines.append((1.0, BASELINE_COLOR, "longdash", ZERO_TAG, ZERO_LABEL))
+    for guide in guides:
+        traces.append({"type": "scatter", "x": guide["x"], "y": guide["y"], "mode": "lines", "name": guide["name"],
+                       "line": {"dash": "dot", "width": 1.5, "color": guide.get("color", "#888888")}})
+    levels = [line[0] for line in lines]
+    y_lo, y_hi = _span(cols["lo"], cols["hi"], levels)
+    span = (math.log10(y_hi / y_lo) if log_y else y_hi - y_lo) or 1.0
+    shapes, notes, ref_legend = _reference_marks(lines, log_y=log_y, span=span)
+    traces += ref_legend
+    notes += _failed_marks(warned, drawn, x_label, log_x=log_x, guarantees=guarantees)
+    if note:
+        notes.append({"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5})
+    entries = sum(1 for t in traces if t.get("showlegend", True))
+    layout: dict[str, Any] = {
+        "title": {"text": title, "font": {"size": 15}}, "height": chart_height(340, entries),
+        "margin": {"l": 60, "r": TAG_MARGIN if lines else 10, "t": 45, "b": 40},
+        "legend": legend_layout(),
+        "xaxis": _x_axis(cols[x], x_title, log_x),
+        "yaxis": _y_axis(metric, y_title, log_y, y_lo, y_hi, levels),
+    }
+    if shapes:
+        layout["shapes"] = shapes
+    if notes:
+        layout["annotations"] = notes
+    return figure_from_dict({"data": traces, "layout": layout})
+
+
+def _span(lo: np.ndarray, hi: np.ndarray, levels: Sequence[float]) -> tuple[float, float]:
+    """The smallest and largest positive value a chart shows (band and reference levels); (0.1, 1) when empty."""
+    values = np.concatenate([lo, hi, np.asarray(levels, dtype=float)]) if len(lo) or levels else np.empty(0)
+    values = values[np.isfinite(values) & (values > LOG_FLOOR)]
+    return (float(values.min()), float(values.max())) if values.size else (0.1, 1.0)
+
+
+def _x_axis(xs: np.ndarray, title: str, log_x: bool) -> dict[str, Any]:
+    """The x axis: on a log scale, ticks at the values that were run (up to 13 of them), else clean decades."""
+    axis: dict[str, Any] = {"title": {"text": title}, "type": "log" if log_x else "linear", "automargin": True}
+    values = sorted({float(v) for v in xs if np.isfinite(v) and v > 0})
+    if log_x and 0 < len(values) <= 13:
+        axis.update(tickvals=values, ticktext=[tick_text(v) for v in values])
+    elif log_x and values:
+        axis["tickvals"], axis["ticktext"] = log_ticks(values[0], values[-1])
+    return axis
+
+
+def _y_axis(metric: str, title: str, log_y: bool, lo: float, hi: float, levels: Sequence[float]) -> dict[str, Any]:
+    """The y axis: log with a label on every tick (the Frobenius error), or the SVM panel spanning its majority
+    baseline and 1, so trial-to-trial noise does not look like signal."""
+    axis: dict[str, Any] = {"title": {"text": title}, "automargin": True}
+    if log_y:
+        axis["type"] = "log"
+        axis["tickvals"], axis["ticktext"] = log_ticks(lo / 1.3, hi * 1.3)
+    elif metric == "svm_accuracy":
+        bottom = min([lo, *levels]) if levels else lo
+        bottom = max(0.0, bottom - 0.03 * (1 - bottom))
+        axis["range"] = [bottom, 1.0 + 0.02 * (1 - bottom)]
+    return axis
+
+
+def legend_layout() -> dict[str, Any]:
+    """A horizontal legend in its own strip under the x-axis title (container-anchored, so the plot area shrinks
+    to make room instead of the legend running over the axis title)."""
+    return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0, "xanchor": "left",
+            "font": {"size": LEGEND_FONT}, "tracegroupgap": 0}
+
+
+def chart_height(base: int, legend_entries: int) -> int:
+    """A chart's height grown for its legend rows (about three entries per row in a half-width chart)."""
+    return base + 22 * max(0, math.ceil(legend_entries / 3) - 1)
+
+
+def png_export_available() -> bool:
+    """True when kaleido and a Chromium binary are present (static PNG export; see :mod:`pages.ui.export`)."""
+    from pages.ui.export import png_export_available as available
+
+    return available()
+
+
+def figure_png(fig: go.Figure, caption: str = "") -> bytes:
+    """Render a figure to a slide-ready PNG with ``caption`` inside (see :func:`pages.ui.export.figure_png`)."""
+    from pages.ui.export import figure_png as render
+
+    return render(fig, caption)
+
+
+# ------------------------------------------------------------------------------------------------
+# notes next to the charts
+#: The first screen's one sentence: what the app is and where to start.
+APP_INTRO = ("**DP-PCA Explorer** compares differentially private ways to compute PCA on real data: each curve shows "
+             "how much of the data's structure a mechanism keeps as the privacy budget ε grows. **Start here:** read "
+             "the first chart below, then change the mechanisms or ε in the sidebar (slower mechanisms wait for **Run "
+             "sweep**); new to ε and δ? Read **Privacy basics**.")
+#: What each warning status means for a release, as the note above the results table says it.
+WARNING_MEANINGS = {
+    "not converged": "its guarantee assumes a converged chain, so these releases carry no proven ε-DP guarantee",
+    "⊥ (no output)": "the mechanism declined to answer (⊥); these releases are left out of the curves",
+    "capped (time limit)": "stopped at the time cap; these releases are left out of the curves",
+    "error": "failed (see the message column); these releases are left out of the curves",
+}
+#: A curve counts as "at the random line" when its band reaches this close to the random-subspace level everywhere.
+RANDOM_TOLERANCE = 0.02
+
+
+def app_intro() -> None:
+    """The first screen's sentence: what the app is and where to start."""
+    st.markdown(APP_INTRO)
+
+
+def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:
+    """One line per mechanism with releases carrying a warning status: which, in how many, and what it means."""
+    lines = []
+    for mid, (kinds, total) in warning_counts(frame).items():
+        name = short_name(mid) if mid in dpcore.mechanism_ids() else mid
+        meaning = "; ".join(WARNING_MEANINGS.get(kind, "see the message column") for kind in kinds)
+        lines.append(f"**{name}**: {warning_text(kinds, total)} — {meaning}.")
+    return lines
+
+
+def release_warning_note(frame: pd.DataFrame | None) -> None:
+    """Above a results table: the releases with a warning status (also hollow markers and ✕ on the charts)."""
+    lines = release_warning_lines(frame)
+    if lines:
+        st.warning("**Some releases carry a warning** (hollow markers on the charts; ✕ on the axis where no release "
+                   "gave a result):\n" + "\n".join(f"- {line}" for line in lines), icon=":material/warning:")
+
+
+def at_random_line(band: pd.DataFrame, random_level: float | None, *, metric: str = "captured_variance_ratio",
+                   tolerance: float = RANDOM_TOLERANCE) -> list[str]:
+    """The private mechanisms whose band reaches the random-subspace level (within ``tolerance``) at every x: on
+    this chart they cannot be told from a subspace drawn without looking at the data."""
+    if random_level is None or not math.isfinite(random_level) or band.empty:
+        return []
+    sub = band[band["metric"] == metric] if "metric" in band else band
+    out = []
+    for mid, group in sub.groupby("mechanism", sort=False):
+        style = trace_style(str(mid))
+        if style.reference or style.not_private:
+            continue
+        if (group["lo"].to_numpy(dtype=float) <= random_level + tolerance).all():
+            out.append(str(mid))
+    return out
+
+
+def random_line_note(mechanisms: Sequence[str], random_level: float, *, largest_x: float, x: str = "epsilon",
+                     n: int | None = None, d: int | None = None, norm_bound: float | None = None) -> str:
+    """Why some curves sit on the random line, and what would lift them (ε, n, d, B)."""
+    names = ", ".join(short_name(m) for m in mechanisms)
+    verb = "is" if len(mechanisms) == 1 else "are"
+    where = f"up to ε = {largest_x:g}" if x == "epsilon" else f"up to n = {largest_x:,.0f}"
+    facts = ", ".join(t for t in (f"n = {n:,}" if n else "", f"d = {d}" if d else "",
+                                  f"B = {norm_bound:.3g}" if norm_bound else "") if t)
+    return (f"**{names} {verb} indistinguishable from the random subspace** (≈ {random_level:.2f}) {where}: the noise "
+            f"needed for privacy swamps the data's structure{f' ({facts})' if facts else ''}. What would change "
+            "it: a larger ε (less noise), more rows n (the signal grows with n, the noise does not), fewer features d "
+            "(the noise grows with d), or a smaller public norm bound B when the rows are much shorter than B.")

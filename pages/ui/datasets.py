@@ -1,0 +1,291 @@
+"""Data access for the pages: built-in datasets (cached across sessions: public), uploads (this session only) and
+the preprocessed data for the session's settings (memoised per session through :func:`pages.ui.state.memo`)."""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+
+import streamlit as st
+
+import dpcore
+from dpcore.data.roles import guess_label
+from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
+from dpcore.explain.display import held_out_note, plain_words
+from dpcore.vocabulary import FeatureScaling, NormMode
+from pages.ui import server_cache
+from pages.ui.state import DEFAULTS, UPLOAD_ID, dataset_infos, memo, select_dataset
+
+#: Rows that reach the mechanisms below which Explore explains why the curves are noisy.
+SMALL_ROWS = 2000
+
+
+@st.cache_resource(show_spinner="Loading dataset…", max_entries=8)
+def _load_builtin(dataset_id: str):
+    # public built-in data only (uploaded data never goes through a cross-session cache)
+    return dpcore.data.load_dataset(dataset_id)
+
+
+def _datasets() -> list:
+    """Metadata of the built-in datasets (kept under its old name for the Data page)."""
+    return dataset_infos()
+
+
+def dataset_options() -> list[str]:
+    """Built-in dataset ids, plus the uploaded file when one is in this session."""
+    ids = [d.id for d in dataset_infos()]
+    if st.session_state.get("dp_upload") is not None:
+        ids.append(UPLOAD_ID)
+    return ids
+
+
+def dataset_info(dataset_id: str):
+    """The registry metadata of a built-in dataset (None for an upload or an unknown id)."""
+    return next((d for d in dataset_infos() if d.id == dataset_id), None)
+
+
+def dataset_label(dataset_id: str, upload_name: str | None = None) -> str:
+    """Display name of a dataset id; ``upload_name`` names the uploaded file (default: the session's)."""
+    if dataset_id == UPLOAD_ID:
+        return f"Uploaded: {upload_name or st.session_state.get('dp_upload_name') or 'CSV'}"
+    info = dataset_info(dataset_id)
+    return dataset_id if info is None else f"{info.name} (n = {info.n:,}, d = {info.d})"
+
+
+# --- uploads: bytes → RawTable (read once) → roles + schema (editable) → Dataset -----------------------------
+#: File-format overrides offered on the Data page ("auto" = detect).
+DELIMITER_CHOICES: dict[str, str | None] = {"auto": None, ",": ",", ";": ";", "tab": "\t", "|": "|"}
+DECIMAL_CHOICES: dict[str, str | None] = {"auto": None, ".": ".", ",": ","}
+ENCODING_CHOICES: tuple[str, ...] = ("auto", "utf-8", "utf-16", "cp1252", "latin-1")
+
+
+def _read_options() -> dict:
+    ss = st.session_state
+    enc = ss.get("dp_csv_encoding", "auto")
+    return {"delimiter": DELIMITER_CHOICES.get(ss.get("dp_csv_delimiter", "auto")),
+            "decimal": DECIMAL_CHOICES.get(ss.get("dp_csv_decimal", "auto")),
+            "encoding": None if enc == "auto" else enc}
+
+
+def parse_upload(data: bytes, name: str = "upload.csv", label: str | None = None,
+                 categorical: str = "onehot", missing: str = "drop", schema=None):
+    """Parse uploaded bytes with :func:`dpcore.data.load_csv` (raises DataError with a readable message)."""
+    label = None if label in (None, "", "(none)") else label
+    return dpcore.data.load_csv(data, label=label, categorical=categorical, missing=missing, name=name,
+                                schema=schema)
+
+
+def upload_table():
+    """The session's upload as a :class:`dpcore.data.RawTable` (read once per file and format options); raises
+    DataError for an unreadable file. Kept in session state only."""
+    ss = st.session_state
+    raw = ss.get("dp_upload")
+    if raw is None:
+        return None
+    opts = _read_options()
+    key = (hashlib.blake2b(raw, digest_size=16).hexdigest(), tuple(sorted(opts.items())))
+
+    def read():
+        name = ss.get("dp_upload_name") or "upload.csv"
+        stem = name.rsplit(".", 1)[0] if "." in name else name
+        ss.pop("_dp_schema", None)  # a new table starts from a new draft
+        return dpcore.data.read_table(raw, name=stem, **opts)
+
+    return memo("_dp_upload_table", key, read)
+
+
+def label_value() -> str | None:
+    """The label picked for the upload, or None."""
+    label = st.session_state.get("dp_label", "(none)")
+    return None if label in (None, "", "(none)") else label
+
+
+def upload_schema(table):
+    """The session's schema for ``table``: the data-derived draft until the user edits it (NOT public until every
+    included column is confirmed). Follows the label picker."""
+    ss = st.session_state
+    stored = ss.get("_dp_schema")
+    label = label_value()
+    if label is not None and label not in table.columns:
+        label = None
+    if stored is None or stored[0] != ss["_dp_upload_table"][0]:
+        report = dpcore.data.infer_roles(table, label=label)
+        schema = dpcore.data.draft_schema(table, report)
+        set_upload_schema(schema, report)
+        return schema
+    schema = stored[1]
+    if schema.label != label:
+        schema = schema.with_label(label, table)
+        set_upload_schema(schema)
+    return schema
+
+
+def set_upload_schema(schema, report=None) -> None:
+    """Store the session's schema (and the inference report shown next to it); the editor starts afresh."""
+    ss = st.session_state
+    if report is None:
+        report = ss.get("_dp_roles")
+    ss["_dp_schema"] = (ss["_dp_upload_table"][0], schema)
+    ss["_dp_roles"] = report
+    ss["_dp_schema_version"] = ss.get("_dp_schema_version", 0) + 1
+
+
+def csv_columns(data: bytes) -> list[str]:
+    """Column names of an uploaded table (for the label picker); [] when unreadable."""
+    try:
+        table = upload_table() if data is st.session_state.get("dp_upload") else dpcore.data.read_table(data)
+    except DPCoreError:
+        return []
+    return [] if table is None else table.columns
+
+
+def store_upload(data: bytes, name: str) -> None:
+    """Keep uploaded bytes in this session only and select them as the current dataset.
+
+    A new file starts from the upload's private defaults (the schema pipeline: a draft schema whose data-derived
+    values are flagged NOT public until the user confirms or replaces them, with a per-record fill for missing
+    values) and a guessed label; the data settings of the dataset left are kept for it (:func:`select_dataset`).
+    """
+    ss = st.session_state
+    new = ss.get("dp_upload") != data
+    if new:
+        ss.dp_upload, ss.dp_upload_name = data, name
+        ss.pop("_dp_schema", None)
+        ss["_dp_upload_note"] = True
+        ss["_dp_label_guess"] = None  # guessed when the table is first read (apply_label_guess)
+    select_dataset(UPLOAD_ID, fresh=new)
+
+
+def apply_label_guess(table) -> None:
+    """Once per new upload, before the label picker is drawn: pick the column that looks like the label."""
+    ss = st.session_state
+    if "_dp_label_guess" not in ss or ss["_dp_label_guess"] is not None:
+        return
+    guess = guess_label(table)
+    ss["_dp_label_guess"] = guess or False
+    ss.dp_label = guess.column if guess else "(none)"
+
+
+def label_guess():
+    """The label guessed for the session's upload (a :class:`dpcore.data.roles.LabelGuess`), or None."""
+    return st.session_state.get("_dp_label_guess") or None
+
+
+def on_upload() -> None:
+    """``on_change`` callback of the file uploader (runs before the widgets of the next run exist)."""
+    upload = st.session_state.get("upload_widget")
+    if upload is not None:
+        store_upload(upload.getvalue(), upload.name)
+
+
+def _load_upload():
+    """The upload as a Dataset under the session's settings: the schema pipeline (declared bounds and category
+    lists) with feature scaling 'schema', otherwise the inferred roles with data-derived vocabularies."""
+    ss = st.session_state
+    table = upload_table()
+    schema = upload_schema(table)
+    use_schema = ss.dp_scaling == FeatureScaling.SCHEMA
+    key = (ss["_dp_upload_table"][0], use_schema, schema, ss.dp_categorical, ss.dp_missing)
+
+    def load():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpcore.data.WideDataWarning)  # shown as a note on the Data page
+            if use_schema:
+                return dpcore.data.load_table(table, schema=schema, categorical=ss.dp_categorical,
+                                              missing=ss.dp_missing)
+            return dpcore.data.load_table(table, label=schema.label, roles=schema.roles,
+                                          categorical=ss.dp_categorical, missing=ss.dp_missing)
+
+    return memo("_dp_upload_parsed", key, load)
+
+
+def current_dataset():
+    """The chosen :class:`dpcore.data.Dataset`, or None after showing ``st.error``."""
+    ss = st.session_state
+    try:
+        if ss.dp_dataset == UPLOAD_ID:
+            if ss.get("dp_upload") is None:
+                select_dataset(DEFAULTS["dp_dataset"])  # with its own data settings, not the upload's
+                return _load_builtin(ss.dp_dataset)
+            return _load_upload()
+        return _load_builtin(ss.dp_dataset)
+    except DPCoreError as exc:
+        st.error(plain_words(str(exc)))
+        return None
+
+
+def preprocess_options() -> dict:
+    """Keyword arguments of ``dpcore.data.preprocess`` for the session's settings.
+
+    The session seed goes to both preprocessing and the mechanism: each derives its own child stream from it
+    (``dpcore.core.seeding``), so the DP mean's noise and the mechanism's noise are independent.
+    """
+    ss = st.session_state
+    opts = {"feature_scaling": ss.dp_scaling, "norm_bound": None if ss.dp_norm_auto else float(ss.dp_norm_bound),
+            "norm_mode": ss.dp_norm_mode, "centering": ss.dp_centering, "random_state": int(ss.dp_seed)}
+    if not ss.dp_norm_auto and ss.get("dp_norm_from_data", False):
+        opts["norm_bound_from_data"] = True  # recorded as a non-private step in the ledger
+    if ss.dp_centering == "dp":
+        opts["centering_epsilon"] = float(ss.dp_centering_eps)
+        opts["neighbouring"] = ss.dp_neighbouring
+    return opts
+
+
+def auto_bound_from_data(dataset, prepared) -> bool:
+    """Whether the automatic B of ``prepared`` was derived from the records: B = max‖x‖ ('divide all by max
+    norm'), or a default that counts columns whose existence was read off the data (a vocabulary or roles from the
+    data — a non-private load step). Such a number stays marked so when it is copied into the bound widget."""
+    if prepared.info.get("norm_mode") == NormMode.MAX_NORM:
+        return True
+    return not all(entry.private for entry in getattr(dataset, "load_ledger", ()))
+
+
+def dataset_key() -> tuple:
+    ss = st.session_state
+    if ss.dp_dataset == UPLOAD_ID:
+        cached = ss.get("_dp_upload_parsed")
+        return ("upload", None if cached is None else cached[0])
+    return ("builtin", ss.dp_dataset)
+
+
+def current_prepared():
+    """The preprocessed data for the session's settings, or None after showing ``st.error``."""
+    ds = current_dataset()
+    if ds is None:
+        return None
+    opts = preprocess_options()
+    key = dataset_key()
+    shared = key[0] == "builtin" and server_cache.enabled()
+
+    def prepare():
+        if shared:  # public built-in data: preprocessed once per server (pages/ui/server_cache.py); never an upload
+            return server_cache.builtin_prepared(key[1], tuple(sorted(opts.items())))
+        with warnings.catch_warnings():
+            # Non-private steps are shown in red in the ledger on every page; the warning would only go to the log.
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            return dpcore.data.preprocess(ds, **opts)
+
+    try:
+        return memo("_dp_prepared", (dataset_key(), tuple(sorted(opts.items()))), prepare)
+    except DPCoreError as exc:
+        st.error(plain_words(str(exc)))
+        return None
+
+
+def mechanism_rows(prepared) -> int:
+    """Rows that reach the mechanisms in a sweep: all of them, less the SVM's held-out rows (30 %, at most 6,000)
+    when the data has labels — :func:`dpcore.evaluation.metrics.evaluation_split`'s rule, without copying the data."""
+    if not prepared.has_labels:
+        return prepared.n
+    held = min(round(prepared.n * 0.3), 6000)
+    return prepared.n if held < 8 or prepared.n - held < 2 else prepared.n - held
+
+
+def held_out_caption(prepared) -> str:
+    """Why a results table's n is smaller than the data's (rows held out for the SVM); empty when it is not."""
+    return held_out_note(prepared.n, mechanism_rows(prepared))
+
+
+def current_dataset_name() -> str:
+    ss = st.session_state
+    return ss.get("dp_upload_name") or "upload" if ss.dp_dataset == UPLOAD_ID else ss.dp_dataset

@@ -1,0 +1,538 @@
+"""The dashboard's settings, with one owner: a declared table of settings, a typed snapshot and the URL codec.
+
+* :data:`SETTINGS` declares every shared setting once — its session key (``dp_…``), default, and how it is written
+  to and read from the URL (``?data=adult&k=5&eps=0.1~10…``). Defaults, link parsing and link writing all read it.
+* :class:`Settings` is the typed, frozen snapshot pages compute with (``settings()``).
+* :func:`memo` is the one helper for per-session memoised values (stored as ``(key, value)`` in session state).
+* :func:`init_state` — called at the top of every page — sets defaults, keeps the settings alive across pages, reads
+  the link once per session, draws the navigation when the page runs without ``app.py`` and writes the URL.
+* Scopes: the data settings (:data:`DATA_SETTINGS`: scaling, norm bound, centring, label, …) belong to a dataset —
+  :func:`select_dataset` keeps them per dataset and gives a dataset met for the first time its private defaults;
+  the cross-page settings (:data:`CROSS_PAGE`: ε range, δ, k, seed) remember the page that last set them, and
+  :func:`origin_note` shows that page (with a reset to the default) on the other pages.
+
+Widgets stay bound to the flat session keys (Streamlit needs a key per widget); everything else goes through here.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import sys
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import streamlit as st
+
+import dpcore
+from dpcore.core.privacy import GUARANTEES, NEIGHBOURING_LABELS
+from dpcore.explain.display import default_delta, delta_vs_n_warning, format_delta
+from dpcore.vocabulary import Centering, FeatureScaling, values
+from pages.ui import nav as _nav
+
+T = TypeVar("T")
+
+UPLOAD_ID = "__upload__"
+#: Round ε values offered by the range slider (log-spaced).
+EPS_GRID: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+DELTA_CHOICES: tuple[float, ...] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
+#: Mechanisms drawn as dashed reference lines instead of ε-curves (when registered).
+REFERENCE_IDS: tuple[str, ...] = ("pca", "random")
+#: Preferred default selection (filtered by what is registered; fast on every built-in dataset).
+DEFAULT_MECHANISMS: tuple[str, ...] = ("analyze_gauss", "mod_sulq", "laplace")
+#: Mechanism groups shown on the Explore page (the "none" guarantee is drawn as reference lines).
+MECH_GROUPS: tuple[str, ...] = tuple(g for g in GUARANTEES if g != "none")
+#: The data Explore opens on: 48,842 people, d = 108 with a public schema, so every step is private and the
+#: trade-off is visible inside the default ε range — with the schema's bound B = √14 and δ = 1e-6 (3 trials, k = 5):
+#: at ε = 0.1 MOD-SULQ and Laplace sit near the random-subspace line (0.09–0.14 vs 0.06) and Analyze Gauss captures
+#: 94 % of the optimum; by ε = 10 they reach 90–98 % and Analyze Gauss 100 %.
+DEFAULT_DATASET = "adult"
+
+
+# ------------------------------------------------------------------------------------------------
+# the settings table
+@dataclass(frozen=True)
+class Setting:
+    """One shared setting: session key, default, and (optionally) its URL parameter and codec."""
+
+    key: str
+    default: Any
+    param: str | None = None
+    encode: Callable[[Any], str] = str
+    decode: Callable[[str], Any] | None = None  # raises ValueError for a bad value
+
+
+def _nearest(value: float, choices: Sequence[float]) -> float:
+    return min(choices, key=lambda c: abs(math.log(c) - math.log(value)))
+
+
+def _number(cast: Callable[[str], Any], lo: float, hi: float) -> Callable[[str], Any]:
+    def decode(text: str) -> Any:
+        v = cast(text)
+        if not math.isfinite(float(v)) or not lo <= v <= hi:
+            raise ValueError(text)
+        return v
+    return decode
+
+
+def _choice(options: Callable[[], Sequence[str]]) -> Callable[[str], str]:
+    def decode(text: str) -> str:
+        if text not in options():
+            raise ValueError(text)
+        return text
+    return decode
+
+
+def _snap(choices: Sequence[float], lo: float, hi: float) -> Callable[[str], float]:
+    return lambda text: _nearest(_number(float, lo, hi)(text), choices)
+
+
+def _eps_range(text: str) -> tuple[float, float]:
+    lo, hi = (float(x) for x in text.replace("~", ",").split(","))
+    if not (lo > 0 and hi > 0):
+        raise ValueError(text)
+    a, b = sorted((_nearest(lo, EPS_GRID), _nearest(hi, EPS_GRID)))
+    return (a, b)
+
+
+@st.cache_data(show_spinner=False)
+def dataset_infos() -> list:
+    """Metadata of the built-in datasets (public)."""
+    return list(dpcore.data.list_datasets())
+
+
+def _dataset_ids() -> list[str]:
+    return [d.id for d in dataset_infos()]
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("dp_dataset", DEFAULT_DATASET, "data", decode=_choice(_dataset_ids)),
+    Setting("dp_label", "(none)"),
+    Setting("dp_categorical", "onehot"),
+    Setting("dp_missing", "drop"),
+    Setting("dp_scaling", "schema", "scale", decode=_choice(lambda: values(FeatureScaling))),
+    Setting("dp_norm_auto", True),  # the URL's B parameter carries dp_norm_auto, dp_norm_bound, dp_norm_from_data
+    Setting("dp_norm_bound", 1.0),
+    Setting("dp_norm_from_data", False),  # True when B was taken from the clipping advisor (read off the data)
+    Setting("dp_norm_mode", "clip"),
+    Setting("dp_csv_delimiter", "auto"),
+    Setting("dp_csv_decimal", "auto"),
+    Setting("dp_csv_encoding", "auto"),
+    Setting("dp_centering", "none", "center", decode=_choice(lambda: values(Centering))),
+    Setting("dp_centering_eps", 0.1),
+    Setting("dp_k", 5, "k", decode=_number(int, 1, 10_000)),
+    Setting("dp_eps_range", (0.1, 10.0), "eps", encode=lambda r: f"{r[0]:g}~{r[1]:g}", decode=_eps_range),
+    # the default δ follows the dataset (:func:`default_of`); this value is for data of unknown size (an upload)
+    Setting("dp_delta", 1e-6, "delta", encode=lambda v: f"{v:g}", decode=_snap(DELTA_CHOICES, 1e-300, 0.5)),
+    Setting("dp_trials", 5, "trials", decode=_number(int, 1, 200)),
+    Setting("dp_seed", 0, "seed", decode=_number(int, 0, 2**31)),
+    Setting("dp_time_cap", 20.0, "cap", encode=lambda v: f"{v:g}", decode=_number(float, 0.5, 600.0)),
+    Setting("dp_neighbouring", "replace", "nb", decode=_choice(lambda: tuple(NEIGHBOURING_LABELS))),
+    Setting("dp_band", "±1 sd"),
+    Setting("dp_autorun", True),
+    Setting("dp_ss_eps", 1.0, "sseps", encode=lambda v: f"{v:g}", decode=_snap(EPS_GRID, 1e-3, 1e3)),
+)
+#: URL parameters left out of a link while an upload is the dataset: the dataset itself, its data settings and the
+#: run seed (with the seed, anyone who sees a release of the upload could recompute its noise).
+UPLOAD_PRIVATE_PARAMS = ("data", "B", "Bsrc", "center", "scale", "seed")
+#: Defaults by session key (pages/data.py reads the default dataset from here).
+DEFAULTS: dict[str, Any] = {s.key: s.default for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A typed snapshot of the shared settings (what a sweep or a link needs)."""
+
+    dataset: str
+    k: int
+    eps_range: tuple[float, float]
+    delta: float
+    mechanisms: tuple[str, ...]
+    norm_auto: bool
+    norm_bound: float
+    norm_from_data: bool
+    centering: str
+    scaling: str
+    trials: int
+    seed: int
+    time_cap: float
+    neighbouring: str
+    ss_eps: float
+    autorun: bool
+    band: str
+
+    @classmethod
+    def from_session(cls, ss: Any) -> Settings:
+        return cls(dataset=ss.dp_dataset, k=int(ss.dp_k), eps_range=tuple(ss.dp_eps_range), delta=float(ss.dp_delta),
+                   mechanisms=tuple(selected_mechanisms()), norm_auto=bool(ss.dp_norm_auto),
+                   norm_bound=float(ss.dp_norm_bound), norm_from_data=bool(ss.get("dp_norm_from_data", False)),
+                   centering=ss.dp_centering, scaling=ss.dp_scaling, trials=int(ss.dp_trials), seed=int(ss.dp_seed),
+                   time_cap=float(ss.dp_time_cap), neighbouring=ss.dp_neighbouring, ss_eps=float(ss.dp_ss_eps),
+                   autorun=bool(ss.dp_autorun), band=ss.dp_band)
+
+    @property
+    def epsilons(self) -> list[float]:
+        """The grid ε values inside the chosen range."""
+        lo, hi = self.eps_range
+        return [e for e in EPS_GRID if lo - 1e-12 <= e <= hi + 1e-12]
+
+    def query(self) -> dict[str, str]:
+        """The URL parameters of these settings (an uploaded file cannot be shared through a link)."""
+        ss = st.session_state
+        out = {}
+        for s in SETTINGS:
+            if s.param is not None:
+                out[s.param] = s.encode(ss[s.key])
+        if ss.get("_dp_delta_auto") is not None:
+            out.pop("delta", None)  # δ follows the dataset: a link does not pin it
+        out["mech"] = ",".join(self.mechanisms)
+        out["B"] = "auto" if self.norm_auto else f"{self.norm_bound:g}"
+        if not self.norm_auto and self.norm_from_data:
+            out["Bsrc"] = "data"
+        if self.dataset == UPLOAD_ID:
+            # an upload cannot be shared through a link, nor can its data settings: a bound read off its rows (or
+            # its scaling and centring) would otherwise reach whoever opens the link, applied to a built-in dataset
+            for key in UPLOAD_PRIVATE_PARAMS:
+                out.pop(key, None)
+        order = ["data", "k", "eps", "delta", "mech", "B", "Bsrc", "center", "trials", "seed", "cap", "nb", "scale",
+                 "sseps"]
+        return {key: out[key] for key in order if key in out}
+
+
+def settings() -> Settings:
+    return Settings.from_session(st.session_state)
+
+
+def apply_query(query: Any) -> list[str]:
+    """Copy recognised URL parameters into session state; returns the names of ignored (invalid) ones."""
+    ss = st.session_state
+    bad: list[str] = []
+    for s in SETTINGS:
+        if s.param is None or s.param not in query or s.decode is None:
+            continue
+        try:
+            ss[s.key] = s.decode(query[s.param])
+        except (TypeError, ValueError):
+            bad.append(s.param)
+    if "B" in query:
+        if query["B"] == "auto":
+            ss.dp_norm_auto = True
+        else:
+            try:
+                bound = _number(float, 1e-6, 1e9)(query["B"])
+            except (TypeError, ValueError):
+                bad.append("B")
+            else:
+                ss.dp_norm_auto, ss.dp_norm_bound = False, float(bound)
+                ss.dp_norm_from_data = query.get("Bsrc") == "data"
+    if "mech" in query:
+        wanted = [m for m in query["mech"].split(",") if m]
+        known = {m.id: m for m in selectable_mechanisms()}
+        bad.extend(f"mech={m}" for m in wanted if m not in known)
+        for g in MECH_GROUPS:
+            ss[mech_key(g)] = [m for m in wanted if m in known and known[m].guarantee == g]
+    return bad
+
+
+# ------------------------------------------------------------------------------------------------
+# mechanisms
+def mech_key(group: str) -> str:
+    """Session key of the mechanism picker of a guarantee group."""
+    return f"dp_mech_{group}"
+
+
+def selectable_mechanisms(group: str | None = None) -> list:
+    """Registry mechanisms offered in the pickers (reference mechanisms excluded), registry order."""
+    out = [m for m in dpcore.list_mechanisms() if m.guarantee != "none" and m.id not in REFERENCE_IDS]
+    return [m for m in out if group is None or m.guarantee == group]
+
+
+def reference_mechanisms() -> list:
+    """Mechanisms drawn as dashed reference lines (non-private PCA, random subspace)."""
+    ids = set(dpcore.mechanism_ids())
+    return [dpcore.get_mechanism(m) for m in REFERENCE_IDS if m in ids]
+
+
+def selected_mechanisms() -> list[str]:
+    """Chosen mechanism ids in registry order."""
+    chosen = {m for g in MECH_GROUPS for m in st.session_state.get(mech_key(g), [])}
+    return [m.id for m in selectable_mechanisms() if m.id in chosen]
+
+
+def epsilons() -> list[float]:
+    """The grid ε values inside the chosen range."""
+    return settings().epsilons
+
+
+# ------------------------------------------------------------------------------------------------
+# session lifecycle
+def init_state() -> None:
+    """Set defaults, keep ``dp_*`` values alive across pages, read the URL once per session, and write the settings
+    back to it. Idempotent: every page calls it first."""
+    ss = st.session_state
+    _nav.ensure_navigation()
+    # Streamlit drops a widget's state when a page without that widget runs; re-assigning keeps it.
+    for key in list(ss.keys()):
+        if isinstance(key, str) and key.startswith("dp_"):
+            ss[key] = ss[key]
+    for key, value in DEFAULTS.items():
+        if key not in ss:
+            ss[key] = value
+    for g in MECH_GROUPS:
+        if mech_key(g) not in ss:
+            ss[mech_key(g)] = [m.id for m in selectable_mechanisms(g) if m.id in DEFAULT_MECHANISMS]
+    if not ss.get("_dp_qp_loaded"):
+        ss["_dp_qp_loaded"] = True
+        bad = apply_query(st.query_params)
+        if bad:
+            ss["_dp_qp_bad"] = bad
+        # δ follows the dataset until someone chooses it (a link that names δ has chosen it)
+        ss["_dp_delta_auto"] = None if "delta" in st.query_params and "delta" not in bad else ss.dp_delta
+    if ss.get("_dp_qp_bad"):
+        st.toast(f"Ignored invalid link parameter(s): {', '.join(ss.pop('_dp_qp_bad'))}")
+    if ss.get("_dp_scope_dataset") != ss.dp_dataset:
+        # changed without select_dataset (a link, the first run, a test setting it with its settings):
+        # the settings in the session are taken as this dataset's
+        ss["_dp_scope_dataset"] = ss.dp_dataset
+    ss["_dp_page"] = _calling_page(sys._getframe(1))
+    _follow_default_delta()
+    track_origins()
+    sync_query_params()
+
+
+def sync_query_params() -> None:
+    """Write the current settings to the URL (only when they changed), so a link reproduces them."""
+    want = settings().query()
+    have = {k: st.query_params[k] for k in st.query_params}
+    if have != want:
+        st.query_params.from_dict(want)
+
+
+def _sync_after_run() -> None:
+    """After-run hook: settings changed while the page ran reach the URL too (pages that never called
+    :func:`init_state` — the Audit page keeps its own settings — leave the URL alone)."""
+    if st.session_state.get("_dp_qp_loaded"):
+        track_origins()  # settings a page changed after its widgets (a preset, a clamp) belong to that page
+        sync_query_params()
+
+
+_nav.after_run(_sync_after_run)
+
+
+def bind(key: str) -> dict:
+    """Widget kwargs keeping ``key`` in plain session state (for widgets whose value must not be re-assigned,
+    e.g. a range select_slider, which Streamlit 1.67 corrupts when its state is re-assigned)."""
+    wkey = f"w_{key}"
+    # pass the value as the widget default (not through session state): AppTest mis-serialises a range
+    # select_slider whose initial value was set through st.session_state
+    return {"key": wkey, "value": st.session_state[key], "on_change": _copy_widget, "args": (key,)}
+
+
+def _copy_widget(key: str) -> None:
+    st.session_state[key] = st.session_state[f"w_{key}"]
+
+
+def set_state(key: str, value: Any) -> None:
+    """Set a setting programmatically (also resets a :func:`bind` widget showing it)."""
+    st.session_state[key] = value
+    st.session_state.pop(f"w_{key}", None)
+
+
+def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """The value stored in session ``slot`` for ``key``, else ``compute()`` (stored as ``(key, value)``).
+
+    One slot holds one value: a new key replaces it. Per session only — uploaded data never reaches a
+    cross-session cache. An exception from ``compute`` stores nothing.
+    """
+    ss = st.session_state
+    cached = ss.get(slot)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    value = compute()
+    ss[slot] = (key, value)
+    return value
+
+
+def memo_key(slot: str) -> Hashable | None:
+    """The key of the value currently stored in ``slot`` (None when empty)."""
+    cached = st.session_state.get(slot)
+    return None if cached is None else cached[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# scopes: data settings belong to a dataset; cross-page settings remember where they were set
+#: Settings that belong to the dataset: kept per dataset, a private default for a dataset met for the first time.
+DATA_SETTINGS: tuple[str, ...] = ("dp_scaling", "dp_norm_auto", "dp_norm_bound", "dp_norm_from_data", "dp_norm_mode",
+                                  "dp_centering", "dp_centering_eps", "dp_label", "dp_categorical", "dp_missing",
+                                  "dp_csv_delimiter", "dp_csv_decimal", "dp_csv_encoding")
+#: An upload's private defaults differ in one place: missing cells are filled per record (dropping rows makes n
+#: data-dependent). Its label is guessed from the table when it is first read (pages.ui.datasets).
+UPLOAD_DEFAULTS: dict[str, Any] = {"dp_missing": "zero"}
+#: Cross-page settings whose origin is shown on the other pages: session key → name in the caption.
+CROSS_PAGE: dict[str, str] = {"dp_eps_range": "ε range", "dp_delta": "δ", "dp_k": "k", "dp_seed": "seed"}
+LINK_ORIGIN = "the link"
+
+
+def dataset_default_delta(dataset_id: str | None) -> float:
+    """The default δ of a dataset: the largest offered δ far below 1/n for a built-in dataset's documented (public)
+    size, so the app's own δ-vs-1/n note never fires on a default; the fixed default for an upload (its n is read
+    off the data)."""
+    info = next((d for d in dataset_infos() if d.id == dataset_id), None)
+    return default_delta(None if info is None else info.n, DELTA_CHOICES, DEFAULTS["dp_delta"])
+
+
+def default_of(key: str) -> Any:
+    """The default of a setting now (δ's depends on the dataset)."""
+    if key == "dp_delta":
+        return dataset_default_delta(st.session_state.get("dp_dataset"))
+    return DEFAULTS[key]
+
+
+def _follow_default_delta() -> None:
+    """δ left at its automatic value follows the dataset; once the user (or a link) chose δ, it stays."""
+    ss = st.session_state
+    auto = ss.get("_dp_delta_auto")
+    if auto is None or ss.get("dp_delta") != auto:
+        ss["_dp_delta_auto"] = None  # chosen: no longer automatic
+        return
+    want = dataset_default_delta(ss.get("dp_dataset"))
+    if want != ss.dp_delta:
+        ss.dp_delta = want
+    ss["_dp_delta_auto"] = want
+    seen = ss.get("_dp_seen")
+    if seen is not None and "dp_delta" in seen:
+        seen["dp_delta"] = want  # moved by the dataset, not set on this page
+
+
+def private_defaults(dataset_id: str) -> dict[str, Any]:
+    """The data settings a dataset starts from: every step private (public schema, public bound, no centring)."""
+    out = {key: DEFAULTS[key] for key in DATA_SETTINGS}
+    if dataset_id == UPLOAD_ID:
+        out.update(UPLOAD_DEFAULTS)
+    return out
+
+
+def data_settings() -> dict[str, Any]:
+    """The current dataset's data settings."""
+    ss = st.session_state
+    return {key: ss[key] for key in DATA_SETTINGS if key in ss}
+
+
+def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
+    """Make ``dataset_id`` the current dataset: the data settings of the one left are kept for it, and the new one
+    gets its own (its private defaults the first time, or always with ``fresh``). Safe in a widget callback."""
+    ss = st.session_state
+    old = ss.get("_dp_scope_dataset", ss.get("dp_dataset"))
+    store: dict[str, dict[str, Any]] = ss.setdefault("_dp_data_settings", {})
+    if old is not None and old != dataset_id:
+        store[old] = data_settings()
+    if fresh:
+        store.pop(dataset_id, None)
+    if fresh or old != dataset_id:
+        ss.update(store.get(dataset_id) or private_defaults(dataset_id))
+    ss["_dp_scope_dataset"] = dataset_id
+    ss.dp_dataset = dataset_id
+    if dataset_id == UPLOAD_ID and ss.get("dp_seed", DEFAULTS["dp_seed"]) == DEFAULTS["dp_seed"]:
+        # the fixed default seed is for public built-in data (reproducible, and cells shared by a class); on private
+        # data a seed everyone knows makes every noise draw a public constant, so an upload gets a fresh one
+        ss.dp_seed = fresh_seed()
+    if ss.get("w_dp_dataset") not in (None, dataset_id):
+        ss.pop("w_dp_dataset")  # Explore's own picker shows the new dataset
+
+
+def fresh_seed() -> int:
+    """A run seed from OS entropy, in the seed widget's range (never the fixed default)."""
+    return 1 + secrets.randbelow(2**31 - 2)
+
+
+def reset_data_settings() -> None:
+    """Callback: the current dataset's data settings back to its private defaults (the label column stays)."""
+    defaults = private_defaults(st.session_state.dp_dataset)
+    defaults.pop("dp_label")
+    st.session_state.update(defaults)
+
+
+def non_default_data_settings() -> list[str]:
+    """Keys of the data settings that differ from the current dataset's private defaults."""
+    ss = st.session_state
+    defaults = private_defaults(ss.dp_dataset)
+    ignore = {"dp_label"} | ({"dp_norm_bound"} if ss.get("dp_norm_auto") else set())
+    return [k for k, v in defaults.items() if k not in ignore and k in ss and ss[k] != v]
+
+
+def _calling_page(frame: Any) -> str | None:
+    """Title of the page script that called :func:`init_state` (from its file name)."""
+    path = frame.f_globals.get("__file__") or ""
+    for spec in _nav.PAGES:
+        if path.replace("\\", "/").endswith(spec.path):
+            return spec.title.removesuffix(" a mechanism")
+    return None
+
+
+def track_origins(page: str | None = None) -> None:
+    """Record ``page`` (default: the page running) as the origin of every cross-page setting changed since the
+    last look. A value that a link set on the first run has the link as origin."""
+    ss = st.session_state
+    page = page or ss.get("_dp_page")
+    seen: dict[str, Any] = ss.setdefault("_dp_seen", {})
+    origins: dict[str, str] = ss.setdefault("_dp_origin", {})
+    for key in CROSS_PAGE:
+        value = ss.get(key)
+        if key not in seen:
+            if value != default_of(key):
+                origins[key] = LINK_ORIGIN
+        elif seen[key] != value and page is not None:
+            origins[key] = page
+        seen[key] = value
+
+
+def format_setting(key: str, value: Any) -> str:
+    """A cross-page setting's value in the words of its caption."""
+    if key == "dp_delta":
+        return format_delta(value)
+    if key == "dp_eps_range":
+        return f"{value[0]:g} to {value[1]:g}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def origin(key: str) -> str | None:
+    """The page (or link) that set ``key``, when that is not the page running and the value is not the default."""
+    ss = st.session_state
+    where = ss.get("_dp_origin", {}).get(key)
+    if where is None or where == ss.get("_dp_page") or ss.get(key) == default_of(key):
+        return None
+    return where
+
+
+def _reset_setting(key: str) -> None:
+    value = default_of(key)
+    set_state(key, value)
+    if key == "dp_delta":
+        st.session_state["_dp_delta_auto"] = value  # follows the dataset again
+
+
+def delta_note(delta: float, n_rows: int) -> None:
+    """Tell the user when δ is not far below 1/n for the data (a warning from δ ≥ 1/n, a quiet caption below)."""
+    check = delta_vs_n_warning(delta, n_rows)
+    if check is None:
+        return
+    if check.severe:
+        st.warning(check.text, icon=":material/warning:")
+    else:
+        st.caption(f":material/info: {check.text}")
+
+
+def origin_note(key: str, *, where: Any = None) -> None:
+    """A caption "δ = 1e-06 set on Inspect" and a one-click reset to the default, when ``key`` was set on another
+    page (nothing otherwise). ``where``: a container (default: the current one)."""
+    src = origin(key)
+    if src is None:
+        return
+    box = where if where is not None else st
+    value = st.session_state[key]
+    with box.container(horizontal=True, vertical_alignment="center", gap="small"):
+        how = "by" if src == LINK_ORIGIN else "on"
+        st.caption(f":material/history: {CROSS_PAGE[key]} = {format_setting(key, value)} set {how} {src}")
+        st.button(f"Reset to {format_setting(key, default_of(key))}", key=f"reset_origin_{key}", type="tertiary",
+                  on_click=_reset_setting, args=(key,), help=f"Back to the default {CROSS_PAGE[key]}.")
