@@ -212,7 +212,9 @@ def test_papers_page_and_a_quick_rerun(page: Page, app_url):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{app_url}/papers", wait_until="domcontentloaded")
     expect(page.get_by_role("heading", name="Papers: what the source papers claim, and what we found")).to_be_visible()
-    expect(page.locator('[data-testid="stTab"]')).to_have_count(4)
+    from dpcore.evaluation import reproduce
+
+    expect(page.locator('[data-testid="stTab"]')).to_have_count(len(reproduce.EXPERIMENTS))  # one tab a reproduction
     expect(page.locator('[data-testid="stImage"] img').first).to_be_visible()
     expect(page.locator('[data-testid="stMarkdownContainer"] td', has_text="agrees").first).to_be_visible()
     wait_idle(page)
