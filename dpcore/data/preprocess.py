@@ -33,7 +33,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -289,23 +289,42 @@ def _sum_rows(source: ChunkSource, rows: Callable[[np.ndarray], np.ndarray]) -> 
     return total, n
 
 
-def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None = None,
-                      suggested_norm_bound: float | None = None, name: str = "data",
-                      load_ledger: Sequence[LedgerEntry] = (), load_diagnostics: dict | None = None,
-                      feature_scaling: str = "schema", norm_bound: float | None = None, norm_mode: str = "clip",
-                      centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
-                      centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
-                      norm_bound_from_data: bool = False, random_state: RandomState = None,
-                      collector: Collector | None = None,
-                      feature_groups: Sequence[int] | None = None) -> Preprocessed:
-    """The preprocessing of :func:`preprocess` over any :class:`ChunkSource` (array, streamed file, Dask).
+@dataclass(frozen=True)
+class _Scaling:
+    """Step 1's outcome: the affine map to [0, 1] (``lo``/``hi``/``width``; None in raw units) and whether it clamps."""
 
-    One pass computes C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows uᵢ; a data-derived choice (min–max ranges, an
-    empirical or DP mean, the largest norm) costs one more pass each, before it. Arguments as for
-    :func:`preprocess`; ``collector`` keeps extra per-chunk results of the last pass (a row sample);
-    ``feature_groups`` (public: the one-hot groups of the encoding) gives the schema's default bound.
-    """
-    d = source.d
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    width: np.ndarray | None = None
+    clamp: bool = False
+
+    @property
+    def unit_box(self) -> bool:
+        """True when the features were mapped to [0, 1] (schema or min–max scaling)."""
+        return self.lo is not None
+
+    def transform(self, bound: float = 1.0, **steps: Any) -> RowTransform:
+        """A :class:`RowTransform` with this scaling and the given bound and later steps."""
+        return RowTransform(bound=bound, lo=self.lo, hi=self.hi, width=self.width, clamp=self.clamp, **steps)
+
+
+class _Options(NamedTuple):
+    """:func:`run_preprocessing`'s options after validation (choices normalised, numbers checked)."""
+
+    feature_scaling: str
+    norm_mode: str
+    centering: str
+    neighbouring: str
+    norm_bound: float | None
+    centering_epsilon: float
+    centering_delta: float
+
+
+def _check_preprocessing_options(*, feature_scaling: str, norm_mode: str, centering: str, neighbouring: str,
+                                 norm_bound: float | None, norm_bound_from_data: bool, center: object,
+                                 centering_epsilon: float, centering_delta: float,
+                                 random_state: RandomState) -> _Options:
+    """Validate :func:`run_preprocessing`'s options once; returns the normalised ones."""
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
     norm_mode = check_choice(norm_mode, "norm_mode", NORM_MODES)
     centering = check_choice(centering, "centering", CENTERINGS)
@@ -328,11 +347,14 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
             raise InvalidParameterError("centering='dp' uses the replace-one sensitivity 2B/n (n public); under "
                                         "add/remove n is private — use a public centre or neighbouring='replace'.")
     check_random_state(random_state)
+    return _Options(feature_scaling, norm_mode, centering, neighbouring, norm_bound, centering_epsilon,
+                    centering_delta)
 
-    ledger: list[LedgerEntry] = list(load_ledger)
-    info: dict = {}
-    # --- step 1: feature scaling ---------------------------------------------------------------------
-    lo = hi = width = None
+
+def _feature_scaling_step(source: ChunkSource, feature_scaling: str, feature_ranges: np.ndarray | None,
+                          ledger: list[LedgerEntry], info: dict) -> _Scaling:
+    """Step 1: public ranges (clamped), data ranges (min–max, one pass; not private) or raw units."""
+    lo = hi = None
     clamp = False
     if feature_scaling == "schema" and feature_ranges is not None:
         lo, hi = np.array(feature_ranges[:, 0], dtype=np.float64), np.array(feature_ranges[:, 1], dtype=np.float64)
@@ -349,60 +371,67 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
                                        "feature_scaling='schema' with public ranges for a private pipeline"))
     else:
         ledger.append(LedgerEntry("no feature scaling", note="raw units"))
-    unit_box = lo is not None
-    if unit_box:
-        raw_width = hi - lo
-        width = np.where(raw_width > 0, raw_width, 1.0)
-        info.update(scale_lo=lo.copy(), scale_width=raw_width.copy())
-    scaling = RowTransform(bound=1.0, lo=lo, hi=hi, width=width, clamp=clamp)
+    if lo is None:
+        return _Scaling()
+    raw_width = hi - lo
+    info.update(scale_lo=lo.copy(), scale_width=raw_width.copy())
+    return _Scaling(lo=lo, hi=hi, width=np.where(raw_width > 0, raw_width, 1.0), clamp=clamp)
 
-    # --- public norm bound ---------------------------------------------------------------------------
-    public_c = _resolve_center(center, d, unit_box) if centering == "public" else None
-    bound_note = ""
-    bound_public = not (norm_bound_from_data and norm_bound is not None)
-    bound = 1.0
-    if norm_mode == "clip":
-        if norm_bound is not None:
-            bound, bound_note = norm_bound, ("read off this data (NOT private: choose B from public knowledge)"
-                                             if norm_bound_from_data else "given by the user (public)")
-        elif clamp and feature_groups is not None:
-            bound = schema_norm_bound(feature_groups, public_c)
-            bound_note = ("default: the largest norm the public schema allows (one per numeric column and per "
-                          "one-hot group; no clipping)")
-        elif unit_box and public_c is not None:
-            bound = float(np.linalg.norm(np.maximum(np.abs(public_c), np.abs(1.0 - public_c))))
-            bound_note = "default: largest ‖x − c‖ over [0, 1]^d (no clipping)"
-        elif unit_box:
-            bound, bound_note = math.sqrt(d), "default √d: features lie in [0, 1] (no clipping)"
-        elif suggested_norm_bound is not None:
-            bound, bound_note = float(suggested_norm_bound), "the dataset's public suggested bound"
-        else:
-            raise InvalidParameterError(
-                f"dataset {name!r} has no public feature ranges, so there is no public default norm bound; "
-                "load it with a public schema (load_csv(..., schema=S); CLI: --schema S, drafted by `dpcore schema "
-                "infer`), pass norm_bound=B (a public bound on ‖x‖ in raw units), or use feature_scaling='minmax' / "
-                "norm_mode='max_norm' (both not private)."
-            )
 
-    # --- step 2: centring ------------------------------------------------------------------------------
+def _public_norm_bound(scaling: _Scaling, *, d: int, name: str, norm_bound: float | None,
+                       norm_bound_from_data: bool, public_c: np.ndarray | None,
+                       suggested_norm_bound: float | None,
+                       feature_groups: Sequence[int] | None) -> tuple[float, str]:
+    """B for ``norm_mode='clip'`` and where it came from: the user's, else the default (module docstring)."""
+    if norm_bound is not None:
+        return norm_bound, ("read off this data (NOT private: choose B from public knowledge)"
+                            if norm_bound_from_data else "given by the user (public)")
+    if scaling.clamp and feature_groups is not None:
+        return schema_norm_bound(feature_groups, public_c), (
+            "default: the largest norm the public schema allows (one per numeric column and per one-hot group; "
+            "no clipping)")
+    if scaling.unit_box and public_c is not None:
+        bound = float(np.linalg.norm(np.maximum(np.abs(public_c), np.abs(1.0 - public_c))))
+        return bound, "default: largest ‖x − c‖ over [0, 1]^d (no clipping)"
+    if scaling.unit_box:
+        return math.sqrt(d), "default √d: features lie in [0, 1] (no clipping)"
+    if suggested_norm_bound is not None:
+        return float(suggested_norm_bound), "the dataset's public suggested bound"
+    raise InvalidParameterError(
+        f"dataset {name!r} has no public feature ranges, so there is no public default norm bound; "
+        "load it with a public schema (load_csv(..., schema=S); CLI: --schema S, drafted by `dpcore schema "
+        "infer`), pass norm_bound=B (a public bound on ‖x‖ in raw units), or use feature_scaling='minmax' / "
+        "norm_mode='max_norm' (both not private)."
+    )
+
+
+def _centring_step(source: ChunkSource, scaling: _Scaling, *, centering: str, center: object,
+                   public_c: np.ndarray | None, bound: float, centering_epsilon: float, centering_delta: float,
+                   random_state: RandomState, ledger: list[LedgerEntry],
+                   info: dict) -> tuple[np.ndarray | None, float | None]:
+    """Step 2: the centre to subtract (None: none) and the pre-centring clip (B after a DP mean, else None).
+
+    A DP mean draws its noise from the ``CENTERING`` stage of ``random_state`` (the only draw of preprocessing).
+    """
+    scaled = scaling.transform()
     pre_clip = c = None
     if centering == "public":
         c = public_c
         what = "the midpoint of the public ranges" if center is None else "a public centre"
         ledger.append(LedgerEntry("public centring", note=f"subtract {what} (free)"))
     elif centering == "empirical":
-        total, n = _sum_rows(source, lambda raw: scaling.scaled(raw)[0])
+        total, n = _sum_rows(source, lambda raw: scaled.scaled(raw)[0])
         c = total / max(n, 1)
         ledger.append(LedgerEntry("empirical centring", private=False,
                                   note="the data mean was subtracted (not private); use centering='dp' or a "
                                        "public centre"))
     elif centering == "dp":
-        total, n = _sum_rows(source, lambda raw: clip_rows(scaling.scaled(raw)[0], bound)[0])
+        total, n = _sum_rows(source, lambda raw: clip_rows(scaled.scaled(raw)[0], bound)[0])
         if n < 1:
             raise DataError("the data has no rows.")
         l2 = 2.0 * bound / n
         sigma = gaussian_sigma(centering_epsilon, centering_delta, l2, "analytic")
-        c = total / n + stage_rng(random_state, Stage.CENTERING).normal(0.0, sigma, size=d)
+        c = total / n + stage_rng(random_state, Stage.CENTERING).normal(0.0, sigma, size=source.d)
         pre_clip = bound
         ledger.append(LedgerEntry("DP mean for centring", centering_epsilon, centering_delta,
                                   note=f"Gaussian mechanism on the mean of B-clipped rows: Δ₂ = 2B/n = {l2:.4g}, "
@@ -410,25 +439,30 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
         info["centering_sigma"] = sigma
     if c is not None:
         info["center"] = np.array(c, dtype=np.float64)
+    return c, pre_clip
 
-    # --- step 3: norm bound ------------------------------------------------------------------------------
-    if norm_mode == "max_norm":
-        shifted = RowTransform(bound=1.0, lo=lo, hi=hi, width=width, clamp=clamp, center=c)
 
-        def largest_norm(chunk: Chunk) -> float:
-            Y = shifted.scaled(chunk.raw)[0]
-            return float(np.sqrt(np.einsum("ij,ij->i", Y, Y).max(initial=0.0)))
+def _max_norm_step(source: ChunkSource, scaling: _Scaling, center: np.ndarray | None,
+                   ledger: list[LedgerEntry]) -> float:
+    """Step 3 with ``norm_mode='max_norm'``: B = the largest row norm after scaling and centring (not private)."""
+    shifted = scaling.transform(center=center)
 
-        bound = float(source.map_reduce(largest_norm, max) or 0.0)
-        if not bound > 0:
-            raise DataError("every row is zero after preprocessing; there is nothing to analyse.")
-        ledger.append(LedgerEntry("divide by the maximum row norm", private=False,
-                                  note=f"B = max‖x‖ = {bound:.6g} computed from the data (not private); use "
-                                       "norm_mode='clip' with a public bound"))
-    transform = RowTransform(bound=bound, lo=lo, hi=hi, width=width, clamp=clamp, pre_clip=pre_clip, center=c,
-                             clip=norm_mode == "clip")
+    def largest_norm(chunk: Chunk) -> float:
+        Y = shifted.scaled(chunk.raw)[0]
+        return float(np.sqrt(np.einsum("ij,ij->i", Y, Y).max(initial=0.0)))
 
-    # --- the pass: unit rows → C, Σu, n (and what the collector keeps) --------------------------------------
+    bound = float(source.map_reduce(largest_norm, max) or 0.0)
+    if not bound > 0:
+        raise DataError("every row is zero after preprocessing; there is nothing to analyse.")
+    ledger.append(LedgerEntry("divide by the maximum row norm", private=False,
+                              note=f"B = max‖x‖ = {bound:.6g} computed from the data (not private); use "
+                                   "norm_mode='clip' with a public bound"))
+    return bound
+
+
+def _final_pass(source: ChunkSource, transform: RowTransform, collector: Collector | None) -> FinalPass:
+    """The pass over the unit rows: C, Σu, n, exact counts (and what the collector keeps)."""
+
     def part(chunk: Chunk) -> FinalPass:
         U, clipped, clamped = transform.unit(chunk.raw)
         return FinalPass(Moments.of_rows(U), int(clipped.sum()), clamped, chunk.counts,
@@ -442,6 +476,52 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
     final = source.map_reduce(part, merge, positions=collector is not None)
     if final is None or final.moments.n < 1:
         raise DataError("the data has no rows.")
+    return final
+
+
+def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None = None,
+                      suggested_norm_bound: float | None = None, name: str = "data",
+                      load_ledger: Sequence[LedgerEntry] = (), load_diagnostics: dict | None = None,
+                      feature_scaling: str = "schema", norm_bound: float | None = None, norm_mode: str = "clip",
+                      centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
+                      centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
+                      norm_bound_from_data: bool = False, random_state: RandomState = None,
+                      collector: Collector | None = None,
+                      feature_groups: Sequence[int] | None = None) -> Preprocessed:
+    """The preprocessing of :func:`preprocess` over any :class:`ChunkSource` (array, streamed file, Dask).
+
+    One pass computes C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows uᵢ; a data-derived choice (min–max ranges, an
+    empirical or DP mean, the largest norm) costs one more pass each, before it. Arguments as for
+    :func:`preprocess`; ``collector`` keeps extra per-chunk results of the last pass (a row sample);
+    ``feature_groups`` (public: the one-hot groups of the encoding) gives the schema's default bound.
+    """
+    d = source.d
+    opts = _check_preprocessing_options(
+        feature_scaling=feature_scaling, norm_mode=norm_mode, centering=centering, neighbouring=neighbouring,
+        norm_bound=norm_bound, norm_bound_from_data=norm_bound_from_data, center=center,
+        centering_epsilon=centering_epsilon, centering_delta=centering_delta, random_state=random_state)
+    feature_scaling, norm_mode, centering = opts.feature_scaling, opts.norm_mode, opts.centering
+    neighbouring, norm_bound = opts.neighbouring, opts.norm_bound
+
+    ledger: list[LedgerEntry] = list(load_ledger)
+    info: dict = {}
+    scaling = _feature_scaling_step(source, feature_scaling, feature_ranges, ledger, info)
+    public_c = _resolve_center(center, d, scaling.unit_box) if centering == "public" else None
+    bound_public = not (norm_bound_from_data and norm_bound is not None)
+    bound, bound_note = 1.0, ""
+    if norm_mode == "clip":
+        bound, bound_note = _public_norm_bound(
+            scaling, d=d, name=name, norm_bound=norm_bound, norm_bound_from_data=norm_bound_from_data,
+            public_c=public_c, suggested_norm_bound=suggested_norm_bound, feature_groups=feature_groups)
+    c, pre_clip = _centring_step(
+        source, scaling, centering=centering, center=center, public_c=public_c, bound=bound,
+        centering_epsilon=opts.centering_epsilon, centering_delta=opts.centering_delta,
+        random_state=random_state, ledger=ledger, info=info)
+    if norm_mode == "max_norm":
+        bound = _max_norm_step(source, scaling, c, ledger)
+    transform = scaling.transform(bound, pre_clip=pre_clip, center=c, clip=norm_mode == "clip")
+
+    final = _final_pass(source, transform, collector)
     n = final.moments.n
     clip_fraction = final.clipped / n if norm_mode == "clip" else 0.0
     if norm_mode == "clip":
@@ -453,7 +533,7 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
     if final.counts:
         diagnostics.update(final.counts)
     diagnostics.update(n_rows=n, clip_fraction=clip_fraction)
-    if clamp:
+    if scaling.clamp:
         info["clamped_fraction"] = diagnostics["clamped_fraction"] = final.clamped / (n * d)
     return Preprocessed(transform, final.moments, bound, tuple(ledger), info, diagnostics, clip_fraction,
                         final.collected)
