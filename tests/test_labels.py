@@ -251,3 +251,75 @@ def test_the_data_page_shows_a_continuous_label_as_an_error_not_a_traceback():
     assert not app.exception, [e.value for e in app.exception]
     errors = " ".join(e.value for e in app.error)
     assert "'income'" in errors and "label needs classes" in errors
+
+
+# #19 "The CLI matches the dashboard": the same label inference with the same reason, on generated tables
+_LABELISH = ("label", "class", "target", "y", "outcome", "passed", "grade", "kind", "status", "group")
+
+
+def _generated_table(seed: int) -> pd.DataFrame:
+    """A random table: 3–6 columns of random kinds (continuous, 0/1, small codes, text classes, fractional), some
+    with label-like names, in a random order."""
+    r = np.random.default_rng(seed)
+    n = 60
+    kinds = {
+        "continuous": lambda: r.normal(50, 10, n).round(2),
+        "binary01": lambda: r.integers(0, 2, n),
+        "codes": lambda: r.integers(1, int(r.integers(3, 6)), n),
+        "text": lambda: r.choice(["red", "green", "blue"][: int(r.integers(2, 4))], n),
+        "fractional": lambda: r.choice([0.5, 1.5, 2.25], n),
+    }
+    names = [f"x{i}" for i in range(6)] + list(_LABELISH)
+    chosen = r.choice(names, size=int(r.integers(3, 7)), replace=False)
+    return pd.DataFrame({str(name): kinds[str(r.choice(list(kinds)))]() for name in chosen})
+
+
+def _dashboard_guess(raw: bytes, monkeypatch) -> tuple[str, str | None]:
+    """What the Data page picks for a new upload (pages.ui.datasets.apply_label_guess on the table it reads)."""
+    import streamlit as st
+
+    class Session(dict):
+        def __getattr__(self, key):
+            try:
+                return self[key]
+            except KeyError as exc:
+                raise AttributeError(key) from exc
+
+        def __setattr__(self, key, value):
+            self[key] = value
+
+    monkeypatch.setattr(st, "session_state", Session(_dp_label_guess=None))
+    from pages.ui import datasets as ui_datasets
+
+    ui_datasets.apply_label_guess(read_table(raw, name="upload"))
+    guess = ui_datasets.label_guess()
+    return st.session_state.dp_label, None if guess is None else guess.reason
+
+
+def _cli_guess(path, capsys) -> tuple[str, str | None]:
+    """The label the CLI takes for ``--csv path`` without --label/--schema, and the reason it prints."""
+    import re
+
+    from dpcore.cli import main
+
+    code = main(["sweep", "--csv", str(path), "--norm-bound", "1000", "--feature-scaling", "none", "--mechanisms",
+                 "pca", "--epsilons", "1", "--k", "1", "--trials", "1", "--jobs", "1", "--out",
+                 str(path.with_suffix(".out.csv"))])
+    err = capsys.readouterr().err
+    found = re.search(r"label guessed: '(.+?)' — (.+?) \(read off the data, not private\)", err)
+    assert code == 0 or found is None, err  # a run only fails here for a reason other than the label guess
+    return ("(none)", None) if found is None else (found.group(1), found.group(2))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_cli_and_the_dashboard_guess_the_same_label_for_the_same_reason(seed, tmp_path, capsys, monkeypatch):
+    frame = _generated_table(seed)
+    path = tmp_path / "table.csv"
+    frame.to_csv(path, index=False)
+    assert _cli_guess(path, capsys) == _dashboard_guess(path.read_bytes(), monkeypatch)
+
+
+def test_the_generated_tables_cover_a_guess_and_no_guess():
+    """The comparison above is not vacuous: some generated tables get a guessed label, some none."""
+    guesses = [guess_label(_table(_generated_table(seed))) for seed in range(12)]
+    assert any(g is None for g in guesses) and any(g is not None for g in guesses)
