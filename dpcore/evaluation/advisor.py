@@ -16,7 +16,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -124,6 +124,131 @@ def _reference(dataset, feature_scaling: str, centering: str, center, bound: flo
     return ref
 
 
+@dataclass(frozen=True)
+class _CurveSettings:
+    """:func:`clipping_utility_curve`'s arguments after validation."""
+
+    mech: Mechanism
+    feature_scaling: str
+    centering: str
+    neighbouring: str
+    epsilon: float
+    delta: float
+    k: int
+    trials: int
+    seed: int
+    options: dict
+
+
+def _check_curve_settings(dataset: Dataset | np.ndarray, *, mechanism: str, epsilon: float, delta: float, k: int,
+                          trials: int, seed: int | None, feature_scaling: str, centering: str, neighbouring: str,
+                          mechanism_options: dict) -> _CurveSettings:
+    """Validate the curve's arguments once (mechanism, budget, k, trials, seed; a fresh seed when None)."""
+    mech = get_mechanism(mechanism)
+    feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
+    centering = check_choice(centering, "centering", CENTERINGS)
+    neighbouring = check_neighbouring(neighbouring)
+    if neighbouring not in mech.neighbourings:
+        raise InvalidParameterError(f"{mech.id} supports neighbouring {', '.join(mech.neighbourings)}; "
+                                    f"got {neighbouring!r}.")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, required=mech.uses_delta) if mech.uses_delta else 0.0
+    trials = check_int(trials, "trials", 1, 1000)
+    seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else check_int(seed, "seed", 0)
+    options = mech.validate_options(mechanism_options)
+    k = check_k(k, as_dataset(dataset).X.shape[1], strict=mech.strict_k)  # scaling and centring keep d
+    if mech.invalid:
+        raise InvalidParameterError(f"{mech.name} is claimed-invalid (not private); the clipping advisor only "
+                                    "runs mechanisms with a valid guarantee — choose another mechanism.")
+    return _CurveSettings(mech, feature_scaling, centering, neighbouring, epsilon, delta, k, trials, seed, options)
+
+
+def _candidate_clip_fractions(dataset: Dataset | np.ndarray, candidates: Sequence[float] | np.ndarray | None,
+                              num_candidates: int, *, feature_scaling: str, centering: str,
+                              center: Sequence[float] | np.ndarray | None) -> pd.DataFrame:
+    """The candidate bounds (given, or :func:`default_candidates`), validated and sorted, with their clip fractions."""
+    if candidates is None:
+        cand = default_candidates(dataset, num_candidates, feature_scaling=feature_scaling, centering=centering,
+                                  center=center)
+    else:
+        try:
+            cand = np.asarray(candidates, dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            raise InvalidParameterError("candidates must be a list of positive, finite norm bounds; got "
+                                        f"{candidates!r}.") from None
+    # validates the candidates (non-empty, positive, finite), sorts them, and counts the clipped rows
+    return clip_fraction_curve(dataset, cand, feature_scaling=feature_scaling, centering=centering, center=center)
+
+
+def _unclipped_reference(dataset: Dataset | np.ndarray, largest_candidate: float, *, feature_scaling: str,
+                         centering: str, center: Sequence[float] | np.ndarray | None) -> PreparedData:
+    """The reference of every score: the data with a bound above its largest row norm and every candidate."""
+    top_norm = float(suggest_norm_bounds(dataset, (1.0,), feature_scaling=feature_scaling, centering=centering,
+                                         center=center)["norm_bound"].iloc[0])
+    return _reference(dataset, feature_scaling, centering, center,
+                      max(top_norm * (1.0 + 1e-9), largest_candidate, 1e-300))
+
+
+@dataclass
+class _TrialScores:
+    """Scores of every (candidate, trial) release (NaN: ⊥ or not run), the runs done, and whether all ran."""
+
+    cvr: np.ndarray
+    angle: np.ndarray
+    done: int = 0
+    complete: bool = True
+
+
+def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: PreparedData, s: _CurveSettings, *,
+                  center: Sequence[float] | np.ndarray | None, centering_epsilon: float, deadline: Deadline,
+                  time_limit: float | None, progress: ProgressCallback | None) -> _TrialScores:
+    """Release the mechanism ``s.trials`` times at every bound and score each release against ``reference``.
+
+    Common random numbers: trial t draws its preprocessing and mechanism noise from the same seeds at every B.
+    Stops early (``complete=False``) when the deadline passes, a release times out or ``progress`` returns False.
+    """
+    V_ref = reference.eigenvectors[:, :s.k]
+    total = bounds.size * s.trials
+    scores = _TrialScores(np.full((bounds.size, s.trials), np.nan), np.full((bounds.size, s.trials), np.nan))
+    seeds = [np.random.SeedSequence([s.seed, t, 0xC11B]).spawn(2) for t in range(s.trials)]
+
+    def prepare(bound: float, pre_seed: np.random.SeedSequence) -> PreparedData:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            return preprocess(dataset, feature_scaling=s.feature_scaling, norm_bound=float(bound), norm_mode="clip",
+                              centering=s.centering, center=center, neighbouring=s.neighbouring,
+                              random_state=pre_seed,
+                              **({"centering_epsilon": centering_epsilon} if s.centering == "dp" else {}))
+
+    for i, bound in enumerate(bounds):
+        data = None
+        for t in range(s.trials):
+            if not scores.complete:
+                break
+            if deadline.expired:
+                scores.complete = False
+                break
+            pre_seed, mech_seed = seeds[t]  # SeedSequence.generate_state is stateless: same streams at every B
+            if data is None or s.centering == "dp":  # only the DP centre is random: otherwise prepare once per B
+                data = prepare(bound, pre_seed)
+            try:
+                release = s.mech.release(data, s.k, s.epsilon, s.delta, neighbouring=s.neighbouring,
+                                         random_state=mech_seed,
+                                         time_limit=max(deadline.remaining, 1e-3) if time_limit else None,
+                                         **s.options)
+            except MechanismTimeout:
+                scores.complete = False
+                break
+            if not release.is_bottom:
+                scores.cvr[i, t] = captured_variance_ratio(reference.C, release.subspace, reference.eigenvalues)
+                scores.angle[i, t] = principal_angle_max_deg(V_ref, release.subspace)
+            scores.done += 1
+            if progress is not None and progress(scores.done, total,
+                                                 f"B = {bound:.4g}, trial {t + 1} of {s.trials}") is False:
+                scores.complete = False
+    return scores
+
+
 def clipping_utility_curve(
     dataset: Dataset | np.ndarray,
     candidates: Sequence[float] | np.ndarray | None = None,
@@ -170,82 +295,19 @@ def clipping_utility_curve(
     time_limit = check_time_limit(time_limit)
     deadline = Deadline(time_limit)  # the cap covers the set-up (norms, reference spectrum) too
     started = time.perf_counter()
-    mech = get_mechanism(mechanism)
-    feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
-    centering = check_choice(centering, "centering", CENTERINGS)
-    neighbouring = check_neighbouring(neighbouring)
-    if neighbouring not in mech.neighbourings:
-        raise InvalidParameterError(f"{mech.id} supports neighbouring {', '.join(mech.neighbourings)}; "
-                                    f"got {neighbouring!r}.")
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, required=mech.uses_delta) if mech.uses_delta else 0.0
-    trials = check_int(trials, "trials", 1, 1000)
-    seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else check_int(seed, "seed", 0)
-    options = mech.validate_options(mechanism_options)
-    k = check_k(k, as_dataset(dataset).X.shape[1], strict=mech.strict_k)  # scaling and centring keep d
-    if mech.invalid:
-        raise InvalidParameterError(f"{mech.name} is claimed-invalid (not private); the clipping advisor only "
-                                    "runs mechanisms with a valid guarantee — choose another mechanism.")
-
-    if candidates is None:
-        cand = default_candidates(dataset, num_candidates, feature_scaling=feature_scaling, centering=centering,
-                                  center=center)
-    else:
-        try:
-            cand = np.asarray(candidates, dtype=np.float64).ravel()
-        except (TypeError, ValueError):
-            raise InvalidParameterError("candidates must be a list of positive, finite norm bounds; got "
-                                        f"{candidates!r}.") from None
-    # validates the candidates (non-empty, positive, finite), sorts them, and counts the clipped rows
-    clip = clip_fraction_curve(dataset, cand, feature_scaling=feature_scaling, centering=centering, center=center)
+    s = _check_curve_settings(dataset, mechanism=mechanism, epsilon=epsilon, delta=delta, k=k, trials=trials,
+                              seed=seed, feature_scaling=feature_scaling, centering=centering,
+                              neighbouring=neighbouring, mechanism_options=mechanism_options)
+    where = dict(feature_scaling=s.feature_scaling, centering=s.centering, center=center)
+    clip = _candidate_clip_fractions(dataset, candidates, num_candidates, **where)
     bounds = clip["norm_bound"].to_numpy(dtype=float)
-    top_norm = float(suggest_norm_bounds(dataset, (1.0,), feature_scaling=feature_scaling, centering=centering,
-                                         center=center)["norm_bound"].iloc[0])
-    reference = _reference(dataset, feature_scaling, centering, center,
-                           max(top_norm * (1.0 + 1e-9), float(bounds[-1]), 1e-300))
-    V_ref = reference.eigenvectors[:, :k]
+    reference = _unclipped_reference(dataset, float(bounds[-1]), **where)
+    scores = _score_trials(dataset, bounds, reference, s, center=center, centering_epsilon=centering_epsilon,
+                           deadline=deadline, time_limit=time_limit, progress=progress)
 
-    total = bounds.size * trials
-    cvr = np.full((bounds.size, trials), np.nan)
-    angle = np.full((bounds.size, trials), np.nan)
-    complete, done = True, 0
-    # common random numbers: trial t draws its preprocessing and mechanism noise from the same seeds at every B
-    seeds = [np.random.SeedSequence([seed, t, 0xC11B]).spawn(2) for t in range(trials)]
-
-    def prepare(bound: float, pre_seed: np.random.SeedSequence) -> PreparedData:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            return preprocess(dataset, feature_scaling=feature_scaling, norm_bound=float(bound), norm_mode="clip",
-                              centering=centering, center=center, neighbouring=neighbouring, random_state=pre_seed,
-                              **({"centering_epsilon": centering_epsilon} if centering == "dp" else {}))
-
-    for i, bound in enumerate(bounds):
-        data = None
-        for t in range(trials):
-            if not complete:
-                break
-            if deadline.expired:
-                complete = False
-                break
-            pre_seed, mech_seed = seeds[t]  # SeedSequence.generate_state is stateless: same streams at every B
-            if data is None or centering == "dp":  # only the DP centre is random: otherwise prepare once per B
-                data = prepare(bound, pre_seed)
-            try:
-                release = mech.release(data, k, epsilon, delta, neighbouring=neighbouring, random_state=mech_seed,
-                                       time_limit=max(deadline.remaining, 1e-3) if time_limit else None, **options)
-            except MechanismTimeout:
-                complete = False
-                break
-            if not release.is_bottom:
-                cvr[i, t] = captured_variance_ratio(reference.C, release.subspace, reference.eigenvalues)
-                angle[i, t] = principal_angle_max_deg(V_ref, release.subspace)
-            done += 1
-            if progress is not None and progress(done, total, f"B = {bound:.4g}, trial {t + 1} of {trials}") is False:
-                complete = False
-
-    n_ok = np.sum(np.isfinite(cvr), axis=1)
-    cvr_mean, cvr_sd = _mean_sd(cvr, n_ok)
-    angle_mean, angle_sd = _mean_sd(angle, n_ok)
+    n_ok = np.sum(np.isfinite(scores.cvr), axis=1)
+    cvr_mean, cvr_sd = _mean_sd(scores.cvr, n_ok)
+    angle_mean, angle_sd = _mean_sd(scores.angle, n_ok)
     frame = pd.DataFrame({
         "norm_bound": bounds,
         "clip_fraction": clip["clip_fraction"].to_numpy(dtype=float),
@@ -255,9 +317,9 @@ def clipping_utility_curve(
         "principal_angle_max_deg_std": angle_sd,
         "n_ok": n_ok.astype(int),
     }, columns=list(CURVE_COLUMNS))
-    frame.attrs.update(mechanism=mech.id, guarantee=mech.guarantee, epsilon=epsilon, delta=delta, k=k,
-                       trials=trials, seed=seed, feature_scaling=feature_scaling, centering=centering,
-                       neighbouring=neighbouring, complete=complete, runs=done,
+    frame.attrs.update(mechanism=s.mech.id, guarantee=s.mech.guarantee, epsilon=s.epsilon, delta=s.delta, k=s.k,
+                       trials=s.trials, seed=s.seed, feature_scaling=s.feature_scaling, centering=s.centering,
+                       neighbouring=s.neighbouring, complete=scores.complete, runs=scores.done,
                        runtime_s=time.perf_counter() - started, private=False)
     return frame
 
