@@ -219,3 +219,53 @@ def test_the_cli_guesses_the_label_like_the_dashboard(capsys, tmp_path):
     code, _, err = run(capsys, "sweep", "--csv", str(csv), "--no-label", *_SWEEP, "--out", str(out))
     assert code == 0, err
     assert "label guessed" not in err and pd.read_csv(out).d.iloc[0] == 4
+
+
+# #19: `sweep --csv F` without --schema works, labelled NOT private, with the way to a private run
+def _table_csv(tmp_path):
+    import numpy as np
+
+    r = np.random.default_rng(7)
+    n = 60
+    csv = tmp_path / "visits.csv"
+    pd.DataFrame({"age": r.integers(18, 90, n), "income": r.normal(3000, 800, n).round(2),
+                  "colour": r.choice(["red", "green", "blue"], n), "outcome": np.tile(["yes", "no"], n // 2)}
+                 ).to_csv(csv, index=False)
+    return csv
+
+
+_AG = ["--mechanisms", "analyze_gauss", "--epsilons", "1", "--k", "1", "--trials", "1", "--seed", "3", "--jobs", "1"]
+
+
+def test_a_csv_without_a_schema_runs_labelled_not_private_with_the_way_to_a_private_run(capsys, tmp_path):
+    csv, out = _table_csv(tmp_path), tmp_path / "o.csv"
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), *_AG, "--quiet", "--out", str(out))
+    assert code == 0, err
+    rows = pd.read_csv(out)
+    assert rows.status.tolist() == ["ok"] and not rows.end_to_end_private.any()
+    assert "min–max scaling from the data" in rows.non_private_steps.iloc[0]
+    # said even with --quiet: not private, why, and how to make it private
+    assert "no --schema" in err and "NOT end-to-end private" in err and "feature ranges (min–max scaling)" in err
+    assert f"dpcore schema infer --csv {csv} --out schema.yaml" in err and "--schema schema.yaml" in err
+
+
+def test_the_hinted_schema_once_confirmed_makes_the_same_csv_private(capsys, tmp_path):
+    from dpcore.data import load_schema
+
+    csv, out, schema = _table_csv(tmp_path), tmp_path / "o.csv", tmp_path / "schema.yaml"
+    code, _, err = run(capsys, "schema", "infer", "--csv", str(csv), "--out", str(schema))
+    assert code == 0, err
+    schema.write_text(load_schema(schema).confirmed().to_yaml())  # the user's review, done wholesale here
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), "--schema", str(schema), *_AG, "--out", str(out))
+    assert code == 0, err
+    assert pd.read_csv(out).end_to_end_private.all() and "no --schema" not in err
+    assert "NOT end-to-end private" not in err
+
+
+def test_an_explicit_scaling_without_a_schema_is_kept(capsys, tmp_path):
+    csv, out = _table_csv(tmp_path), tmp_path / "o.csv"
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), "--feature-scaling", "none", "--norm-bound", "5000",
+                       *_AG, "--out", str(out))
+    assert code == 0, err
+    assert "min–max" not in pd.read_csv(out).non_private_steps.iloc[0] and "feature ranges" not in err
+    assert "NOT end-to-end private" in err

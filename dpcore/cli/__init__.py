@@ -102,14 +102,45 @@ def _dataset_dict(info) -> dict:
     return info.as_dict()
 
 
+def _resolve_feature_scaling(args) -> None:
+    """``--feature-scaling`` left out: the public schema's ranges ("schema") for a built-in dataset or a table with
+    ``--schema``; for a table without one, min–max ranges read off the data (NOT private, recorded so), as the
+    dashboard's scaling of a table without a schema — there are no public ranges to scale with."""
+    if getattr(args, "feature_scaling", None) is None:
+        table = getattr(args, "csv", None) or getattr(args, "parquet", None)
+        no_schema = bool(table) and not getattr(args, "schema", None)
+        args.feature_scaling = FeatureScaling.MINMAX.value if no_schema else FeatureScaling.SCHEMA.value
+
+
+def _no_schema_note(args) -> None:
+    """A table without ``--schema``: the run is NOT end-to-end private, and how to make it so (stderr, even with
+    --quiet: it is about privacy, like the sweep's privacy note)."""
+    table = args.csv
+    derived = ["the file format", "the column roles"]
+    if args.label is None and not getattr(args, "no_label", False):
+        derived.append("the label")
+    derived.append("the category lists")
+    if args.feature_scaling == FeatureScaling.MINMAX:
+        derived.append("the feature ranges (min–max scaling)")
+    derived = ", ".join(derived[:-1]) + " and " + derived[-1]
+    print(f"dpcore: note: no --schema: {derived} are read off the data, so this run is NOT end-to-end private (each "
+          f"release is DP only given those data-derived inputs). To make it private: `dpcore schema infer --csv "
+          f"{table} --out schema.yaml`, replace or confirm every from_data entry (`dpcore schema check --schema "
+          f"schema.yaml --csv {table} --require-public` says which are left), then rerun with --schema schema.yaml.",
+          file=sys.stderr)
+
+
 def _prepare_from_args(args):
     """Load (--dataset | --csv) and preprocess as the flags say."""
     from ..data import load_dataset, preprocess
 
     if bool(args.dataset) == bool(args.csv):
         raise InvalidParameterError("give exactly one of --dataset ID or --csv PATH.")
+    _resolve_feature_scaling(args)
     if args.csv:
         dataset = _load_csv_from_args(args)
+        if not args.schema:
+            _no_schema_note(args)
     else:
         for flag in ("label", "schema", "missing", "delimiter", "decimal", "encoding"):
             if getattr(args, flag, None):
@@ -170,6 +201,7 @@ def _cmd_sweep(args) -> int:
     out = Path(args.out)
     if str(out) != "-" and not out.parent.exists():
         raise InvalidParameterError(f"output folder does not exist: {out.parent}.")
+    _resolve_feature_scaling(args)
     dataset, data = prepare(args, _prepare_from_args)
     config = SweepConfig(
         mechanisms=[m.strip() for m in args.mechanisms.split(",") if m.strip()],
@@ -319,8 +351,9 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--norm-bound", type=float, help="public row-norm bound B (rows are clipped to it)")
     src.add_argument("--center", default="none", choices=(Centering.NONE, Centering.DP, Centering.EMPIRICAL),
                      help="centring: none (default), dp (DP mean, own budget), empirical (NOT private)")
-    src.add_argument("--feature-scaling", default="schema", choices=values(FeatureScaling),
-                     help="per-feature scaling: public schema ranges (default), none, or minmax (NOT private)")
+    src.add_argument("--feature-scaling", default=None, choices=values(FeatureScaling),
+                     help="per-feature scaling: public schema ranges (default with --schema or --dataset), none, or "
+                          "minmax (ranges read off the data, NOT private; the default for --csv without --schema)")
 
 
 def build_parser() -> argparse.ArgumentParser:
