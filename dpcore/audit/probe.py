@@ -25,7 +25,8 @@ from ..core.noise import RandomState
 from ..core.privacy import jsonable
 from ..core.timing import Deadline
 from ..exceptions import InvalidParameterError, MechanismTimeout
-from ..mechanisms.base import Mechanism
+from ..mechanisms.base import Mechanism, MechanismOutput
+from .neighbours import NeighbourPair
 from .runner import resolve_delta, resolve_mechanism, resolve_pair
 
 __all__ = ["PROBE_FIELDS", "PROBE_SEEDS", "PROBE_TOLERANCE", "ProbeResult", "determinism_probe"]
@@ -107,6 +108,96 @@ class ProbeResult:
         })
 
 
+def _root_seed_sequence(seed: RandomState) -> np.random.SeedSequence:
+    """The probe's root stream: a SeedSequence as given, a fresh one for None, else one seeded by the int."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if seed is None:
+        return np.random.SeedSequence()
+    return np.random.SeedSequence(check_int(seed, "seed (an int, a SeedSequence or None)", 0))
+
+
+@dataclass
+class _ProbeTally:
+    """What the seeds showed so far: counts, the largest difference per field, the first leaking seed."""
+
+    done: int = 0
+    compared: int = 0
+    invariant_equal: int = 0
+    status_differs: int = 0
+    differences: dict[str, float] = field(default_factory=dict)
+    first_leak: int | None = None
+
+    def add(self, r: int, pair_of_releases: list[MechanismOutput], tolerance: float) -> None:
+        """Record seed ``r``'s two releases (on D and on D′)."""
+        first, second = pair_of_releases
+        if first.is_bottom != second.is_bottom:
+            self.status_differs += 1
+            return
+        if first.is_bottom:
+            return
+        self.compared += 1
+        inv = _relative_difference(first.projector, second.projector)
+        if inv is None or inv > tolerance:
+            return
+        self.invariant_equal += 1
+        for name in PROBE_FIELDS:
+            diff = _relative_difference(getattr(first, name), getattr(second, name))
+            if diff is None:
+                continue
+            self.differences[name] = max(self.differences.get(name, 0.0), diff)
+            if diff > tolerance and self.first_leak is None:
+                self.first_leak = r
+
+
+def _run_probe_seeds(mech: Mechanism, pair: NeighbourPair, children: list[np.random.SeedSequence], *, k: int,
+                     epsilon: float, delta: float, opts: dict, tolerance: float, deadline: Deadline,
+                     progress: ProgressCallback | None) -> _ProbeTally:
+    """Release on D and on D′ with each child stream until done, out of time, or a release times out."""
+    tally = _ProbeTally()
+    for r, child in enumerate(children):
+        if deadline.expired:
+            break
+        limit = None if deadline.seconds is None else max(deadline.remaining, 1e-3)
+        try:
+            rel = [mech.release(data, k, epsilon, delta, neighbouring=pair.neighbouring,
+                                random_state=np.random.default_rng(child), time_limit=limit, allow_invalid=True,
+                                **opts) for data in (pair.D0, pair.D1)]
+        except MechanismTimeout:
+            break
+        tally.done += 1
+        if progress is not None:
+            progress(tally.done, len(children))
+        tally.add(r, rel, tolerance)
+    return tally
+
+
+def _probe_verdict(tally: _ProbeTally, leaking: list[str], *, k: int, d: int, invariant: str,
+                   tolerance: float) -> tuple[str, str]:
+    """The verdict ("leak", "passed" or "not applicable") and its plain-language reason."""
+    inv_words = "subspace (projector V̂V̂ᵀ)" if invariant == "projector" else invariant
+    if k == d and invariant == "projector":
+        return "not applicable", (f"k = d = {k}: every release spans the whole space, so equal projectors say "
+                                  "nothing; use k < d.")
+    if leaking:
+        differences = tally.differences
+        worst = max(leaking, key=lambda f: differences[f])
+        return "leak", ("identical seeds, indistinguishable neighbours, different outputs: with the same random "
+                        f"stream D and D′ gave the same {inv_words} but a different {PROBE_FIELDS[worst]} (largest "
+                        f"relative difference {differences[worst]:.3g}, first at seed {tally.first_leak}). So the "
+                        f"{', '.join(PROBE_FIELDS[f] for f in leaking)} depend{'s' if len(leaking) == 1 else ''} on "
+                        "the rows beyond the private selection: a leak with δ = 1.")
+    if tally.compared == 0:
+        return "not applicable", "no seed gave an output (not ⊥) on both datasets, so nothing could be compared."
+    if tally.invariant_equal == 0:
+        return "not applicable", (f"D and D′ never gave the same {inv_words} under the same seed, so they are not "
+                                  "indistinguishable for this mechanism (its private output differs between them, "
+                                  "as noisy outputs do).")
+    return "passed", (f"for all {tally.invariant_equal} seeds where D and D′ gave the same {inv_words}, every "
+                      f"released field agreed within a relative {tolerance:g}: nothing beyond the selection depends "
+                      "on the rows.")
+
+
 def determinism_probe(
     mechanism_id: str | Mechanism,
     epsilon: float,
@@ -149,80 +240,19 @@ def determinism_probe(
     if progress is not None and not callable(progress):
         raise InvalidParameterError("progress must be a callable progress(done, total) or None.")
     deadline = Deadline(check_time_limit(time_limit))
-    if isinstance(seed, np.random.SeedSequence):
-        root = seed
-    elif seed is None:
-        root = np.random.SeedSequence()
-    else:
-        root = np.random.SeedSequence(check_int(seed, "seed (an int, a SeedSequence or None)", 0))
-    children = root.spawn(seeds)
+    children = _root_seed_sequence(seed).spawn(seeds)
 
-    compared = invariant_equal = status_differs = 0
-    differences: dict[str, float] = {}
-    first_leak: int | None = None
-    done = 0
-    for r, child in enumerate(children):
-        if deadline.expired:
-            break
-        limit = None if deadline.seconds is None else max(deadline.remaining, 1e-3)
-        try:
-            rel = [mech.release(data, k, epsilon, delta, neighbouring=pair.neighbouring,
-                                random_state=np.random.default_rng(child), time_limit=limit, allow_invalid=True,
-                                **opts) for data in (pair.D0, pair.D1)]
-        except MechanismTimeout:
-            break
-        done += 1
-        if progress is not None:
-            progress(done, seeds)
-        if rel[0].is_bottom != rel[1].is_bottom:
-            status_differs += 1
-            continue
-        if rel[0].is_bottom:
-            continue
-        compared += 1
-        inv = _relative_difference(rel[0].projector, rel[1].projector)
-        if inv is None or inv > tolerance:
-            continue
-        invariant_equal += 1
-        for name in PROBE_FIELDS:
-            diff = _relative_difference(getattr(rel[0], name), getattr(rel[1], name))
-            if diff is None:
-                continue
-            differences[name] = max(differences.get(name, 0.0), diff)
-            if diff > tolerance and first_leak is None:
-                first_leak = r
-
-    leaking = [name for name, diff in differences.items() if diff > tolerance]
-    inv_words = "subspace (projector V̂V̂ᵀ)" if invariant == "projector" else invariant
-    if done == 0:
+    tally = _run_probe_seeds(mech, pair, children, k=k, epsilon=epsilon, delta=delta, opts=opts,
+                             tolerance=tolerance, deadline=deadline, progress=progress)
+    leaking = [name for name, diff in tally.differences.items() if diff > tolerance]
+    if tally.done == 0:
         raise MechanismTimeout("the probe stopped at the time limit before the first seed finished; raise it.")
-    if k == pair.D0.d and invariant == "projector":
-        verdict = "not applicable"
-        reason = (f"k = d = {k}: every release spans the whole space, so equal projectors say nothing; use k < d.")
-    elif leaking:
-        verdict = "leak"
-        worst = max(leaking, key=lambda f: differences[f])
-        reason = ("identical seeds, indistinguishable neighbours, different outputs: with the same random stream "
-                  f"D and D′ gave the same {inv_words} but a different {PROBE_FIELDS[worst]} (largest relative "
-                  f"difference {differences[worst]:.3g}, first at seed {first_leak}). So the "
-                  f"{', '.join(PROBE_FIELDS[f] for f in leaking)} depend{'s' if len(leaking) == 1 else ''} on the "
-                  "rows beyond the private selection: a leak with δ = 1.")
-    elif compared == 0:
-        verdict = "not applicable"
-        reason = "no seed gave an output (not ⊥) on both datasets, so nothing could be compared."
-    elif invariant_equal == 0:
-        verdict = "not applicable"
-        reason = (f"D and D′ never gave the same {inv_words} under the same seed, so they are not indistinguishable "
-                  "for this mechanism (its private output differs between them, as noisy outputs do).")
-    else:
-        verdict = "passed"
-        reason = (f"for all {invariant_equal} seeds where D and D′ gave the same {inv_words}, every released field "
-                  f"agreed within a relative {tolerance:g}: nothing beyond the selection depends on the rows.")
+    verdict, reason = _probe_verdict(tally, leaking, k=k, d=pair.D0.d, invariant=invariant, tolerance=tolerance)
     return ProbeResult(
         mechanism=mech.id, mechanism_name=mech.name, claimed_epsilon=epsilon, delta=delta,
-        neighbours=pair.as_dict(), neighbouring=pair.neighbouring, k=k, seeds=done, invariant=invariant,
-        tolerance=tolerance, verdict=verdict, compared=compared, invariant_equal=invariant_equal,
-        status_differs=status_differs, differences=differences, leaking_fields=leaking,
-        first_leaking_seed=first_leak, reason=reason, runtime_s=time.perf_counter() - started,
+        neighbours=pair.as_dict(), neighbouring=pair.neighbouring, k=k, seeds=tally.done, invariant=invariant,
+        tolerance=tolerance, verdict=verdict, compared=tally.compared, invariant_equal=tally.invariant_equal,
+        status_differs=tally.status_differs, differences=tally.differences, leaking_fields=leaking,
+        first_leaking_seed=tally.first_leak, reason=reason, runtime_s=time.perf_counter() - started,
         seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
     )
