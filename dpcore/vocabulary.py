@@ -1,12 +1,116 @@
-"""The project's shared vocabulary: column roles and the preprocessing choices, as string enums.
+"""The project's shared vocabulary, as string enums: privacy guarantees, neighbouring relations, column roles, the
+preprocessing choices and the band drawn over trials.
 
-One definition, imported by the data layer, the CLI and the dashboard. The members are :class:`enum.StrEnum`, so
-``FeatureScaling.SCHEMA == "schema"`` and plain strings keep working wherever a choice is accepted.
+One definition, imported by the library, the CLI and the dashboard; no other module spells these values as string
+literals (``tests/test_vocabulary_literals.py`` checks it). The members are :class:`enum.StrEnum`, so
+``Guarantee.PURE == "pure"`` and plain strings keep working wherever a choice is accepted (JSON, CSV, query strings).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+
+class Guarantee(StrEnum):
+    """The privacy guarantee a mechanism declares, strongest first (the definition order is the ranking)."""
+
+    PURE = "pure"                        #: ε-DP
+    APPROX = "approx"                    #: (ε, δ)-DP
+    HEURISTIC_MCMC = "heuristic-mcmc"    #: ε-DP only if an MCMC chain has converged
+    CLAIMED_INVALID = "claimed-invalid"  #: published as DP, but the proof is wrong: NOT private
+    NONE = "none"                        #: no guarantee (a reference: non-private PCA, a random subspace)
+
+    @property
+    def label(self) -> str:
+        """The full description (tables, the Inspect page)."""
+        return GUARANTEE_LABELS[self]
+
+    @property
+    def short_label(self) -> str:
+        """The guarantee as a legend reads it (short enough for eight entries on a slide)."""
+        return GUARANTEE_SHORT_LABELS[self]
+
+    @property
+    def is_private(self) -> bool:
+        """True for the guarantees that promise privacy (the heuristic one only if its chain converged)."""
+        return self in PRIVATE_GUARANTEES
+
+
+GUARANTEE_LABELS = {
+    Guarantee.PURE: "ε-DP (pure)",
+    Guarantee.APPROX: "(ε, δ)-DP",
+    Guarantee.HEURISTIC_MCMC: "heuristic: ε-DP only if the MCMC chain has converged",
+    Guarantee.CLAIMED_INVALID: "claimed DP, but NOT private (published proof is wrong)",
+    Guarantee.NONE: "not private (reference)",
+}
+GUARANTEE_SHORT_LABELS = {
+    Guarantee.PURE: "ε-DP",
+    Guarantee.APPROX: "(ε,δ)-DP",
+    Guarantee.HEURISTIC_MCMC: "heuristic ε-DP",
+    Guarantee.CLAIMED_INVALID: "NOT PRIVATE",
+    Guarantee.NONE: "not private",
+}
+#: Guarantees that promise privacy (a release under them can be end-to-end private).
+PRIVATE_GUARANTEES = frozenset({Guarantee.PURE, Guarantee.APPROX, Guarantee.HEURISTIC_MCMC})
+
+
+class Neighbouring(StrEnum):
+    """Which datasets are neighbours: the relation a DP guarantee is stated under."""
+
+    REPLACE = "replace"        #: replace one record (n is public; all five source papers)
+    ADD_REMOVE = "add_remove"  #: add or remove one record (n is private)
+
+    @property
+    def label(self) -> str:
+        """The relation with what it implies for n, e.g. ``"replace-one (n public)"``."""
+        return NEIGHBOURING_LABELS[self]
+
+    @property
+    def short_label(self) -> str:
+        """The relation's name alone, e.g. ``"replace-one"`` (captions)."""
+        return NEIGHBOURING_SHORT_LABELS[self]
+
+
+NEIGHBOURING_LABELS = {
+    Neighbouring.REPLACE: "replace-one (n public)",
+    Neighbouring.ADD_REMOVE: "add/remove-one",
+}
+NEIGHBOURING_SHORT_LABELS = {
+    Neighbouring.REPLACE: "replace-one",
+    Neighbouring.ADD_REMOVE: "add/remove-one",
+}
+
+
+class Band(StrEnum):
+    """The band drawn around a mean curve over trials."""
+
+    SD = "sd"          #: mean ± one standard deviation
+    MINMAX = "minmax"  #: the range over trials
+
+    @property
+    def label(self) -> str:
+        """The choice as a radio button shows it, e.g. ``"±1 sd"``."""
+        return BAND_LABELS[self]
+
+    @property
+    def meaning(self) -> str:
+        """What the band is, as a caption says it, e.g. ``"mean ± 1 sd"``."""
+        return BAND_MEANINGS[self]
+
+    @classmethod
+    def from_label(cls, label: str) -> Band:
+        """The band whose :attr:`label` (or value) is ``label``."""
+        for band in cls:
+            if label in (band.label, band.value):
+                return band
+        raise ValueError(f"band must be one of {[b.label for b in cls]}, got {label!r}.")
+
+
+BAND_LABELS = {Band.SD: "±1 sd", Band.MINMAX: "min–max"}
+BAND_MEANINGS = {Band.SD: "mean ± 1 sd", Band.MINMAX: "min–max"}
+
+#: The label selector's entry for "no label column" (every column stays a feature).
+NO_LABEL = "(none)"
 
 
 class ColumnRole(StrEnum):
