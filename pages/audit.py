@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,11 +31,12 @@ from dpcore.audit.runner import audit_task
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import identifier_label
 from dpcore.explain.statements import delta_statement
-from dpcore.mechanisms import get_mechanism, mechanism_ids
+from dpcore.mechanisms import Mechanism, get_mechanism, mechanism_ids
 from dpcore.runtime.parallel import Task
 from pages.ui import nav as _nav
 from pages.ui.charts import trace_style
 from pages.ui.pool import pool_notice, shared_pool
+from pages.ui.state import keep_alive
 
 RESULT_KEY = "audit_result"
 #: The session's running audit (a job on the server's shared pool) and the note of the last one that did not finish.
@@ -521,12 +523,36 @@ def _valid_choice(key: str, options: tuple) -> None:
         st.session_state[key] = options[0]
 
 
-def main() -> None:
-    _nav.ensure_navigation()  # links on the first request of a fresh server that opens /audit directly
-    # Keep the other pages' settings alive: Streamlit drops a widget's state after a run of a page without that
-    # widget, and the after-run URL sync (and the user's next visit to Explore) still reads them.
-    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("dp_")]:
-        st.session_state[key] = st.session_state[key]
+@dataclass(frozen=True)
+class _AuditSettings:
+    """The settings widgets' values, as the audit and the probe take them."""
+
+    mechanism_id: str
+    mech: Mechanism
+    epsilon: float
+    delta: float
+    trials: int
+    neighbours: str
+    relation: str
+    statistic: str
+    field: str
+    n: int
+    k: int
+    seed: int
+    time_limit: float
+
+    @property
+    def neighbouring(self) -> str | None:
+        """The relation to audit; None: the construction's own."""
+        return None if self.relation == "auto" else self.relation
+
+    @property
+    def delta_arg(self) -> float | None:
+        """The claimed δ for a mechanism that uses one, else None."""
+        return float(self.delta) if self.mech.uses_delta else None
+
+
+def _show_intro() -> None:
     st.title("Privacy audit")
     st.write(
         "Run a mechanism thousands of times on two datasets that differ in one person's record and look for an "
@@ -535,6 +561,9 @@ def main() -> None:
         "loss ε (and on δ). If a bound exceeds the claim, the claim is false."
     )
 
+
+def _show_presets() -> None:
+    """Apply a preset from the link, then one button per preset."""
     _preset_from_link()
     st.subheader("Presets")
     names = list(PRESETS)
@@ -544,6 +573,9 @@ def main() -> None:
             col.button(name, key=f"audit_preset_{names.index(name)}", on_click=_apply_preset, args=(name,),
                        width="stretch")
 
+
+def _settings_widgets() -> _AuditSettings:
+    """The Settings section: mechanism, claim, neighbours, statistic, sizes, seed and time limit."""
     st.subheader("Settings")
     ids = mechanism_ids()
     _init_state("sn_imtiaz" if "sn_imtiaz" in ids else ids[0])
@@ -588,18 +620,53 @@ def main() -> None:
                                   key="audit_time_limit")
     if mech.invalid:
         st.warning(f"{mech.name} is a labelled exhibit: its published privacy proof is wrong.")
+    return _AuditSettings(mid, mech, epsilon, delta, trials, neighbours, relation, statistic, field, n, k, seed,
+                          time_limit)
 
-    neighbouring = None if relation == "auto" else relation
-    delta_arg = float(delta) if mech.uses_delta else None
-    settings_error = ""
+
+def _show_estimate(s: _AuditSettings) -> str:
+    """Caption the estimated run time; returns the settings' error message ("" when they are valid)."""
     try:
-        seconds = _estimate(mid, float(epsilon), delta_arg, int(trials), neighbours, neighbouring, int(n), int(k))
+        seconds = _estimate(s.mechanism_id, float(s.epsilon), s.delta_arg, int(s.trials), s.neighbours,
+                            s.neighbouring, int(s.n), int(s.k))
         st.caption(f"Estimated run time: about {seconds:.0f} s (from a short pilot run)."
                    if seconds >= 1 else "Estimated run time: under a second.")
     except DPCoreError as exc:
-        settings_error = str(exc)
-        st.error(settings_error)
+        st.error(str(exc))
+        return str(exc)
+    return ""
 
+
+def _start_audit(s: _AuditSettings, settings_error: str) -> None:
+    """Submit the audit to the server's shared worker pool; its handle lives in this session only."""
+    _audit_job(cancel=True)
+    audit_args = dict(mechanism_id=s.mechanism_id, epsilon=float(s.epsilon), delta=s.delta_arg,
+                      neighbours=s.neighbours, statistic=s.statistic, trials=int(s.trials), k=int(s.k),
+                      seed=int(s.seed) or None, time_limit=float(s.time_limit), n=int(s.n),
+                      neighbouring=s.neighbouring, field=s.field)
+    st.session_state[AUDIT_JOB_KEY] = (shared_pool().submit(
+        [Task(audit_task, (audit_args,), hard_limit=AUDIT_HARD_FACTOR * float(s.time_limit)
+              + AUDIT_HARD_GRACE_S)], label="audit"), settings_error)
+
+
+def _run_probe(s: _AuditSettings, probe_seeds: int, settings_error: str) -> None:
+    """Run the determinism probe in the page run and keep its result (an error not already shown is shown)."""
+    with st.spinner("Running both datasets with identical seeds…"):
+        try:
+            result = determinism_probe(s.mechanism_id, float(s.epsilon), s.delta_arg,
+                                       neighbours="in_plane" if s.neighbours == "all" else s.neighbours,
+                                       neighbouring=s.neighbouring, k=int(s.k), n=int(s.n), seeds=int(probe_seeds),
+                                       seed=int(s.seed) or None, time_limit=float(s.time_limit))
+        except DPCoreError as exc:
+            if str(exc) != settings_error:
+                st.error(str(exc))
+        else:
+            st.session_state[PROBE_KEY] = result
+            st.session_state.pop(RESULT_KEY, None)
+
+
+def _run_controls(s: _AuditSettings, settings_error: str) -> None:
+    """The Run audit / Run determinism probe buttons, and what they start (also when requested by a preset)."""
     b1, b2, b3 = st.columns([1, 1, 2])
     run = b1.button("Run audit", type="primary", key="audit_run")
     probe = b2.button("Run determinism probe", key="audit_probe_run",
@@ -607,29 +674,15 @@ def main() -> None:
                            "differ (use the in_plane neighbours and k < d).")
     probe_seeds = b3.number_input("Probe seeds", min_value=1, max_value=1_000, step=1, key="audit_probe_seeds")
     started = bool(run or st.session_state.pop("audit_run_requested", False))
-    if started:  # the audit runs on the server's shared worker pool; its handle lives in this session only
-        _audit_job(cancel=True)
-        audit_args = dict(mechanism_id=mid, epsilon=float(epsilon), delta=delta_arg, neighbours=neighbours,
-                          statistic=statistic, trials=int(trials), k=int(k), seed=int(seed) or None,
-                          time_limit=float(time_limit), n=int(n), neighbouring=neighbouring, field=field)
-        st.session_state[AUDIT_JOB_KEY] = (shared_pool().submit(
-            [Task(audit_task, (audit_args,), hard_limit=AUDIT_HARD_FACTOR * float(time_limit)
-                  + AUDIT_HARD_GRACE_S)], label="audit"), settings_error)
+    if started:
+        _start_audit(s, settings_error)
     _audit_progress(_wait_seconds() if started else 0.0)
     if probe or st.session_state.pop("audit_probe_requested", False):
-        with st.spinner("Running both datasets with identical seeds…"):
-            try:
-                result = determinism_probe(mid, float(epsilon), delta_arg,
-                                           neighbours="in_plane" if neighbours == "all" else neighbours,
-                                           neighbouring=neighbouring, k=int(k), n=int(n), seeds=int(probe_seeds),
-                                           seed=int(seed) or None, time_limit=float(time_limit))
-            except DPCoreError as exc:
-                if str(exc) != settings_error:
-                    st.error(str(exc))
-            else:
-                st.session_state[PROBE_KEY] = result
-                st.session_state.pop(RESULT_KEY, None)
+        _run_probe(s, probe_seeds, settings_error)
 
+
+def _show_current_result() -> None:
+    """The running audit's interim result, else the last probe, else the last audit, else a hint."""
     if _show_running_audit():  # a running audit shows its latest interim result
         pass
     elif st.session_state.get(PROBE_KEY) is not None:
@@ -639,9 +692,8 @@ def main() -> None:
     else:
         st.caption("Choose a preset or press *Run audit*.")
 
-    with st.expander("Sampler self-test (is the Bingham sampler exact?)"):
-        _sampler_selftest()
 
+def _show_reading_guide() -> None:
     with st.expander("How to read an audit"):
         st.markdown(
             "- **Violated** means the data prove, at the stated confidence, that the mechanism leaks more than "
@@ -668,6 +720,20 @@ def main() -> None:
             "private choice is the same (e.g. the same subspace), every other released number must be the same "
             "too; anything else reveals the records."
         )
+
+
+def main() -> None:
+    _nav.ensure_navigation()  # links on the first request of a fresh server that opens /audit directly
+    keep_alive()  # the other pages' settings survive a run of this page (it keeps its own)
+    _show_intro()
+    _show_presets()
+    settings = _settings_widgets()
+    settings_error = _show_estimate(settings)
+    _run_controls(settings, settings_error)
+    _show_current_result()
+    with st.expander("Sampler self-test (is the Bingham sampler exact?)"):
+        _sampler_selftest()
+    _show_reading_guide()
 
 
 main()
