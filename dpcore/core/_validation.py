@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from numbers import Integral, Real
 
 from ..exceptions import InvalidParameterError
+from ..vocabulary import Neighbouring
 
-NEIGHBOURING_RELATIONS = ("replace", "add_remove")
+NEIGHBOURING_RELATIONS = tuple(Neighbouring)
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon", allow_zero: bool = False) -> float:
@@ -73,7 +74,7 @@ def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
     """Return ``value`` after checking it is one of ``choices``."""
     options = tuple(choices)
     if value not in options:
-        raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}.")
+        raise InvalidParameterError(f"{name} must be one of {', '.join(repr(str(o)) for o in options)}; got {value!r}.")
     return str(value)
 
 

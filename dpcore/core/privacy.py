@@ -7,6 +7,7 @@ C = Σ xᵢxᵢᵀ is the unnormalised second-moment ("scatter") matrix, and the
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,23 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ..vocabulary import GUARANTEE_LABELS, NEIGHBOURING_LABELS, Guarantee, Neighbouring  # noqa: F401 (re-exported)
 from ._validation import check_delta, check_epsilon, check_neighbouring, check_positive
 
-#: Guarantees a mechanism can declare, strongest first.
-GUARANTEES = ("pure", "approx", "heuristic-mcmc", "claimed-invalid", "none")
-
-GUARANTEE_LABELS = {
-    "pure": "ε-DP (pure)",
-    "approx": "(ε, δ)-DP",
-    "heuristic-mcmc": "heuristic: ε-DP only if the MCMC chain has converged",
-    "claimed-invalid": "claimed DP, but NOT private (published proof is wrong)",
-    "none": "not private (reference)",
-}
-
-NEIGHBOURING_LABELS = {
-    "replace": "replace-one (n public)",
-    "add_remove": "add/remove-one",
-}
+#: Guarantees a mechanism can declare, strongest first (:class:`~dpcore.vocabulary.Guarantee`); the labels are the
+#: vocabulary's, re-exported here for the old import path.
+GUARANTEES = tuple(Guarantee)
 
 
 @dataclass(frozen=True)
@@ -103,24 +93,24 @@ def ledger_is_private(entries: Iterable[LedgerEntry]) -> bool:
 # Sensitivities (spec §1.2), for rows with ‖x‖ ≤ 1. Multiply by B² for a bound B.
 # --------------------------------------------------------------------------------------------------
 
-def l2_sensitivity_upper_triangle(neighbouring: str = "replace") -> float:
+def l2_sensitivity_upper_triangle(neighbouring: str = Neighbouring.REPLACE) -> float:
     """L2 sensitivity of the upper triangle (incl. diagonal) of C: √2 (replace) or 1 (add/remove)."""
-    return math.sqrt(2.0) if check_neighbouring(neighbouring) == "replace" else 1.0
+    return math.sqrt(2.0) if check_neighbouring(neighbouring) == Neighbouring.REPLACE else 1.0
 
 
-def l1_sensitivity_upper_triangle(d: int, neighbouring: str = "replace") -> float:
+def l1_sensitivity_upper_triangle(d: int, neighbouring: str = Neighbouring.REPLACE) -> float:
     """Tight L1 sensitivity of the upper triangle of C: d+1 (replace) or (d+1)/2 (add/remove)."""
-    return (d + 1.0) if check_neighbouring(neighbouring) == "replace" else (d + 1.0) / 2.0
+    return (d + 1.0) if check_neighbouring(neighbouring) == Neighbouring.REPLACE else (d + 1.0) / 2.0
 
 
-def l1_sensitivity_eigenvalues(neighbouring: str = "replace") -> float:
+def l1_sensitivity_eigenvalues(neighbouring: str = Neighbouring.REPLACE) -> float:
     """L1 sensitivity of the eigenvalue vector λ(C) (Lidskii): 2 (replace) or 1 (add/remove)."""
-    return 2.0 if check_neighbouring(neighbouring) == "replace" else 1.0
+    return 2.0 if check_neighbouring(neighbouring) == Neighbouring.REPLACE else 1.0
 
 
-def l2_sensitivity_projection(neighbouring: str = "replace") -> float:
+def l2_sensitivity_projection(neighbouring: str = Neighbouring.REPLACE) -> float:
     """Frobenius sensitivity of (C − C')V for orthonormal V: √2 (replace) or 1 (add/remove)."""
-    return math.sqrt(2.0) if check_neighbouring(neighbouring) == "replace" else 1.0
+    return math.sqrt(2.0) if check_neighbouring(neighbouring) == Neighbouring.REPLACE else 1.0
 
 
 #: Sensitivity of the quadratic score uᵀCu (unit u) and of tr(VᵀCV): 1 under both relations.
@@ -161,9 +151,13 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, l2_sensitivity: float 
 
     Valid for every ε > 0. Solved by root finding on the exact privacy profile (monotone in σ).
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, required=True)
-    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+    return _analytic_sigma(check_epsilon(epsilon), check_delta(delta, required=True),
+                           check_positive(l2_sensitivity, "l2_sensitivity"))
+
+
+@functools.lru_cache(maxsize=256)
+def _analytic_sigma(epsilon: float, delta: float, l2_sensitivity: float) -> float:
+    """:func:`gaussian_sigma_analytic` on validated public parameters (cached: a sweep asks for the same σ often)."""
 
     def excess(log_sigma: float) -> float:
         return _gaussian_delta(math.exp(log_sigma), epsilon, l2_sensitivity) - delta

@@ -10,18 +10,19 @@ from __future__ import annotations
 from ..core.noise import wishart_bartlett
 from ..core.privacy import LedgerEntry, wishart_support_violation_probability
 from ..explain.statements import delta_statement
+from ..vocabulary import Guarantee, Neighbouring
 from .base import Mechanism, MechanismOutput
 
 
 class InvalidWishart(Mechanism):
     """Base for SN and Jiang: subclasses define ``noise_scale(epsilon, options)`` on the C scale."""
 
-    guarantee = "claimed-invalid"
+    guarantee = Guarantee.CLAIMED_INVALID
     output = "covariance"
     utility_family = "additive"
     domain = ("none: the claimed guarantee fails for every δ below the counterexample δ (the output's support "
               "depends on the data); shown only as a labelled exhibit")
-    neighbourings = ("replace",)
+    neighbourings = (Neighbouring.REPLACE,)
 
     def noise_scale(self, epsilon: float, options: dict) -> float:  # pragma: no cover - abstract
         raise NotImplementedError

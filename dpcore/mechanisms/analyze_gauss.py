@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..core.noise import symmetric_gaussian
 from ..core.privacy import LedgerEntry, gaussian_sigma, l2_sensitivity_upper_triangle
+from ..vocabulary import Guarantee
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 
@@ -28,7 +29,7 @@ class AnalyzeGauss(Mechanism):
     formula = (r"\hat C = XX^\top + E,\; E_{ij}=E_{ji}\sim\mathcal N(0,\sigma^2),\; "
                r"\sigma=\sigma(\varepsilon,\delta,\Delta_2)")
     cost = "O(nd² + d³)"
-    guarantee = "approx"
+    guarantee = Guarantee.APPROX
     output = "covariance"
     uses_delta = True
     utility_family = "additive"

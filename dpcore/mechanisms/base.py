@@ -21,6 +21,7 @@ from ..core.seeding import RandomState, Stage, stage_rng
 from ..core.timing import Deadline
 from ..exceptions import InvalidMechanismError, InvalidParameterError
 from ..params import Param
+from ..vocabulary import PRIVATE_GUARANTEES, Guarantee, Neighbouring
 
 if TYPE_CHECKING:  # the data layer (pandas, scipy.stats) loads on first release, not on `import dpcore.mechanisms`
     from ..data.prepared import PreparedData
@@ -120,7 +121,7 @@ class Release:
     def is_private(self) -> bool:
         """False when a preprocessing or mechanism step is not private, or the mechanism's guarantee is none or
         claimed-invalid."""
-        return self.guarantee not in ("none", "claimed-invalid") and all(e.private for e in self.full_ledger)
+        return self.guarantee in PRIVATE_GUARANTEES and all(e.private for e in self.full_ledger)
 
     def as_dict(self) -> dict:
         """JSON-ready record: settings, the private output and, apart and labelled, the non-private diagnostics."""
@@ -150,7 +151,7 @@ class Release:
 
 def eigenvalue_ceiling(data: PreparedData, neighbouring: str) -> float:
     """Upper clip for released eigenvalues: n where n is public (replace-one), +∞ under add/remove (n private)."""
-    return float(data.n) if neighbouring == "replace" else math.inf
+    return float(data.n) if neighbouring == Neighbouring.REPLACE else math.inf
 
 
 class Mechanism(ABC):
@@ -169,7 +170,7 @@ class Mechanism(ABC):
     strict_k: ClassVar[bool] = False  # True when k must be < d
     needs_rows: ClassVar[bool] = False  # True when the mechanism reads X, not only C
     params: ClassVar[tuple[Param, ...]] = ()
-    neighbourings: ClassVar[tuple[str, ...]] = ("replace", "add_remove")
+    neighbourings: ClassVar[tuple[str, ...]] = tuple(Neighbouring)
     order: ClassVar[int] = 100  # display order within its guarantee group
     #: Scaling family for the Sample size page's guides (dpcore.evaluation.theory.FAMILIES): "exponential" (shortfall
     #: ∝ 1/n),
@@ -181,7 +182,7 @@ class Mechanism(ABC):
     # --- metadata --------------------------------------------------------------------------------
     @property
     def invalid(self) -> bool:
-        return self.guarantee == "claimed-invalid"
+        return self.guarantee == Guarantee.CLAIMED_INVALID
 
     def guarantee_for(self, k: int, options: dict) -> str:
         """The guarantee of a release with these settings (e.g. PPCA is exact for k = 1)."""
@@ -193,6 +194,17 @@ class Mechanism(ABC):
 
     def default_options(self) -> dict:
         return {p.name: p.default for p in self.params}
+
+    def check_neighbouring(self, neighbouring: object, given: str = "got") -> str:
+        """Return the relation after checking it is known and this mechanism supports it (the one such check).
+
+        ``given`` words where the value came from in the error (e.g. "the supplied pair is").
+        """
+        neighbouring = check_neighbouring(neighbouring)
+        if neighbouring not in self.neighbourings:
+            raise InvalidParameterError(
+                f"{self.id} supports neighbouring {', '.join(self.neighbourings)}; {given} {neighbouring!r}.")
+        return neighbouring
 
     def validate_options(self, options: dict) -> dict:
         """Check option names and values; returns defaults merged with ``options``."""
@@ -236,7 +248,7 @@ class Mechanism(ABC):
         epsilon: float,
         delta: float = 0.0,
         *,
-        neighbouring: str = "replace",
+        neighbouring: str = Neighbouring.REPLACE,
         random_state: RandomState = None,
         time_limit: float | None = None,
         allow_invalid: bool = False,
@@ -260,11 +272,7 @@ class Mechanism(ABC):
         k = check_k(k, data.d, strict=self.strict_k)
         epsilon = check_epsilon(epsilon)
         delta = check_delta(delta, required=self.uses_delta)
-        neighbouring = check_neighbouring(neighbouring)
-        if neighbouring not in self.neighbourings:
-            raise InvalidParameterError(
-                f"{self.id} supports neighbouring {', '.join(self.neighbourings)}; got {neighbouring!r}."
-            )
+        neighbouring = self.check_neighbouring(neighbouring)
         deadline = Deadline(check_time_limit(time_limit))
         opts = self.validate_options(options)
         self.check_domain(d=data.d, k=k, epsilon=epsilon, delta=delta, neighbouring=neighbouring, options=opts)
@@ -272,11 +280,11 @@ class Mechanism(ABC):
 
         out = self._release(data, k, epsilon, delta, neighbouring=neighbouring, rng=rng, deadline=deadline,
                             **opts)
-        guarantee = self.guarantee_for(k, opts)
+        guarantee = str(self.guarantee_for(k, opts))  # the plain value: releases and sweep rows hold strings
         if guarantee not in GUARANTEES:  # pragma: no cover - programming error in a subclass
             raise InvalidMechanismError(f"{self.id} declared an unknown guarantee {guarantee!r}.")
         spent_eps, spent_delta = ledger_total(out.ledger)
-        if guarantee in ("pure", "approx", "heuristic-mcmc") and (
+        if guarantee in PRIVATE_GUARANTEES and (
                 spent_eps > epsilon * (1 + 1e-9) + 1e-12 or spent_delta > delta * (1 + 1e-9) + 1e-15):
             # Internal consistency: a mechanism never spends more than it was given.
             raise InvalidMechanismError(
@@ -284,7 +292,7 @@ class Mechanism(ABC):
                 f"({epsilon:g}, {delta:g}); this is a bug in the mechanism — please report it.")
 
         # n is public only under replace-one; under add/remove nothing released may depend on it.
-        public_n = data.n if neighbouring == "replace" else None
+        public_n = data.n if neighbouring == Neighbouring.REPLACE else None
         diagnostics = Diagnostics(out.diagnostics)
         diagnostics.setdefault("n_rows", data.n)
         common = dict(

@@ -23,13 +23,14 @@ from ..core.noise import laplace
 from ..core.privacy import LedgerEntry, l1_sensitivity_eigenvalues
 from ..core.timing import Deadline
 from ..samplers.bingham import KentBinghamSampler
+from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling
 
 EXPONENT_FACTORS = {"paper": 0.25, "tight": 0.5}
 
 
-def ad_tau(epsilon0: float, d: int, beta: float, neighbouring: str = "replace") -> float:
+def ad_tau(epsilon0: float, d: int, beta: float, neighbouring: str = Neighbouring.REPLACE) -> float:
     """AD's τ = (Δ/ε₀)·ln(2d/β) (Δ = eigenvalue L1 sensitivity; ε₀ = 0.5, d = 13, β = 0.05 → 25.0153)."""
     return l1_sensitivity_eigenvalues(neighbouring) / epsilon0 * math.log(2.0 * d / beta)
 
@@ -53,7 +54,7 @@ class _Iterative(Mechanism):
     """Shared body of IT-U and AD (not registered)."""
 
     output = "covariance"
-    guarantee = "pure"
+    guarantee = Guarantee.PURE
     utility_family = "exponential"  # the subspace comes from exponential-mechanism draws
     cost = "O(d⁴) + rejections (d eigendecompositions of shrinking size)"
     domain = ("every ε > 0; both relations (eigenvalue L1 sensitivity 2 replace-one, 1 add/remove; score "
@@ -76,7 +77,7 @@ class _Iterative(Mechanism):
         shares = exact_shares(epsilon, eps0, weights)
         eps_vec = shares[1:] + [0.0] * (draws - paid)
         thetas, proposals = self._vectors(data.C, eps_vec, exponent, rng, deadline)
-        clip_note = "[0, n]" if neighbouring == "replace" else "[0, ∞) (n is private under add/remove)"
+        clip_note = "[0, n]" if neighbouring == Neighbouring.REPLACE else "[0, ∞) (n is private under add/remove)"
         ledger = [LedgerEntry("eigenvalues (Laplace)", eps0,
                               note=f"λ(C) + Lap({scale:.4g}) each, sorted, clipped to {clip_note}")]
         factor = EXPONENT_FACTORS[exponent]

@@ -15,6 +15,7 @@ import numpy as np
 from ..core.noise import laplace
 from ..core.privacy import SCORE_SENSITIVITY, LedgerEntry
 from ..samplers.bingham import KentBinghamSampler
+from ..vocabulary import Guarantee
 from . import register
 from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling
 
@@ -37,7 +38,7 @@ class KapralovTalwar(Mechanism):
                r"\hat\lambda_i=\hat\theta_i^\top R_i\hat\theta_i+\mathrm{Lap}(1/\varepsilon_\lambda),\; "
                r"R_{i+1}=R_i-\hat\lambda_i\hat\theta_i\hat\theta_i^\top")
     cost = "O(k·d³) + rejections"
-    guarantee = "pure"
+    guarantee = Guarantee.PURE
     output = "covariance"
     order = 45
     utility_family = "exponential"

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from ..core.noise import symmetric_laplace
 from ..core.privacy import LedgerEntry, l1_sensitivity_upper_triangle
+from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 
 
-def laplace_scale(d: int, epsilon: float, neighbouring: str = "replace", sensitivity: str = "paper") -> float:
+def laplace_scale(d: int, epsilon: float, neighbouring: str = Neighbouring.REPLACE,
+                  sensitivity: str = "paper") -> float:
     """Laplace scale b on C: paper 2d/ε (d/ε for add/remove), tight (d+1)/ε ((d+1)/(2ε) for add/remove)."""
     if sensitivity == "paper":
-        l1 = 2.0 * d if neighbouring == "replace" else float(d)
+        l1 = 2.0 * d if neighbouring == Neighbouring.REPLACE else float(d)
     else:
         l1 = l1_sensitivity_upper_triangle(d, neighbouring)
     return l1 / epsilon
@@ -34,7 +36,7 @@ class LaplaceInputPerturbation(Mechanism):
     reference = "Jiang, Xie & Zhang (AAAI 2016), Algorithm 1; Amin et al. (NeurIPS 2019), baseline L"
     formula = r"\hat C = XX^\top + L,\; L_{ij}=L_{ji}\sim\mathrm{Lap}(2d/\varepsilon)"
     cost = "O(nd² + d³)"
-    guarantee = "pure"
+    guarantee = Guarantee.PURE
     output = "covariance"
     order = 30
     utility_family = "additive"

@@ -12,6 +12,7 @@ from ..core._validation import check_delta, check_epsilon, check_int
 from ..core.noise import symmetric_gaussian
 from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
+from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 
@@ -47,10 +48,10 @@ class ModSulq(Mechanism):
     formula = (r"\hat A = \tfrac1n XX^\top + N,\; N_{ij}=N_{ji}\sim\mathcal N(0,\beta^2),\; "
                r"\beta=\frac{d+1}{n\varepsilon}\sqrt{2\ln\frac{d^2+d}{2\delta\sqrt{2\pi}}}+\frac{1}{n\sqrt\varepsilon}")
     cost = "O(nd² + d³)"
-    guarantee = "approx"
+    guarantee = Guarantee.APPROX
     output = "covariance"
     uses_delta = True
-    neighbourings = ("replace",)
+    neighbourings = (Neighbouring.REPLACE,)
     order = 10
     utility_family = "additive"
     domain = ("d ≥ 2 and (d² + d)/(2δ√(2π)) ≥ e² (Theorem 5's tail bound; true for every practical δ), any ε > 0; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.privacy import LedgerEntry
+from ..vocabulary import Guarantee
 from . import register
 from .base import Mechanism, MechanismOutput
 
@@ -19,7 +20,7 @@ class NonPrivatePCA(Mechanism):
     reference = "Baseline (Chaudhuri, Sarwate & Sinha 2013, §6)"
     formula = r"\hat V = V_k(C),\quad \hat C = C"
     cost = "O(nd² + d³)"
-    guarantee = "none"
+    guarantee = Guarantee.NONE
     output = "covariance"
     order = 0
     domain = ("none: not private at any ε (the non-private reference)")

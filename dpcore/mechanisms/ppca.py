@@ -19,6 +19,7 @@ from ..core.privacy import LedgerEntry
 from ..samplers.bingham import KentBinghamSampler
 from ..samplers.convergence import ESS_MIN, RHAT_MAX
 from ..samplers.gibbs import CONVERGENCE_THRESHOLD, STAT_NAMES, bmf_gibbs
+from ..vocabulary import Guarantee
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 
@@ -54,7 +55,7 @@ class PPCA(Mechanism):
     formula = (r"p(\hat V) \propto \exp\!\big(\tfrac{\varepsilon}{2}\,\mathrm{tr}(\hat V^\top C \hat V)\big),"
                r"\quad \hat V^\top \hat V = I_k")
     cost = "O(T·k·d³) Gibbs (k > 1); O(d³) + rejections (k = 1)"
-    guarantee = "heuristic-mcmc"
+    guarantee = Guarantee.HEURISTIC_MCMC
     output = "subspace"
     strict_k = True
     order = 10
@@ -70,7 +71,7 @@ class PPCA(Mechanism):
     )
 
     def guarantee_for(self, k: int, options: dict) -> str:
-        return "pure" if k == 1 else "heuristic-mcmc"
+        return Guarantee.PURE if k == 1 else Guarantee.HEURISTIC_MCMC
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, burn_in=DEFAULT_BURN_IN,
                  chains=DEFAULT_CHAINS):

@@ -16,6 +16,7 @@ from ..core._validation import check_delta, check_epsilon, check_int
 from ..core.linalg import orthonormalize
 from ..core.noise import uniform_stiefel
 from ..core.privacy import LedgerEntry, l2_sensitivity_projection, zcdp_rho
+from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 
@@ -28,7 +29,7 @@ def default_iterations(d: int) -> int:
     return max(1, math.ceil(ITERATION_FACTOR * math.log(max(d, 2))))
 
 
-def ppm_sigma(epsilon: float, delta: float, L: int, neighbouring: str = "replace") -> float:
+def ppm_sigma(epsilon: float, delta: float, L: int, neighbouring: str = Neighbouring.REPLACE) -> float:
     """Per-entry noise σ = Δ·√(L/(2ρ)) (ε = 1, δ = 1e−5, L = 20, replace-one → ρ = 0.0208199, σ = 30.9938)."""
     L = check_int(L, "iterations", 1)
     return l2_sensitivity_projection(neighbouring) * math.sqrt(L / (2.0 * zcdp_rho(epsilon, delta)))
@@ -62,7 +63,7 @@ class PrivatePowerMethod(Mechanism):
     formula = (r"X_\ell=\mathrm{QR}(C X_{\ell-1}+G_\ell),\; G_\ell\sim\mathcal N(0,\sigma^2)^{d\times k},\; "
                r"\sigma=\Delta\sqrt{L/(2\rho)},\; \rho=(\sqrt{\varepsilon+\ln(1/\delta)}-\sqrt{\ln(1/\delta)})^2")
     cost = "O(L·d²·k)"
-    guarantee = "approx"
+    guarantee = Guarantee.APPROX
     output = "subspace"
     uses_delta = True
     order = 30

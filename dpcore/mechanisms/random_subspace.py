@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.noise import uniform_stiefel
 from ..core.privacy import LedgerEntry
+from ..vocabulary import Guarantee
 from . import register
 from .base import Mechanism, MechanismOutput
 
@@ -20,7 +21,7 @@ class RandomSubspace(Mechanism):
     reference = "Chaudhuri, Sarwate & Sinha (JMLR 2013), §6.3 'random projection' baseline"
     formula = r"\hat V = Q,\quad QR = G,\; G_{ij}\sim N(0,1)"
     cost = "O(dk²)"
-    guarantee = "pure"
+    guarantee = Guarantee.PURE
     output = "subspace"
     order = 0
     domain = ("every ε (it never reads the data and spends nothing); both relations")

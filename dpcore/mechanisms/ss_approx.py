@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
+from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from ._subspace_learning import (
     TARGET_GRID_ERROR,
@@ -102,11 +103,11 @@ class SinghalSteinkeApprox(Mechanism):
                r"\tilde c=c+\mathrm{Lap}(2/\varepsilon)\ge \tau_h=1+\tfrac{2}{\varepsilon}\ln\tfrac{2}{\delta},\ "
                r"\hat\Pi=\mathrm{top}_k\,\mathrm{SVD}(\hat P)")
     cost = "O(t·(m²d + m³) + t·q·d·k) (per-block PCA via the m×m Gram matrix when m < d)"
-    guarantee = "approx"
+    guarantee = Guarantee.APPROX
     output = "subspace"
     uses_delta = True
     needs_rows = True
-    neighbourings = ("replace",)
+    neighbourings = (Neighbouring.REPLACE,)
     order = 61
     domain = "every ε > 0 and 0 < δ < 1; replace-one (block sizes n/t are public)"
     params = APPROX_PARAMS

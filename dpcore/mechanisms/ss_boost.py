@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
+from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from ._subspace_learning import boost_select, dpase, draw_approx_plan, grid_relative_error, hopeless_grid_reason
 from .base import Mechanism, MechanismOutput, Param
@@ -43,11 +44,11 @@ class SinghalSteinkeBoost(Mechanism):
     formula = (r"\hat\Pi=\hat\Pi_i \text{ with } \#\{j:\|\hat\Pi_i-\hat\Pi_j\|_2\le 2\alpha\}\ge 0.6\,r,"
                r"\ \text{else}\ \bot")
     cost = "r × the approximate case on n/r rows, plus O(r²k²d) comparisons"
-    guarantee = "approx"
+    guarantee = Guarantee.APPROX
     output = "subspace"
     uses_delta = True
     needs_rows = True
-    neighbourings = ("replace",)
+    neighbourings = (Neighbouring.REPLACE,)
     order = 62
     domain = ("every ε > 0 and 0 < δ < 1; replace-one (the r runs use disjoint chunks of public size n // r)")
     params = (

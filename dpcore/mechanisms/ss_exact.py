@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
+from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from ._subspace_learning import (
     DEFAULT_MAX_WORK,
@@ -69,7 +70,7 @@ class SinghalSteinkeExact(Mechanism):
                r"\hat S = S_1 \text{ iff } \max(0,q(S_1)-s_2-1)+\mathrm{TLap}(2/\varepsilon, A_T) > A_T,\ "
                r"A_T=\tfrac{2}{\varepsilon}\ln\!\big(1+\tfrac{e^\varepsilon-1}{2\delta}\big)")
     cost = "O(C(n, k−1)·(n² + nd)) — exponential in k (teaching sizes only)"
-    guarantee = "approx"
+    guarantee = Guarantee.APPROX
     output = "subspace"
     uses_delta = True
     needs_rows = True
@@ -77,7 +78,7 @@ class SinghalSteinkeExact(Mechanism):
     domain = ("every ε > 0 and 0 < δ < 1; no norm bound (scores are counts); replace-one only (n public: the "
               "search-size limit refuses large n, which would reveal n under add/remove). Utility (not privacy) "
               "needs n > 3ℓ + 2 + 2A_T")
-    neighbourings = ("replace",)
+    neighbourings = (Neighbouring.REPLACE,)
     params = (
         Param("ell", 0, "Public robustness ℓ: how many points may lie off the true subspace and in any (k−1)-dim "
               "subspace. Values below k−1 are raised to k−1 (points in general position). ⊥ gets the default score "
@@ -96,7 +97,7 @@ class SinghalSteinkeExact(Mechanism):
 
     def guarantee_for(self, k: int, options: dict) -> str:
         """(ε, δ)-DP only with exact membership (tolerance 0); a tolerance > 0 is outside the proof."""
-        return self.guarantee if float(options.get("tolerance", DEFAULT_TOLERANCE)) == 0 else "none"
+        return self.guarantee if float(options.get("tolerance", DEFAULT_TOLERANCE)) == 0 else Guarantee.NONE
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, ell=0, tolerance=DEFAULT_TOLERANCE,
                  max_work=DEFAULT_MAX_WORK, subsample=0):

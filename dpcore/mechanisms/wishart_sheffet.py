@@ -14,6 +14,7 @@ import numpy as np
 from ..core.noise import wishart_bartlett
 from ..core.privacy import LedgerEntry
 from ..exceptions import InvalidParameterError
+from ..vocabulary import Guarantee
 from . import register
 from .base import Mechanism, MechanismOutput, Param
 
@@ -50,7 +51,7 @@ class SheffetWishart(Mechanism):
     reference = "Sheffet (ALT 2019), Wishart mechanism; constant 28·ln(4/δ)/ε² [R]"
     formula = r"\hat C = XX^\top + W,\; W\sim\mathcal W_d(I, m),\; m = d + \lceil 28\ln(4/\delta)/\varepsilon^2\rceil"
     cost = "O(nd² + d³) (Bartlett sampling, independent of m)"
-    guarantee = "approx"
+    guarantee = Guarantee.APPROX
     output = "covariance"
     uses_delta = True
     order = 40
