@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.data import SchemaError, draft_schema, infer_roles, read_table
 from dpcore.vocabulary import ColumnRole
 from pages.ui import schema_editor as editor
+from pages.ui import state as ui_state
 
 pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
 
@@ -43,7 +44,7 @@ def at() -> AppTest:
     app.session_state["dp_dataset"] = "__upload__"
     app.session_state["dp_scaling"] = "schema"
     app.session_state["dp_missing"] = "zero"
-    app.session_state["_dp_upload_note"] = True
+    ui_state.set_stored("upload_note", True, app.session_state)
     app.switch_page("pages/data.py").run()
     no_exception(app)
     assert not app.error, [e.value for e in app.error]
@@ -54,7 +55,7 @@ def _edit(at: AppTest, rows: dict) -> None:
     """Apply cell edits {row: {column: value}} to the schema editor, as the browser would, and rerun."""
     key = at.data_editor[0].key
     at.session_state[key] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
-    at.run()
+    at.button(key="schema_grid_save").click().run()  # the grid's edits are saved together (a form)
     no_exception(at)
 
 
@@ -83,7 +84,7 @@ def test_upload_shows_roles_and_a_red_draft(at):
     assert metrics["Features d"] == "4" and metrics["Rows n"] == "60"  # x, y and two indicators of grp
     assert _red(at) and not at.success
     assert any("without a public schema" in i.value for i in at.info)
-    assert at.session_state["_dp_prepared"][1].is_private is False
+    assert ui_state.stored("prepared", at.session_state).is_private is False
 
 
 def test_edit_bounds_turns_the_ledger_green_and_explore_runs_privately(at):
@@ -96,7 +97,7 @@ def test_edit_bounds_turns_the_ledger_green_and_explore_runs_privately(at):
     _edit(at, {3: {"lower": 20.0, "upper": 80.0}})  # y: the last bound edited → everything public
     assert not _red(at), [md.value for md in at.markdown if ":red[" in md.value]
     assert any("end-to-end private" in s.value for s in at.success)
-    prepared = at.session_state["_dp_prepared"][1]
+    prepared = ui_state.stored("prepared", at.session_state)
     assert prepared.is_private and prepared.d == 4
     assert prepared.ledger[0].step == "public schema: declared bounds and category lists"
     # the Explore page runs on the same, private pipeline
@@ -105,7 +106,7 @@ def test_edit_bounds_turns_the_ledger_green_and_explore_runs_privately(at):
     assert not at.error, [e.value for e in at.error]
     assert not any("non-private step" in w.value for w in at.warning)
     assert at.get("plotly_chart")
-    assert at.session_state["_dp_prepared"][1].is_private
+    assert ui_state.stored("prepared", at.session_state).is_private
 
 
 def test_tick_public_and_change_a_role(at):
@@ -121,10 +122,10 @@ def test_tick_public_and_change_a_role(at):
 
 
 def test_invalid_edit_names_column_and_field(at):
-    version = at.session_state["_dp_schema_version"]
+    version = ui_state.stored("schema_version", at.session_state)
     _edit(at, {2: {"lower": 50.0}})  # above the data-derived upper bound
     assert any("schema column 'x', field 'upper'" in e.value for e in at.error)
-    assert at.session_state["_dp_schema_version"] == version  # schema unchanged
+    assert ui_state.stored("schema_version", at.session_state) == version  # schema unchanged
 
 
 def test_label_and_format_override(at):
@@ -170,7 +171,8 @@ def _schema():
 def test_schema_table_and_apply_edits():
     table, schema = _schema()
     before = editor.schema_table(schema)
-    assert list(before.columns) == ["column", "role", "lower", "upper", "categories", "public", "status", "reason"]
+    assert list(before.columns) == ["column", "role", "lower", "upper", "categories", "public", "status", "clamped",
+                                    "reason"]
     after = before.copy()
     after.loc[2, "upper"] = 12.0
     new = editor.apply_edits(schema, before, after, table)
@@ -201,13 +203,13 @@ def test_explore_what_if_compares_declared_and_data_derived_pipelines(at):
     """The what-if panel runs the same sweep on the declared schema and on bounds read off the data."""
     _confirm_structure(at)
     _edit(at, {2: {"lower": 0.0, "upper": 40.0}, 3: {"lower": 0.0, "upper": 200.0}, 4: {"categories": "a, b"}})
-    assert at.session_state["_dp_prepared"][1].is_private
+    assert ui_state.stored("prepared", at.session_state).is_private
     at.switch_page("pages/explore.py").run()
     no_exception(at)
     at.button(key="whatif_run").click().run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
-    frames = at.session_state["_dp_whatif"]
+    frames = ui_state.stored("whatif", at.session_state).frames
     assert set(frames) == {"declared", "data_derived"}
     assert frames["declared"]["mechanism"].tolist() == frames["data_derived"]["mechanism"].tolist()
     assert "whatif_chart" in [el.key for el in at.get("plotly_chart")]

@@ -528,3 +528,253 @@ def draft_schema(table: RawTable, report: RoleReport) -> Schema:
         else:
             cols.append(draft_column(table, d.name, d.role, numeric=d.numeric, role_from_data=not d.overridden))
     return Schema(tuple(cols), report.label, table.file_format, frozenset({"label"}))
+
+
+# ==================================================================================================
+# declared values: typed in the editor, set in bulk, or imported from a codebook (public)
+# ==================================================================================================
+
+def declare_values(col: ColumnSchema, *, lower: float | None = None, upper: float | None = None,
+                   categories: Iterable[str] | None = None, where: str | None = None) -> ColumnSchema:
+    """``col`` with the given bounds/categories declared public (what a user types is their declaration).
+
+    Refuses values on a column that is not a feature (an identifier, a date, excluded, the label) and values of the
+    wrong kind (bounds on a categorical column, categories on a numeric one); ``where`` prefixes the message (e.g.
+    "codebook line 4"). Fields not given keep their value and their mark.
+    """
+    given = [f for f, v in (("lower", lower), ("upper", upper), ("categories", categories)) if v is not None]
+    if not given:
+        return col
+    prefix = f"{where}: " if where else ""
+    if not col.is_feature:
+        raise SchemaError(f"{prefix}{_where(col.name, given[0])}: {col.name!r} is {_article(col.role.value)}, not a "
+                          "feature, so it takes no bounds or categories; set its role to numeric, binary or "
+                          "categorical first, or leave the value empty.")
+    wants_bounds = lower is not None or upper is not None
+    if wants_bounds and col.is_categorical:
+        raise SchemaError(f"{prefix}{_where(col.name, 'lower' if lower is not None else 'upper')}: {col.name!r} is "
+                          f"{col.role.value} with categories, so it takes categories, not bounds; give its categories "
+                          "or set its role to numeric.")
+    if categories is not None and not col.is_categorical and col.role != ColumnRole.CATEGORICAL:
+        raise SchemaError(f"{prefix}{_where(col.name, 'categories')}: {col.name!r} is {col.role.value} with bounds, "
+                          "so it takes bounds, not categories; give lower/upper or set its role to categorical.")
+    try:
+        return ColumnSchema(col.name, col.role, lower=col.lower if lower is None else lower,
+                            upper=col.upper if upper is None else upper,
+                            categories=col.categories if categories is None else tuple(categories),
+                            from_data=col.from_data - set(given))
+    except SchemaError as exc:
+        raise SchemaError(f"{prefix}{exc}") from None
+
+
+def _article(word: str) -> str:
+    word = word.replace("_", " ")
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
+@dataclass(frozen=True)
+class CodebookEntry:
+    """One row of a codebook: a column's public bounds or categories (and optionally its role).
+
+    ``where`` names the row for messages ("codebook line 4", "codebook entry 2").
+    """
+
+    column: str
+    where: str
+    role: ColumnRole | None = None
+    lower: float | None = None
+    upper: float | None = None
+    categories: tuple[str, ...] | None = None
+
+
+#: Codebook fields and the header names accepted for them (case-insensitive).
+CODEBOOK_FIELDS = {"column": ("column", "name", "variable"), "role": ("role",), "lower": ("lower", "min"),
+                   "upper": ("upper", "max"), "categories": ("categories", "values", "levels")}
+_CODEBOOK_ALIASES = {alias: fld for fld, aliases in CODEBOOK_FIELDS.items() for alias in aliases}
+_CODEBOOK_HELP = ("a codebook is a CSV with a header row column,lower,upper,categories (role optional; categories "
+                  "separated by |) or a YAML list of {column, lower, upper, categories}")
+
+
+def read_codebook(source: str | bytes | Path, name: str = "codebook") -> tuple[CodebookEntry, ...]:
+    """Parse a codebook file (CSV or YAML/JSON, told apart by ``name``'s extension, else by its first line).
+
+    Every problem raises :class:`SchemaError` naming the line (CSV) or entry (YAML) and the fix.
+    """
+    if isinstance(source, Path):
+        name = source.name
+        source = source.read_bytes()
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise SchemaError(f"{name}: the codebook is not UTF-8 text; save it as UTF-8.") from None
+    text = source.lstrip("\ufeff")
+    if not text.strip():
+        raise SchemaError(f"{name}: the codebook is empty; {_CODEBOOK_HELP}.")
+    suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
+    first = text.strip().splitlines()[0]
+    yaml_like = suffix in ("yaml", "yml", "json") or (
+        suffix not in ("csv", "tsv", "txt") and (first[:1] in "-{[" or (":" in first and "," not in first)))
+    entries = _codebook_yaml(text, name) if yaml_like else _codebook_csv(text, name)
+    if not entries:
+        raise SchemaError(f"{name}: the codebook has no rows; {_CODEBOOK_HELP}.")
+    seen: dict[str, str] = {}
+    for e in entries:
+        if e.column in seen:
+            raise SchemaError(f"{e.where}: column {e.column!r} is already given at {seen[e.column]}; keep one row per "
+                              "column.")
+        seen[e.column] = e.where
+    return tuple(entries)
+
+
+def _codebook_csv(text: str, name: str) -> list[CodebookEntry]:
+    import csv
+
+    lines = text.splitlines()
+    header_line = next(i for i, line in enumerate(lines) if line.strip())
+    head = lines[header_line]
+    delimiter = max((",", ";", "\t", "|"), key=head.count) if any(d in head for d in ",;\t|") else ","
+    rows = list(csv.reader(lines[header_line:], delimiter=delimiter, skipinitialspace=True))
+    fields = []
+    for cell in rows[0]:
+        key = cell.strip().strip("'\"").lower()
+        if key not in _CODEBOOK_ALIASES:
+            raise SchemaError(f"{name} line {header_line + 1}: unknown header {cell.strip()!r}; the fields are "
+                              f"{', '.join(CODEBOOK_FIELDS)} ({_CODEBOOK_HELP}).")
+        fields.append(_CODEBOOK_ALIASES[key])
+    if "column" not in fields:
+        raise SchemaError(f"{name} line {header_line + 1}: the header needs a 'column' field naming each column; "
+                          f"{_CODEBOOK_HELP}.")
+    out = []
+    for offset, cells in enumerate(rows[1:], start=header_line + 2):
+        if not any(c.strip() for c in cells):
+            continue
+        where = f"{name} line {offset}"
+        if len(cells) > len(fields):
+            raise SchemaError(f"{where}: {len(cells)} cells for {len(fields)} header fields; quote a value that "
+                              f"contains {delimiter!r}, or separate categories with |.")
+        item = {f: c.strip() for f, c in zip(fields, cells) if c.strip()}
+        out.append(_codebook_entry(item, where, decimal_comma=delimiter != ","))
+    return out
+
+
+def _codebook_yaml(text: str, name: str) -> list[CodebookEntry]:
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise SchemaError(f"{name}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc}); "
+                          f"{_CODEBOOK_HELP}.") from None
+    if isinstance(data, Mapping) and "columns" in data:
+        data = data["columns"]
+    if isinstance(data, Mapping):  # {age: {lower: 0, upper: 120}, ...}
+        data = [{"column": k, **(v if isinstance(v, Mapping) else {"_value": v})} for k, v in data.items()]
+    if not isinstance(data, list):
+        raise SchemaError(f"{name}: expected a list of columns; {_CODEBOOK_HELP}.")
+    out = []
+    for i, item in enumerate(data, start=1):
+        where = f"{name} entry {i}"
+        if not isinstance(item, Mapping):
+            raise SchemaError(f"{where}: expected a mapping such as {{column: age, lower: 0, upper: 120}}, got "
+                              f"{item!r}.")
+        fields = {}
+        for key, value in item.items():
+            fld = _CODEBOOK_ALIASES.get(str(key).strip().lower())
+            if fld is None:
+                if str(key) in ("from_data", "_value"):
+                    raise SchemaError(f"{where}: {str(item.get('column', item.get('name', '')))!r} needs fields "
+                                      f"{', '.join(CODEBOOK_FIELDS)}; a codebook's values are declared, so it has "
+                                      "no from_data.")
+                raise SchemaError(f"{where}: unknown field {key!r}; the fields are {', '.join(CODEBOOK_FIELDS)}.")
+            if value is not None and value != "":
+                fields[fld] = value
+        out.append(_codebook_entry(fields, where, decimal_comma=False))
+    return out
+
+
+def _codebook_number(value: Any, where: str, column: str, fld: str, decimal_comma: bool) -> float:
+    text = str(value).strip()
+    if decimal_comma and text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
+    try:
+        return _number(text if isinstance(value, str) else value, column, fld)
+    except SchemaError:
+        raise SchemaError(f"{where} (column {column!r}): {fld} {value!r} is not a number; write a number such as "
+                          "0 or 1.5, or leave the cell empty.") from None
+
+
+def _codebook_entry(item: Mapping, where: str, decimal_comma: bool) -> CodebookEntry:
+    column = str(item.get("column", "")).strip()
+    if not column:
+        raise SchemaError(f"{where}: the 'column' field is empty; give the column's name as in the table's header.")
+    role = None
+    if "role" in item:
+        from .roles import coerce_role
+
+        try:
+            role = coerce_role(item["role"], column)
+        except (SchemaError, InvalidParameterError, DataError) as exc:
+            raise SchemaError(f"{where}: {exc}") from None
+    bounds = {f: _codebook_number(item[f], where, column, f, decimal_comma) for f in ("lower", "upper") if f in item}
+    cats = item.get("categories")
+    if cats is not None:
+        if isinstance(cats, str):
+            sep = "|" if "|" in cats else (";" if ";" in cats else ",")
+            cats = [c.strip() for c in cats.split(sep)]
+        if isinstance(cats, (str, bytes)) or not isinstance(cats, Iterable):
+            raise SchemaError(f"{where} (column {column!r}): categories must be a list (YAML) or values separated "
+                              "by | (CSV).")
+        cats = tuple(_category(c, column) for c in cats if str(c).strip())
+        if not cats:
+            raise SchemaError(f"{where} (column {column!r}): the categories are empty; list them separated by |.")
+    if not bounds and cats is None and role is None:
+        raise SchemaError(f"{where} (column {column!r}): nothing to set; give lower and upper, categories, or a role.")
+    return CodebookEntry(column, where, role, bounds.get("lower"), bounds.get("upper"), cats)
+
+
+def apply_codebook(schema: Schema, entries: Iterable[CodebookEntry], table: RawTable | None = None) -> Schema:
+    """``schema`` with each codebook entry's role and values declared public (a codebook is public knowledge).
+
+    A row naming a column the schema does not have, a value on a non-feature column or a value of the wrong kind
+    raises :class:`SchemaError` naming the row and the fix; nothing is applied then. A new role needs ``table`` for
+    the fields the row does not give (drafted from the data, so marked ``from_data``).
+    """
+    import difflib
+
+    for e in entries:
+        if e.column not in schema:
+            close = difflib.get_close_matches(e.column, schema.names, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SchemaError(f"{e.where}: the table has no column {e.column!r}{hint}; fix the name or delete the "
+                              "row.")
+        col = schema[e.column]
+        if e.column == schema.label or e.role == ColumnRole.LABEL:
+            raise SchemaError(f"{e.where}: {e.column!r} is the label (or role label); pick the label with the label "
+                              "picker and delete the row.")
+        if e.role is not None and e.role != col.role:
+            col = _role_column(col, e, table)
+        elif e.role is not None:
+            col = col.confirmed(("role",))
+        col = declare_values(col, lower=e.lower, upper=e.upper, categories=e.categories, where=e.where)
+        schema = schema.replace_column(col)
+    return schema
+
+
+def _role_column(col: ColumnSchema, e: CodebookEntry, table: RawTable | None) -> ColumnSchema:
+    """The column with the codebook's new (declared) role: the row's values where they are complete for that role
+    (applied by :func:`declare_values` afterwards), else the values drafted from ``table`` (marked ``from_data``)."""
+    role = e.role
+    if role not in FEATURE_ROLES:
+        return ColumnSchema(col.name, role)
+    complete = e.categories is not None if role == ColumnRole.CATEGORICAL else (
+        e.categories is not None or (e.lower is not None and e.upper is not None))
+    if complete:
+        try:
+            return ColumnSchema(col.name, role, lower=e.lower, upper=e.upper, categories=e.categories)
+        except SchemaError as exc:
+            raise SchemaError(f"{e.where}: {exc}") from None
+    if table is None:
+        raise SchemaError(f"{e.where}: the new role {role.value!r} of {col.name!r} needs its bounds (or categories) "
+                          "in the same row.")
+    return draft_column(table, col.name, role)

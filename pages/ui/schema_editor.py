@@ -1,18 +1,25 @@
 """Schema editor of the Data page: column roles, public bounds and category lists of an uploaded table.
 
-Logic (:func:`schema_table`, :func:`apply_edits`, :func:`structure_status`) is plain pandas and testable without
-Streamlit; :func:`render` lays it out. A value read off the data stays marked *from data* (red) until the user types
-a value or ticks *public* for the row (green). The file format, the inferred roles and the guessed label are
-decisions read off the data too: they stay red until the user confirms them (*Confirm format, roles and label*) or
-loads a schema that declares them. Edits are folded into the session's schema at once and the editor starts afresh
+Logic (:func:`schema_table`, :func:`apply_cell_edits`, :func:`bulk_update`, :func:`match_columns`,
+:func:`clamped_shares`, :func:`structure_status`) is plain pandas and testable without Streamlit; :func:`render` lays
+it out. What the user types, sets in bulk or imports from a codebook is their declaration (public, green); a value
+the app filled in from the data stays marked *from data* (red) until the user types over it or ticks *public* for
+the row. The file format, the inferred roles and the guessed label are decisions read off the data too: they stay
+red until the user confirms them (*Confirm format, roles and label*) or loads a schema that declares them.
+
+Wide tables: one filter (name patterns and roles) narrows both the grid and the bulk selection; the grid grows with
+the table up to :data:`GRID_MAX_ROWS` rows; its edits are collected in a form and saved at once (typing 40 values
+reruns the page once, not 40 times). Saved edits are folded into the session's schema and the editor starts afresh
 (``schema_editor_<version>``), so the table always shows the schema in effect.
 """
 
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -21,7 +28,9 @@ import streamlit as st
 
 import dpcore
 from dpcore.data import ColumnSchema, RawTable, RoleReport, Schema, SchemaError
-from dpcore.data.schema import draft_column
+from dpcore.data.diagnostics import CLAMP_WARN_SHARE, NOT_PRIVATE_LABEL, format_share
+from dpcore.data.reading import cell_text
+from dpcore.data.schema import apply_codebook, declare_values, draft_column, read_codebook
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import plain_words
 from dpcore.vocabulary import ColumnRole
@@ -35,6 +44,19 @@ FROM_DATA = "from data: "
 EXCLUDED = "not a feature"
 #: Larger tables skip the status colours (styling every cell of a very wide table slows each rerun).
 STYLED_ROWS = 1000
+#: The grid grows with the table up to this many rows, then scrolls.
+GRID_MAX_ROWS = 24
+GRID_ROW_PX = 35
+TABLE_COLUMNS = ["column", "role", "lower", "upper", "categories", "public", "status", "clamped", "reason"]
+#: Widget keys of the filter and the bulk form (plain widget state).
+FILTER_KEY, ROLE_FILTER_KEY = "schema_filter", "schema_role_filter"
+NOTE_KEY = "schema_editor_note"
+VALUE_FIELDS = ("lower", "upper", "categories")
+TYPED_RULE = ("**What counts as public:** a value you type, paste, set in bulk or import from a codebook is your "
+              "declaration — public (green), even when it equals the data's value. Values the app filled in from "
+              "the data stay red until you type over them or tick *public*.")
+PASTE_TIP = ("Paste works: copy a block of cells from a spreadsheet, click the first cell here and press Ctrl+V "
+             "(⌘V). Edits are kept until you press *Save the table's edits* — one rerun for all of them.")
 
 
 def _categories_text(cats: tuple[str, ...] | None) -> str:
@@ -45,8 +67,13 @@ def _categories_text(cats: tuple[str, ...] | None) -> str:
     return buf.getvalue()
 
 
+def _is_blank(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or \
+        (isinstance(value, str) and not value.strip())
+
+
 def _parse_categories(text: object, column: str) -> tuple[str, ...]:
-    text = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
+    text = "" if _is_blank(text) else str(text)
     cats = [c.strip() for c in next(csv.reader([text], skipinitialspace=True), []) if c.strip()]
     if not cats:
         raise SchemaError(f"schema column {column!r}, field 'categories': give the public categories separated by "
@@ -68,70 +95,197 @@ def _role_name(role: ColumnRole) -> str:
     return role.value.replace("_", " ")
 
 
-def schema_table(schema: Schema, report: RoleReport | None = None) -> pd.DataFrame:
-    """One row per column (the label excluded) for ``st.data_editor``."""
+def _reason(col: ColumnSchema, report: RoleReport | None) -> str:
+    if report is None:
+        return ""
+    try:
+        d = report[col.name]
+    except KeyError:
+        return "from the loaded schema"
+    return plain_words(d.reason) if d.role == col.role else f"set by you (inferred: {_role_name(d.inferred)})"
+
+
+def _clamped_text(share: float | None) -> str:
+    if share is None:
+        return ""
+    return ("⚠ " if share > CLAMP_WARN_SHARE else "") + format_share(share)
+
+
+def schema_table(schema: Schema, report: RoleReport | None = None,
+                 clamped: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """One row per column (the label excluded) for ``st.data_editor``; ``clamped``: :func:`clamped_shares`."""
     rows = []
     for col in schema.columns:
         if col.role == ColumnRole.LABEL:
             continue
-        reason = ""
-        if report is not None:
-            try:
-                d = report[col.name]
-                reason = plain_words(d.reason) if d.role == col.role else \
-                    f"set by you (inferred: {_role_name(d.inferred)})"
-            except KeyError:
-                reason = "from the loaded schema"
         rows.append({"column": col.name, "role": _role_name(col.role),
                      "lower": math.nan if col.lower is None else col.lower,
                      "upper": math.nan if col.upper is None else col.upper,
                      "categories": _categories_text(col.categories),
                      "public": col.is_feature and col.values_public,
-                     "status": _status(col), "reason": reason})
-    frame = pd.DataFrame(rows, columns=["column", "role", "lower", "upper", "categories", "public", "status", "reason"])
+                     "status": _status(col), "clamped": _clamped_text((clamped or {}).get(col.name)),
+                     "reason": _reason(col, report)})
+    frame = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     return frame.astype({"lower": "float64", "upper": "float64", "public": "bool", "categories": "object"})
 
 
+def clamped_shares(schema: Schema, table: RawTable) -> dict[str, float]:
+    """Per feature column: the share of the table's rows whose value lies outside the schema's bounds (or category
+    list) and is clamped (or encoded as no category). Computed on the TRUE data: a non-private, utility-only
+    diagnostic, never part of a release."""
+    n = max(table.n_rows, 1)
+    out: dict[str, float] = {}
+    for col in schema.features:
+        if col.name not in table.columns:
+            continue
+        present = table.present(col.name)
+        if col.is_categorical:
+            cells = table.frame[col.name][present]
+            outside = int((~cells.map(cell_text).isin(col.categories)).sum())
+        else:
+            values, _ = table.numbers(col.name)
+            v = values[present & np.isfinite(values)]
+            outside = int(((v < col.lower) | (v > col.upper)).sum())
+        out[col.name] = outside / n
+    return out
+
+
+# --- edits ---------------------------------------------------------------------------------------------------
 def _changed(a: object, b: object) -> bool:
-    na = a is None or (isinstance(a, float) and math.isnan(a))
-    nb = b is None or (isinstance(b, float) and math.isnan(b))
+    na, nb = _is_blank(a), _is_blank(b)
     if na or nb:
         return na != nb
     return a != b
 
 
-def _apply_row(col: ColumnSchema, before: pd.Series, after: pd.Series, table: RawTable) -> ColumnSchema:
-    if _changed(before["role"], after["role"]):
-        return draft_column(table, col.name, after["role"])  # new role: new draft values (from data)
-    fields: dict = {}
-    confirmed: set[str] = set()
+def _typed_values(col: ColumnSchema, fields: Mapping[str, object]) -> dict:
+    """The bound/category cells the user typed, parsed (a blank bound clears it: the column then needs one)."""
+    out: dict = {}
     for fld in ("lower", "upper"):
-        if _changed(before[fld], after[fld]):
-            value = after[fld]
-            fields[fld] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
-            confirmed.add(fld)
-    if _changed(before["categories"], after["categories"]):
-        fields["categories"] = _parse_categories(after["categories"], col.name)
-        confirmed.add("categories")
+        if fld in fields:
+            out[fld] = None if _is_blank(fields[fld]) else float(fields[fld])
+    if "categories" in fields:
+        out["categories"] = _parse_categories(fields["categories"], col.name)
+    return out
+
+
+def _apply_row(col: ColumnSchema, fields: Mapping[str, object], table: RawTable) -> ColumnSchema:
+    """One row's typed cells: a new role (drafted from the data), then the typed values (declared public, even when
+    equal to the shown value), then the *public* tick. Values typed on a non-feature row are refused."""
+    if "role" in fields and _changed(_role_name(col.role), fields["role"]):
+        col = draft_column(table, col.name, fields["role"])  # a role the user picked: values drafted (from data)
+    typed_cells = [f for f in VALUE_FIELDS if f in fields]
+    if not col.is_feature:
+        bad = [f for f in typed_cells if not _is_blank(fields[f])]
+        if bad:
+            raise SchemaError(f"schema column {col.name!r}, field {bad[0]!r}: this row is "
+                              f"{_role_name(col.role)}, not a feature, so bounds and categories are not kept; set "
+                              "its role to numeric, binary or categorical first, or clear the value.")
+        typed_cells = []
+    typed = _typed_values(col, {f: fields[f] for f in typed_cells})
+    confirmed = set(typed)
+    if typed:
+        cleared = [f for f in ("lower", "upper") if f in typed and typed[f] is None]
+        if cleared:
+            raise SchemaError(f"schema column {col.name!r}, field {cleared[0]!r}: a {_role_name(col.role)} column "
+                              f"needs both public bounds; type a number (e.g. 0) instead of clearing it.")
+        col = declare_values(col, **typed)
     from_data = set(col.from_data) - confirmed
-    if _changed(before["public"], after["public"]):  # ticked: the row's values and its role are declared public
+    if "public" in fields and col.is_feature:
         used = {"categories"} if col.is_categorical else {"lower", "upper"}
-        from_data = from_data - used - {"role"} if bool(after["public"]) else from_data | (used - confirmed)
-    return ColumnSchema(col.name, col.role, lower=fields.get("lower", col.lower), upper=fields.get("upper", col.upper),
-                        categories=fields.get("categories", col.categories), from_data=frozenset(from_data))
+        from_data = from_data - used - {"role"} if bool(fields["public"]) else from_data | (used - confirmed)
+    return replace(col, from_data=frozenset(from_data))
+
+
+def apply_cell_edits(schema: Schema, edits: Mapping[str, Mapping[str, object]], table: RawTable) -> Schema:
+    """The schema with the editor's typed cells ``{column name: {field: value}}`` (every cell the user touched,
+    even one typed equal to its shown value). Raises :class:`SchemaError` naming column and field."""
+    for name, fields in edits.items():
+        if fields:
+            schema = schema.replace_column(_apply_row(schema[name], fields, table))
+    return schema
 
 
 def apply_edits(schema: Schema, before: pd.DataFrame, after: pd.DataFrame, table: RawTable) -> Schema:
-    """The schema with the editor's changes: a typed value is declared public, a ticked row confirms its values,
-    a new role drafts new values from the data. Raises :class:`SchemaError` (naming column and field)."""
-    changed = np.zeros(len(before), dtype=bool)
-    for c in ("role", "lower", "upper", "categories", "public"):
-        b, a = before[c].to_numpy(dtype=object), after[c].to_numpy(dtype=object)
-        changed |= np.array([_changed(x, y) for x, y in zip(b, a)], dtype=bool) if c in ("lower", "upper") else b != a
-    for i in np.flatnonzero(changed):
+    """:func:`apply_cell_edits` of the cells that differ between two editor tables (same rows, same order)."""
+    edits: dict[str, dict] = {}
+    for i in range(len(before)):
         b, a = before.iloc[i], after.iloc[i]
-        schema = schema.replace_column(_apply_row(schema[b["column"]], b, a, table))
-    return schema
+        fields = {c: a[c] for c in ("role", "lower", "upper", "categories", "public") if _changed(b[c], a[c])}
+        if fields:
+            edits[str(b["column"])] = fields
+    return apply_cell_edits(schema, edits, table)
+
+
+def edited_cells(state: object, shown: pd.DataFrame) -> dict[str, dict[str, object]]:
+    """The cells of ``st.data_editor``'s state ``{"edited_rows": {position: {field: value}}}`` by column name."""
+    rows = (state or {}).get("edited_rows", {}) if isinstance(state, Mapping) else {}
+    names = shown["column"].tolist()
+    out: dict[str, dict[str, object]] = {}
+    for pos, fields in rows.items():
+        pos = int(pos)
+        if 0 <= pos < len(names):
+            out.setdefault(names[pos], {}).update({k: v for k, v in fields.items() if k in TABLE_COLUMNS})
+    return out
+
+
+def match_columns(schema: Schema, pattern: str = "", roles: Iterable[str] = ()) -> list[str]:
+    """The editable columns (the label left out) whose name matches ``pattern`` — comma-separated terms, each a
+    case-insensitive substring or a ``*``/``?`` wildcard pattern — and whose role is one of ``roles`` (any if
+    empty)."""
+    terms = [t.strip().lower() for t in (pattern or "").split(",") if t.strip()]
+    wanted = {r.replace(" ", "_") for r in roles}
+
+    def hit(name: str) -> bool:
+        low = name.lower()
+        return any(fnmatch.fnmatchcase(low, t) if any(ch in t for ch in "*?[") else t in low for t in terms)
+
+    return [c.name for c in schema.columns if c.role != ColumnRole.LABEL
+            and (not terms or hit(c.name)) and (not wanted or c.role.value in wanted)]
+
+
+def _bulk_number(text: str, fld: str) -> float | None:
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        return float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else text)
+    except ValueError:
+        raise SchemaError(f"bulk edit, field {fld!r}: {text!r} is not a number; type a number such as 0 or 1.5, "
+                          "or leave it empty.") from None
+
+
+def bulk_update(schema: Schema, names: list[str], table: RawTable, *, lower: str = "", upper: str = "",
+                categories: str = "", role: str | None = None, declare_shown: bool = False) -> Schema:
+    """``schema`` with one action applied to every column in ``names``: a new role, the same typed bounds and/or
+    category list (declared public), or the shown values declared public. Refuses the whole action (naming the
+    columns and the fix) when a column cannot take the values, e.g. bounds on an identifier or a categorical."""
+    if not names:
+        raise SchemaError("bulk edit: no column is selected; widen the filter or pick columns.")
+    lo, hi = _bulk_number(lower, "lower"), _bulk_number(upper, "upper")
+    cats = _parse_categories(categories, "(bulk)") if (categories or "").strip() else None
+    if lo is None and hi is None and cats is None and role is None and not declare_shown:
+        raise SchemaError("bulk edit: nothing to set; type lower and upper, categories, or pick a role.")
+    out = schema
+    refused: list[str] = []
+    for name in names:
+        col = out[name]
+        if role is not None and role != _role_name(col.role):
+            col = draft_column(table, name, role)
+        try:
+            col = declare_values(col, lower=lo, upper=hi, categories=cats)
+        except SchemaError as exc:
+            refused.append(f"{name} ({_role_name(col.role)})" if not col.is_feature or len(names) > 1 else str(exc))
+            continue
+        if declare_shown:
+            col = col.confirmed()
+        out = out.replace_column(col)
+    if refused:
+        shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
+        kind = "categories" if cats is not None and lo is None and hi is None else "bounds"
+        raise SchemaError(f"bulk edit: nothing was changed — these columns cannot take these {kind}: {shown}. "
+                          "Narrow the selection (e.g. filter by role numeric), or set their role first.")
+    return out
 
 
 def merge_loaded(loaded: Schema, table: RawTable) -> Schema:
@@ -163,6 +317,7 @@ def structure_status(schema: Schema) -> tuple[bool, str]:
     return False, "; ".join(parts)
 
 
+# --- callbacks -----------------------------------------------------------------------------------------------
 def _confirm_structure() -> None:
     schema = ui.upload_schema(ui.upload_table())
     ui.set_upload_schema(schema.structure_confirmed())
@@ -184,9 +339,43 @@ def _on_schema_upload() -> None:
     ss["_dp_schema_loaded"] = upload.name
 
 
+def _on_codebook_upload() -> None:
+    ss = st.session_state
+    upload = ss.get("codebook_upload_widget")
+    if upload is None:
+        return
+    try:
+        table = ui.upload_table()
+        entries = read_codebook(upload.getvalue(), upload.name)
+        schema = apply_codebook(ui.upload_schema(table), entries, table)
+    except DPCoreError as exc:
+        ss["_dp_schema_error"] = plain_words(str(exc))
+        return
+    ui.set_upload_schema(schema)
+    ss[NOTE_KEY] = f"Imported {len(entries)} column(s) from the codebook {upload.name}: their values are declared."
+
+
+def _on_bulk(table: RawTable, names: list[str], declare_shown: bool) -> None:
+    """The bulk form's submit: the same role / values for every selected column (or the shown values declared)."""
+    ss = st.session_state
+    chosen = ss.get(_bulk_columns_key(names)) or names
+    role = ss.get("schema_bulk_role")
+    try:
+        schema = bulk_update(ui.upload_schema(table), list(chosen), table, lower=ss.get("schema_bulk_lower", ""),
+                             upper=ss.get("schema_bulk_upper", ""), categories=ss.get("schema_bulk_categories", ""),
+                             role=None if role in (None, KEEP_ROLE) else role, declare_shown=declare_shown)
+    except DPCoreError as exc:
+        ss["_dp_schema_error"] = plain_words(str(exc))
+        return
+    ui.set_upload_schema(schema)
+    what = "declared the shown values public for" if declare_shown else "set"
+    ss[NOTE_KEY] = f"Bulk edit: {what} {len(chosen)} column(s)."
+
+
 def _reset(table: RawTable) -> None:
     report = dpcore.data.infer_roles(table, label=ui.label_value())
     ui.set_upload_schema(dpcore.data.draft_schema(table, report), report)
+    st.session_state[NOTE_KEY] = "Reset to the draft read off the data: every value is red again."
 
 
 def _color(value: str) -> str:
@@ -198,12 +387,20 @@ def _color(value: str) -> str:
     return "color: #888888"
 
 
-def render(table: RawTable, schema: Schema) -> None:
-    """The schema editor with its status line, download, upload and reset."""
-    ss = st.session_state
-    report = ss.get("_dp_roles")
-    features = schema.features
-    open_cols = schema.values_from_data
+def _clamp_color(value: str) -> str:
+    return "background-color: rgba(245,158,11,0.25); color: #92400e" if value.startswith("⚠") else ""
+
+
+# --- layout --------------------------------------------------------------------------------------------------
+KEEP_ROLE = "(keep each column's role)"
+
+
+def _bulk_columns_key(names: list[str]) -> str:
+    return f"schema_bulk_cols_{abs(hash(tuple(names))) % 10**10}"
+
+
+def _status_lines(schema: Schema) -> None:
+    features, open_cols = schema.features, schema.values_from_data
     declared, structure = structure_status(schema)
     if declared:
         st.markdown(f":green[:material/check_circle: {structure}]")
@@ -224,38 +421,132 @@ def render(table: RawTable, schema: Schema) -> None:
     else:
         st.markdown(f":green[:material/check_circle: **All {len(features)} feature columns are public.**] The "
                     "ledger below says whether the whole pipeline is.")
+
+
+def _messages() -> None:
+    ss = st.session_state
     if ss.get("_dp_schema_error"):
         st.error(ss.pop("_dp_schema_error"))
     if ss.get("_dp_schema_loaded"):
         st.success(f"Loaded the schema {ss.pop('_dp_schema_loaded')}.")
-    before = schema_table(schema, report)
+    if ss.get(NOTE_KEY):
+        st.success(ss.pop(NOTE_KEY), icon=":material/done_all:")
+
+
+def _bulk_panel(table: RawTable, schema: Schema, names: list[str]) -> None:
+    """Bulk editing of the filtered columns and the codebook import."""
+    total = len(match_columns(schema))
+    with st.expander(f"Set many columns at once — {len(names)} of {total} columns match the filter",
+                     icon=":material/checklist:", expanded=total >= 15):
+        with st.form("schema_bulk_form", border=False):
+            st.multiselect("Columns to set (empty: all the columns that match the filter)", names,
+                           key=_bulk_columns_key(names), placeholder=f"all {len(names)} matching columns")
+            b1, b2, b3, b4 = st.columns([1, 1, 2, 2])
+            b1.text_input("lower", key="schema_bulk_lower", placeholder="e.g. 0",
+                          help="The same public lower bound for every selected numeric column.")
+            b2.text_input("upper", key="schema_bulk_upper", placeholder="e.g. 100",
+                          help="The same public upper bound for every selected numeric column.")
+            b3.text_input("categories", key="schema_bulk_categories", placeholder="e.g. yes, no",
+                          help="The same public category list (comma-separated) for every selected categorical "
+                               "column.")
+            b4.selectbox("role", [KEEP_ROLE, *ROLE_OPTIONS], key="schema_bulk_role",
+                         help="Set the same role first (its values are drafted from the data unless you type them).")
+            c1, c2 = st.columns(2)
+            c1.form_submit_button("Apply the same public range / values to the selected columns", type="primary",
+                                  icon=":material/done_all:", on_click=_on_bulk, args=(table, names, False),
+                                  key="schema_bulk_apply")
+            c2.form_submit_button("Declare the shown values of the selected columns public",
+                                  icon=":material/verified:", on_click=_on_bulk, args=(table, names, True),
+                                  key="schema_bulk_declare",
+                                  help="Only where the values shown are public knowledge (not read off this data).")
+        st.file_uploader("Import a codebook (CSV or YAML: column, lower, upper, categories; role optional)",
+                         type=["csv", "tsv", "txt", "yaml", "yml", "json"], key="codebook_upload_widget",
+                         on_change=_on_codebook_upload,
+                         help="A CSV with the header column,lower,upper,categories (categories separated by |), or "
+                              "a YAML list of {column, lower, upper, categories}. Its values are declared public.")
+
+
+def _grid(table: RawTable, schema: Schema, names: list[str], clamped: Mapping[str, float]) -> None:
+    """The editor grid of the filtered columns, in a form: edits are saved together."""
+    ss = st.session_state
+    full = schema_table(schema, ss.get("_dp_roles"), clamped)
+    shown = full[full["column"].isin(names)].reset_index(drop=True)
     key = f"{EDITOR_PREFIX}{ss.get('_dp_schema_version', 0)}"
-    shown = before.style.map(_color, subset=["status"]) if len(before) <= STYLED_ROWS else before
-    after = st.data_editor(
-        shown, key=key, hide_index=True, num_rows="fixed", width="stretch",
-        disabled=["column", "status", "reason"],
-        column_config={
-            "column": st.column_config.TextColumn("column", pinned=True),
-            "role": st.column_config.SelectboxColumn("role", options=ROLE_OPTIONS, required=True,
-                                                     help="numeric, binary and categorical columns are features"),
-            "lower": st.column_config.NumberColumn("lower", help="public lower bound (numbers)", format="%.6g"),
-            "upper": st.column_config.NumberColumn("upper", help="public upper bound (numbers)", format="%.6g"),
-            "categories": st.column_config.TextColumn("categories", help="public category list, comma-separated",
-                                                      width="medium"),
-            "public": st.column_config.CheckboxColumn("public", help="tick when every value in this row is public "
-                                                                     "knowledge (not read off this data)"),
-            "status": st.column_config.TextColumn("status"),
-            "reason": st.column_config.TextColumn("why this role (from the data)", width="large"),
-        },
-    )
-    try:
-        new = apply_edits(schema, before, pd.DataFrame(after), table)
-    except DPCoreError as exc:
-        st.error(plain_words(str(exc)))
-        new = schema
-    if new != schema:
-        ui.set_upload_schema(new)
-        st.rerun()
+    styled = shown.style.map(_color, subset=["status"]).map(_clamp_color, subset=["clamped"]) \
+        if len(shown) <= STYLED_ROWS else shown
+    height = GRID_ROW_PX * (min(len(shown), GRID_MAX_ROWS) + 1) + 3
+    with st.form(f"schema_grid_form_{ss.get('_dp_schema_version', 0)}", border=False):
+        st.data_editor(
+            styled, key=key, hide_index=True, num_rows="fixed", width="stretch", height=height,
+            disabled=["column", "status", "clamped", "reason"],
+            column_config={
+                "column": st.column_config.TextColumn("column", pinned=True, width="medium",
+                                                      help="The column's name in the file (click a cell to read a "
+                                                           "long name in full)."),
+                "role": st.column_config.SelectboxColumn("role", options=ROLE_OPTIONS, required=True,
+                                                         help="numeric, binary and categorical columns are features; "
+                                                              "only feature rows keep bounds or categories"),
+                "lower": st.column_config.NumberColumn("lower", help="public lower bound (feature rows only)",
+                                                       format="%.6g"),
+                "upper": st.column_config.NumberColumn("upper", help="public upper bound (feature rows only)",
+                                                       format="%.6g"),
+                "categories": st.column_config.TextColumn("categories", width="medium",
+                                                          help="public category list, comma-separated"),
+                "public": st.column_config.CheckboxColumn("public", help="tick when every value in this row is "
+                                                                         "public knowledge (not read off this data)"),
+                "status": st.column_config.TextColumn("status", help="public: declared by you; from data: filled "
+                                                                     "in by the app from the data (NOT private)"),
+                "clamped": st.column_config.TextColumn(
+                    "clamped ⓘ", help=f"Share of this column's rows outside its bounds (clamped) or categories — "
+                                      f"computed on the TRUE data: a {NOT_PRIVATE_LABEL}, for utility only. ⚠ above "
+                                      f"{format_share(CLAMP_WARN_SHARE)}."),
+                "reason": st.column_config.TextColumn("why this role (from the data)", width="large",
+                                                      help="Why the role was inferred (click a cell to read it in "
+                                                           "full)."),
+            },
+        )
+        submitted = st.form_submit_button("Save the table's edits", type="primary", icon=":material/save:",
+                                          key="schema_grid_save")
+    if submitted:
+        try:
+            new = apply_cell_edits(schema, edited_cells(ss.get(key), shown), table)
+        except DPCoreError as exc:
+            st.error(plain_words(str(exc)) + " Nothing was saved; fix the cell and save again.")
+            return
+        if new != schema:
+            ui.set_upload_schema(new)
+            st.rerun()
+
+
+def _clamp_warning(clamped: Mapping[str, float]) -> None:
+    large = sorted(((c, s) for c, s in clamped.items() if s > CLAMP_WARN_SHARE), key=lambda cs: -cs[1])
+    if large:
+        cols = ", ".join(f"{c!r} {format_share(s)}" for c, s in large[:6]) + (" …" if len(large) > 6 else "")
+        st.warning(f"**The public bounds cut off much of the data** in {len(large)} column(s): {cols} of the rows "
+                   f"lie outside and are clamped to a bound (see the *clamped* column). A {NOT_PRIVATE_LABEL}, "
+                   "computed on the true data, for utility only: check the bounds against public knowledge, not "
+                   "against these numbers.", icon=":material/content_cut:")
+
+
+def render(table: RawTable, schema: Schema) -> None:
+    """The schema editor: status, filter, bulk edits and codebook, the grid, download/upload and reset."""
+    _status_lines(schema)
+    _messages()
+    f1, f2 = st.columns([3, 2])
+    f1.text_input("Filter columns by name", key=FILTER_KEY, placeholder="e.g. PERMINTE_*, age, income",
+                  help="Comma-separated names or parts of names; * and ? are wildcards. Narrows the grid and the "
+                       "bulk edit.")
+    f2.multiselect("… and by role", ROLE_OPTIONS, key=ROLE_FILTER_KEY, placeholder="any role")
+    names = match_columns(schema, st.session_state.get(FILTER_KEY, ""), st.session_state.get(ROLE_FILTER_KEY, ()))
+    _bulk_panel(table, schema, names)
+    clamped = clamped_shares(schema, table)
+    st.markdown(TYPED_RULE)
+    st.caption(PASTE_TIP)
+    _clamp_warning(clamped)
+    if not names:
+        st.info("No column matches the filter; clear it to see every column.")
+    else:
+        _grid(table, schema, names, clamped)
     c1, c2, c3 = st.columns([2, 3, 1])
     stem = table.name or "upload"
     c1.download_button("Download schema (YAML)", schema.to_yaml(), file_name=f"{stem}_schema.yaml",
@@ -263,5 +554,7 @@ def render(table: RawTable, schema: Schema) -> None:
     c2.file_uploader("Load a schema (YAML/JSON)", type=["yaml", "yml", "json"], key="schema_upload_widget",
                      on_change=_on_schema_upload,
                      help="A schema you wrote or edited: its values are taken as declared.")
-    c3.button("Reset to draft", key="schema_reset", on_click=_reset, args=(table,),
-              help="Start again from the roles and values read off the data.")
+    with c3.popover("Reset to draft", icon=":material/restart_alt:"):
+        st.markdown("Discard every role and value you set, and start again from the draft read off the data "
+                    "(all red)?")
+        st.button("Yes, reset to the draft", key="schema_reset", on_click=_reset, args=(table,), type="primary")
