@@ -269,3 +269,51 @@ def test_an_explicit_scaling_without_a_schema_is_kept(capsys, tmp_path):
     assert code == 0, err
     assert "min–max" not in pd.read_csv(out).non_private_steps.iloc[0] and "feature ranges" not in err
     assert "NOT end-to-end private" in err
+
+
+# #19: errors (and notes) reaching a CLI user name the flags, never the library's Python arguments
+_PYTHON_ARGS = ("norm_bound", "feature_scaling", "centering=", "neighbouring=", "norm_mode", "allow_invalid",
+                "missing=", "load_csv(", "time_cap", "n_components")
+
+
+@pytest.mark.parametrize("argv, flags", [
+    (["sweep", "--csv", "{csv}", "--feature-scaling", "schema", *_AG], ["--norm-bound B", "--feature-scaling minmax",
+                                                                          "--schema S"]),
+    (["sweep", "--dataset", "wine", "--center", "dp", "--neighbouring", "add_remove", *_AG],
+     ["--center dp", "--neighbouring replace"]),
+    (["sweep", "--dataset", "wine", "--norm-bound", "-1", *_AG], ["--norm-bound must be > 0"]),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "-1"], ["--epsilons must be"]),
+    (["release", "--dataset", "wine", "--mechanism", "analyze_gauss", "--epsilon", "1"],
+     ["--delta must be > 0", "try --delta 1e-5"]),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "1", "--k", "40"], ["--k must be <= 13"]),
+    (["sweep", "--dataset", "wine", "--mechanisms", "pca", "--epsilons", "1", "--time-cap", "-1"], ["--time-cap must"]),
+    (["sweep", "--dataset", "wine", "--mechanisms", "sn_imtiaz", "--epsilons", "1"], ["pass --allow-invalid"]),
+])
+def test_errors_name_cli_flags_not_python_arguments(capsys, tmp_path, argv, flags):
+    argv = [a.replace("{csv}", str(_table_csv(tmp_path))) for a in argv]
+    out = [] if argv[0] == "release" else ["--out", str(tmp_path / "o.csv")]
+    code, _, err = run(capsys, *argv, *out)
+    error = [ln for ln in err.splitlines() if ln.startswith("dpcore: error:")]
+    assert code == 2 and len(error) == 1, err
+    assert all(flag in error[0] for flag in flags), error[0]
+    assert not any(name in error[0] for name in _PYTHON_ARGS), error[0]
+
+
+def test_notes_on_non_private_steps_name_cli_flags(capsys, tmp_path):
+    csv, out = _table_csv(tmp_path), tmp_path / "o.csv"
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), *_AG, "--out", str(out))
+    assert code == 0, err
+    assert "use --feature-scaling schema" in err and "feature_scaling=" not in err
+
+
+def test_cli_words_maps_each_library_argument_once():
+    from dpcore.cli.flags import cli_words
+
+    text = "pass norm_bound=B or use feature_scaling='minmax'; centering='dp' needs neighbouring='replace'"
+    assert cli_words(text) == ("pass --norm-bound B or use --feature-scaling minmax; --center dp needs "
+                               "--neighbouring replace")
+    assert cli_words("epsilon must be > 0", "sweep") == "--epsilons must be > 0"
+    assert cli_words("epsilon must be > 0", "release") == "--epsilon must be > 0"
+    assert cli_words("the (epsilon, delta) budget; k=3 components") == "the (epsilon, delta) budget; --k 3 components"
+    assert cli_words("Pass allow_invalid=True (CLI: --allow-invalid) to run it") == "Pass --allow-invalid to run it"
+    assert cli_words("dataset.norm_bound=2 and my_label=x") == "dataset.norm_bound=2 and my_label=x"  # not arguments

@@ -21,6 +21,7 @@ from ..vocabulary import Centering, FeatureScaling, MissingPolicy, values
 from ._args import coerce as _coerce
 from ._args import key_values as _key_values
 from .data import add_large_data_arguments
+from .flags import cli_words
 from .schema import add_schema_parser, add_table_arguments
 
 EXIT_USAGE = 2
@@ -162,7 +163,8 @@ def _prepare_from_args(args):
         data = preprocess(dataset, **kwargs)
     for entry in data.ledger:
         if not entry.private and not args.quiet:
-            print(f"dpcore: note: non-private preprocessing step: {entry.step} {entry.note}".rstrip(), file=sys.stderr)
+            print(cli_words(f"dpcore: note: non-private preprocessing step: {entry.step}: {entry.note}".rstrip(": "),
+                            args.command), file=sys.stderr)
     return dataset, data
 
 
@@ -349,7 +351,7 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--dataset-option", action="append", metavar="KEY=VALUE",
                      help="generator option of a built-in dataset, e.g. d=1000 (repeatable)")
     src.add_argument("--norm-bound", type=float, help="public row-norm bound B (rows are clipped to it)")
-    src.add_argument("--center", default="none", choices=(Centering.NONE, Centering.DP, Centering.EMPIRICAL),
+    src.add_argument("--center", default="none", choices=values(Centering),
                      help="centring: none (default), dp (DP mean, own budget), empirical (NOT private)")
     src.add_argument("--feature-scaling", default=None, choices=values(FeatureScaling),
                      help="per-feature scaling: public schema ranges (default with --schema or --dataset), none, or "
@@ -436,14 +438,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
-    except DPCoreError as exc:
-        print(f"dpcore: error: {exc}", file=sys.stderr)
+    except DPCoreError as exc:  # the library's words, in the flags of the command that was run
+        print(f"dpcore: error: {cli_words(str(exc), getattr(args, 'command', None))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:  # pragma: no cover
         print("dpcore: interrupted", file=sys.stderr)

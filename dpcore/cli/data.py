@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
+from .flags import cli_words
 
 #: Files larger than this are streamed even without ``--stream`` (``$DPCORE_STREAM_BYTES`` overrides; 1 GiB).
 STREAM_THRESHOLD_BYTES = int(os.environ.get("DPCORE_STREAM_BYTES", 2**30))
@@ -108,7 +109,8 @@ def _statistics(args, path: str | None, *, parquet: bool):
             result = stats.from_csv(path, args.schema, file_format=file_format, **common, **options)
     for entry in result.ledger:
         if not entry.private:
-            _note(args, f"non-private preprocessing step: {entry.step} {entry.note}".rstrip())
+            step = f"non-private preprocessing step: {entry.step}: {entry.note}".rstrip(": ")
+            _note(args, cli_words(step, args.command))
     data = result.to_prepared()
     how = "on Dask" if args.dask else "streamed"
     if data.sample:
