@@ -35,6 +35,7 @@ from ..data import Dataset, PreparedData, clip_fraction_curve, preprocess, sugge
 from ..data.preprocess import CENTERINGS, FEATURE_SCALINGS, as_dataset
 from ..exceptions import InvalidParameterError, MechanismTimeout, PrivacyLeakWarning
 from ..mechanisms import Mechanism, get_mechanism, list_mechanisms
+from ..vocabulary import Centering, FeatureScaling, Guarantee, Neighbouring
 from .metrics import captured_variance_ratio, principal_angle_max_deg
 
 #: Columns of :func:`clipping_utility_curve`'s result.
@@ -68,14 +69,14 @@ def advisor_mechanisms() -> list[Mechanism]:
     out = []
     for m in list_mechanisms():
         cost = (m.cost or "").lower()
-        if m.output == "covariance" and m.guarantee in ("pure", "approx") and not any(
+        if m.output == "covariance" and m.guarantee in (Guarantee.PURE, Guarantee.APPROX) and not any(
                 w in cost for w in _SLOW_COST_WORDS):
             out.append(m)
     return out
 
 
 def default_candidates(dataset: Dataset | np.ndarray, num: int = DEFAULT_NUM_CANDIDATES, *,
-                       feature_scaling: str = "schema", centering: str = "none",
+                       feature_scaling: str = FeatureScaling.SCHEMA, centering: str = Centering.NONE,
                        center: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """A log-spaced grid of ``num`` bounds from the 5 % quantile of the row norms to the largest possible norm.
 
@@ -106,7 +107,7 @@ def _public_bound(dataset, feature_scaling: str, centering: str, center) -> floa
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             return float(preprocess(one_row, feature_scaling=feature_scaling,
-                                    centering="empirical" if centering == "dp" else centering,
+                                    centering=Centering.EMPIRICAL if centering == Centering.DP else centering,
                                     center=center).norm_bound)
     except InvalidParameterError:
         return None
@@ -114,7 +115,7 @@ def _public_bound(dataset, feature_scaling: str, centering: str, center) -> floa
 
 def _reference(dataset, feature_scaling: str, centering: str, center, bound: float) -> PreparedData:
     """Same scaling and centring, no clipping (B above every row norm). A DP centre is replaced by the true mean."""
-    ref_centering = "empirical" if centering == "dp" else centering
+    ref_centering = Centering.EMPIRICAL if centering == Centering.DP else centering
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         ref = preprocess(dataset, feature_scaling=feature_scaling, centering=ref_centering, center=center,
@@ -218,7 +219,7 @@ def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: 
             return preprocess(dataset, feature_scaling=s.feature_scaling, norm_bound=float(bound), norm_mode="clip",
                               centering=s.centering, center=center, neighbouring=s.neighbouring,
                               random_state=pre_seed,
-                              **({"centering_epsilon": centering_epsilon} if s.centering == "dp" else {}))
+                              **({"centering_epsilon": centering_epsilon} if s.centering == Centering.DP else {}))
 
     for i, bound in enumerate(bounds):
         data = None
@@ -229,7 +230,7 @@ def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: 
                 scores.complete = False
                 break
             pre_seed, mech_seed = seeds[t]  # SeedSequence.generate_state is stateless: same streams at every B
-            if data is None or s.centering == "dp":  # only the DP centre is random: otherwise prepare once per B
+            if data is None or s.centering == Centering.DP:  # only a DP centre is random: else prepare once per B
                 data = prepare(bound, pre_seed)
             try:
                 release = s.mech.release(data, s.k, s.epsilon, s.delta, neighbouring=s.neighbouring,
@@ -259,10 +260,10 @@ def clipping_utility_curve(
     k: int = 2,
     trials: int = 3,
     seed: int | None = None,
-    feature_scaling: str = "schema",
-    centering: str = "none",
+    feature_scaling: str = FeatureScaling.SCHEMA,
+    centering: str = Centering.NONE,
     center: Sequence[float] | np.ndarray | None = None,
-    neighbouring: str = "replace",
+    neighbouring: str = Neighbouring.REPLACE,
     centering_epsilon: float = 0.1,
     num_candidates: int = DEFAULT_NUM_CANDIDATES,
     time_limit: float | None = 60.0,

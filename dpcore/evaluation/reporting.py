@@ -16,9 +16,11 @@ import pandas as pd
 import yaml
 
 from ..exceptions import InvalidParameterError
+from ..vocabulary import BAND_MEANINGS, NEIGHBOURING_SHORT_LABELS, Band, Guarantee, Neighbouring
+from ..vocabulary import values as vocabulary_values
 from .metrics import METRIC_NAMES
 
-BANDS = ("sd", "minmax")
+BANDS = tuple(Band)
 
 
 def _bare(frame: pd.DataFrame) -> pd.DataFrame:
@@ -78,7 +80,7 @@ def _key_column(series: pd.Series, rows: np.ndarray):
     return series.array.take(rows)
 
 
-def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = "sd",
+def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = Band.SD,
                metrics: Sequence[str] = METRIC_NAMES, by: Sequence[str] = ("mechanism",)) -> pd.DataFrame:
     """Long table (``*by``, x, metric, mean, lo, hi, count) over the status-'ok' rows of a sweep.
 
@@ -88,7 +90,7 @@ def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = "sd",
     of the rows, then per-group sums for every metric.
     """
     if band not in BANDS:
-        raise InvalidParameterError(f"band must be one of {BANDS}, got {band!r}.")
+        raise InvalidParameterError(f"band must be one of {vocabulary_values(Band)}, got {band!r}.")
     frame = _bare(frame)
     keys = [*by, x]
     out_cols = [*keys, "metric", "mean", "lo", "hi", "count"]
@@ -105,7 +107,7 @@ def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = "sd",
         stats = _group_stats(codes, values, n_groups)
         keep = np.flatnonzero(stats["count"] > 0)
         mean = stats["mean"]
-        if band == "sd":
+        if band == Band.SD:
             sd = np.where(np.isnan(stats["sd"]), 0.0, stats["sd"])
             lo, hi = mean - sd, mean + sd
         else:
@@ -184,6 +186,8 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, str):
+        return str(value)  # a vocabulary member as its plain value (YAML cannot represent enums)
     return value
 
 
@@ -308,13 +312,7 @@ def label_balance(y) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------
 # legend labels, captions and file names of exported figures (pure text: the dashboard draws them)
 #: The guarantee as a legend reads it (short enough for eight entries on a slide).
-GUARANTEE_SHORT = {
-    "pure": "ε-DP",
-    "approx": "(ε,δ)-DP",
-    "heuristic-mcmc": "heuristic ε-DP",
-    "claimed-invalid": "NOT PRIVATE",
-    "none": "not private",
-}
+GUARANTEE_SHORT = {g: g.short_label for g in Guarantee}
 #: Reference curves say what they are instead of a guarantee.
 REFERENCE_SHORT = {"pca": "reference, not private", "random": "reference, uses no data"}
 #: Short display names for legends (the registry's full names stay in hover texts and tables).
@@ -325,7 +323,6 @@ SHORT_NAMES = {
     "ss_boost": "SS boosted", "ppca": "PPCA", "sn_imtiaz": "SN", "wishart_jiang": "Jiang",
     "pca": "Non-private PCA",
 }
-BAND_MEANINGS = {"sd": "mean ± 1 sd", "minmax": "min–max"}
 _FILE_SUFFIXES = (".csv.gz", ".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".json", ".yaml", ".yml",
                   ".html", ".png")
 
@@ -372,7 +369,7 @@ def run_guarantees(frame: pd.DataFrame) -> dict[str, str]:
 def rows_text(n: int | None, neighbouring: str) -> str:
     """The data size as a caption may state it: the count under replace-one (where n is public), and no count
     under add/remove (where n is private and this sandbox does not release it)."""
-    if neighbouring != "replace":
+    if neighbouring != Neighbouring.REPLACE:
         return "n private under add/remove (not shown)"
     return "n not given" if n is None else f"n = {int(n):,} rows to the mechanisms (public under replace-one)"
 
@@ -384,13 +381,11 @@ def export_caption(*, dataset: str, k: int, delta: float, neighbouring: str, tri
     ``n_text`` replaces the row count (e.g. "n on the x axis" for a sample-size sweep); otherwise ``n`` is
     shown only under replace-one (:func:`rows_text`). Two lines joined by ``<br>`` (Plotly's line break).
     """
-    from ..core.privacy import NEIGHBOURING_LABELS
     from ..explain.display import format_delta
 
     if band not in BANDS:
-        raise InvalidParameterError(f"band must be one of {BANDS}, got {band!r}.")
-    relation = {"replace": "replace-one", "add_remove": "add/remove-one"}.get(
-        neighbouring, NEIGHBOURING_LABELS.get(neighbouring, neighbouring))
+        raise InvalidParameterError(f"band must be one of {vocabulary_values(Band)}, got {band!r}.")
+    relation = NEIGHBOURING_SHORT_LABELS.get(neighbouring, neighbouring)
     first = [f"Data: {dataset}", n_text or rows_text(n, neighbouring), f"k = {k}"]
     if epsilon is not None:
         first.append(f"ε = {epsilon:g}")

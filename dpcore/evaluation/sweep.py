@@ -30,6 +30,7 @@ from ..data.prepared import PreparedData
 from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
 from ..runtime.parallel import Outcome, Task, resolve_jobs, run_tasks
+from ..vocabulary import Guarantee, Neighbouring
 from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error, svm_majority_baseline
 
 STATUSES = ("ok", "bottom", "timeout", "error")
@@ -50,8 +51,8 @@ PRIVACY_COLUMNS = ("end_to_end_private", "non_private_steps")
 #: its releases are private.
 REFERENCE_MECHANISMS = ("pca", "random")
 #: Guarantees that are no privacy guarantee at all (a reference line, a published proof that is wrong).
-_NO_GUARANTEE = {"none": "mechanism without a privacy guarantee (reference)",
-                 "claimed-invalid": "claimed-invalid mechanism (its published proof is wrong)"}
+_NO_GUARANTEE = {Guarantee.NONE: "mechanism without a privacy guarantee (reference)",
+                 Guarantee.CLAIMED_INVALID: "claimed-invalid mechanism (its published proof is wrong)"}
 NOT_CONVERGED = "MCMC not converged"
 
 #: progress(done, total, description) -> optionally False to stop the sweep early.
@@ -74,7 +75,7 @@ class SweepConfig:
     trials: int = 5
     seed: int | None = None  # None: a fresh seed from OS entropy (recorded in the CSV); give one to reproduce
     sample_sizes: Sequence[int] | None = None
-    neighbouring: str = "replace"
+    neighbouring: str = Neighbouring.REPLACE
     mechanism_options: dict[str, dict] = field(default_factory=dict)
     time_cap: float | None = 20.0  # per cell, seconds
     total_time_limit: float | None = None  # whole sweep, seconds
@@ -316,7 +317,7 @@ def add_privacy_columns(frame: pd.DataFrame, data: PreparedData) -> None:
         row = list(steps)
         if guarantee in _NO_GUARANTEE:
             row.append(_NO_GUARANTEE[guarantee])
-        if guarantee == "heuristic-mcmc" and isinstance(message, str) and "not converged" in message.lower():
+        if guarantee == Guarantee.HEURISTIC_MCMC and isinstance(message, str) and "not converged" in message.lower():
             row.append(f"{NOT_CONVERGED} (the heuristic guarantee needs a converged chain)")
         names.append("; ".join(row))
         private.append(not row)

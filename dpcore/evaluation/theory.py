@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core._validation import check_delta, check_epsilon, check_int, check_positive
 from ..exceptions import DPCoreError, InvalidParameterError
+from ..vocabulary import Neighbouring
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ def sample_size_guides(eigenvalues: Sequence[float], n: int, d: int, epsilon: fl
 
 @functools.lru_cache(maxsize=256)
 def noise_spectral_norm(mechanism_id: str, d: int, k: int, epsilon: float, delta: float,
-                        neighbouring: str = "replace", draws: int = 5, seed: int = 0) -> float | None:
+                        neighbouring: str = Neighbouring.REPLACE, draws: int = 5, seed: int = 0) -> float | None:
     """The median spectral norm ‖E‖₂ of the noise E a covariance-perturbation mechanism adds to C = Σ xxᵀ (rows
     with ‖x‖ ≤ 1), measured on all-zero data: Ĉ = E there, and the noise of these mechanisms does not depend on
     the data. Public settings only (no data goes in); None for a mechanism that releases no covariance."""
@@ -225,7 +226,7 @@ class GuideRange:
 
 
 def guide_range(mechanism, eigenvalues: Sequence[float], n: int, *, k: int, epsilon: float, delta: float = 0.0,
-                neighbouring: str = "replace") -> GuideRange:
+                neighbouring: str = Neighbouring.REPLACE) -> GuideRange:
     """The sample sizes where ``mechanism``'s scaling guide may be drawn on data with this spectrum (C's
     eigenvalues over ``n`` rows, so A = C/n has the k-th eigengap Δ = λ_k − λ_{k+1}):
 
