@@ -16,6 +16,7 @@ import numpy as np
 from ..core._validation import NEIGHBOURING_RELATIONS, check_choice, check_int, check_neighbouring
 from ..data.prepared import PreparedData
 from ..exceptions import DataError, InvalidParameterError
+from ..vocabulary import Neighbouring
 
 __all__ = [
     "CONSTRUCTIONS",
@@ -89,7 +90,7 @@ def default_base_rows(d: int = 3, n: int = 30) -> np.ndarray:
 def _with_canary(base: np.ndarray, u: np.ndarray, relation: str) -> tuple[np.ndarray, np.ndarray]:
     """D′ = base + {u}; D = base + {0} (replace-one) or base alone (add/remove)."""
     X1 = np.vstack([base, u[None, :]])
-    X0 = base if relation == "add_remove" else np.vstack([base, np.zeros((1, base.shape[1]))])
+    X0 = base if relation == Neighbouring.ADD_REMOVE else np.vstack([base, np.zeros((1, base.shape[1]))])
     return X0, X1
 
 
@@ -111,7 +112,7 @@ def _unit_swap(d: int, n: int, relation: str) -> tuple[np.ndarray, np.ndarray]:
     base = default_base_rows(d, n)
     e1, e2 = np.eye(d)[0], np.eye(d)[1]
     X1 = np.vstack([base, e2[None, :]])
-    X0 = base if relation == "add_remove" else np.vstack([base, e1[None, :]])
+    X0 = base if relation == Neighbouring.ADD_REMOVE else np.vstack([base, e1[None, :]])
     return X0, X1
 
 
@@ -139,7 +140,7 @@ def _in_plane(d: int, n: int, relation: str) -> tuple[np.ndarray, np.ndarray]:
     radii = 0.5 + 0.5 * ((i * _GOLDEN) % 1.0)
     rows = np.array([point(math.pi * (j + 0.5) / (n + 1), radii[j]) for j in range(n)])
     new = point(math.pi * (n + 0.5) / (n + 1), 0.9)  # a new angle: no two points on one line through 0
-    if relation == "add_remove":
+    if relation == Neighbouring.ADD_REMOVE:
         return rows[:-1], np.vstack([rows[:-1], new[None, :]])
     X1 = rows.copy()
     X1[-1] = new
@@ -150,27 +151,28 @@ _CONSTRUCTIONS: tuple[Construction, ...] = (
     Construction("zero_vs_unit",
                  "The last row is 0 in D and a unit vector u = e₁ in D′; in the default data e₁ is the second "
                  "principal axis, just below the top one, so the extra row flips the top eigenvector.",
-                 "replace", _zero_vs_unit),
+                 Neighbouring.REPLACE, _zero_vs_unit),
     Construction("top_eigvec", "The last row is 0 in D and a unit row along the top eigenvector of the other rows "
-                 "in D′.", "replace", _eigvec(-1)),
+                 "in D′.", Neighbouring.REPLACE, _eigvec(-1)),
     Construction("smallest_eigvec", "The last row is 0 in D and a unit row along the smallest eigenvector of the "
-                 "other rows in D′.", "replace", _eigvec(0)),
+                 "other rows in D′.", Neighbouring.REPLACE, _eigvec(0)),
     Construction("unit_swap",
                  "The last row is e₁ in D and e₂ in D′ (add/remove: D′ adds e₂): C changes by e₂e₂ᵀ − e₁e₁ᵀ, the "
                  "largest change one record can make to the upper triangle in L2 (√2), which is what additive "
-                 "Gaussian mechanisms are calibrated to.", "replace", _unit_swap),
+                 "Gaussian mechanisms are calibrated to.", Neighbouring.REPLACE, _unit_swap),
     Construction("all_entries",
                  "The last row is 0 in D and u = (1, …, 1)/√d in D′: every entry of C changes (by 1/d), so an "
-                 "entry released without noise, at any index, differs between the two.", "replace", _all_entries),
+                 "entry released without noise, at any index, differs between the two.", Neighbouring.REPLACE,
+                 _all_entries),
     Construction("copies_add_remove",
                  "D holds n − 1 copies of e₁ and D′ holds n copies (add/remove; under replace-one D has a zero row "
                  "instead). A release that uses the exact n, e.g. eigenvalues clipped to [0, n], shows a point mass "
-                 "at n − 1 under D that D′ never produces.", "add_remove", _copies),
+                 "at n − 1 under D that D′ never produces.", Neighbouring.ADD_REMOVE, _copies),
     Construction("in_plane",
                  "n points of different directions in the plane span(e₁, e₂); D′ moves one point to a new direction "
                  "inside the same plane (add/remove: D′ adds it). An exact subspace selection picks the same plane "
                  "from both, so anything else the release shows about the points is a leak.",
-                 "replace", _in_plane, invariant="projector"),
+                 Neighbouring.REPLACE, _in_plane, invariant="projector"),
 )
 
 #: Built-in constructions by name.
@@ -200,14 +202,14 @@ def _relation_of(D0: PreparedData, D1: PreparedData) -> str:
         differ = int(np.count_nonzero(np.any(X0 != X1, axis=1)))
         if differ > 1:
             raise DataError(f"D and D′ differ in {differ} rows; replace-one neighbours differ in exactly one row.")
-        return "replace"
+        return Neighbouring.REPLACE
     if abs(D0.n - D1.n) == 1:
         small, big = (X0, X1) if D0.n < D1.n else (X1, X0)
         same = np.all(small == big[:-1], axis=1)
         first = int(np.argmin(same)) if not same.all() else small.shape[0]
         if not np.array_equal(small[first:], big[first + 1:]):
             raise DataError("D and D′ must differ by adding or removing one row (all other rows in the same order).")
-        return "add_remove"
+        return Neighbouring.ADD_REMOVE
     raise DataError(f"D has {D0.n} rows and D′ has {D1.n}; neighbours differ by at most one row.")
 
 

@@ -12,6 +12,7 @@ from ..core._validation import check_int
 from ..core.privacy import jsonable
 from ..exceptions import InvalidParameterError
 from ..explain.statements import delta_statement
+from ..vocabulary import Neighbouring
 
 __all__ = ["VERDICTS", "AuditResult", "combined_verdict"]
 
@@ -69,7 +70,7 @@ class AuditResult:
     counterexample_delta: float | None = None
     delta_lower_bound: float = 0.0
     field: str = ""
-    neighbouring: str = "replace"
+    neighbouring: str = Neighbouring.REPLACE
     structural: bool = False
     max_certifiable_epsilon: float = math.inf
     trials_needed: int | None = None

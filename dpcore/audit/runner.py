@@ -37,6 +37,7 @@ from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
 from ..mechanisms.base import Mechanism
 from ..runtime.parallel import Task, resolve_jobs, run_tasks
+from ..vocabulary import Neighbouring
 from .bounds import max_certifiable_epsilon, trials_to_certify
 from .events import (
     AUTO_FAMILIES,
@@ -114,7 +115,7 @@ def resolve_pair(mech: Mechanism, neighbours: Any, neighbouring: str | None, d: 
     if isinstance(neighbours, str) and neighbouring is None and neighbours in CONSTRUCTIONS:
         own = CONSTRUCTIONS[neighbours].default_relation
         neighbouring = own if own in mech.neighbourings else (
-            "replace" if "replace" in mech.neighbourings else mech.neighbourings[0])
+            Neighbouring.REPLACE if Neighbouring.REPLACE in mech.neighbourings else mech.neighbourings[0])
     pair = make_neighbours(neighbours, d=d, n=n, neighbouring=neighbouring)
     if pair.neighbouring not in mech.neighbourings:
         raise InvalidParameterError(

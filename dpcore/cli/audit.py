@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from ..exceptions import DPCoreError
+from ..vocabulary import Neighbouring, values
 from ._args import coerce, key_values
 
 EXIT_USAGE = 2
@@ -33,7 +34,7 @@ STATISTICS = ("auto", "support", "quadratic", "difference", "alignment", "eigenv
 FIELDS = ("auto", "covariance", "covariance_post", "eigenvalues", "subspace", "status")
 #: Exit code of ``--sampler-selftest`` when the sampler's output law is rejected.
 EXIT_REJECTED = 1
-RELATION_CHOICES = ("replace", "add_remove", "all")
+RELATION_CHOICES = (*values(Neighbouring), "all")
 
 
 def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
