@@ -28,6 +28,9 @@ from pages.ui.charts import (
     METRIC_UNITS,
     app_intro,
     at_random_line,
+    chart_slots,
+    for_screen,
+    presentation_toggle,
     random_line_note,
     release_warning_note,
 )
@@ -52,6 +55,7 @@ def _pick_dataset() -> None:
 
 # ------------------------------------------------------------------ settings (sidebar)
 with st.sidebar:
+    presentation_toggle()
     st.header("Data")
     options = ui.dataset_options()
     if ss.dp_dataset not in options:
@@ -202,7 +206,7 @@ if band_kind not in derived["bands"]:
     derived["bands"][band_kind] = band_table(frame, x="epsilon", band=band_kind)
 bands = derived["bands"][band_kind]
 figs = {}
-cols = st.columns(2)
+slots = chart_slots(len(metrics))  # two per row, or one per row in presentation mode
 for i, metric in enumerate(metrics):
     fig = derived["figs"].get((band_kind, metric))
     if fig is None:
@@ -217,8 +221,8 @@ for i, metric in enumerate(metrics):
                                guarantees=derived.get("guarantees"), releases=frame)
         derived["figs"][(band_kind, metric)] = fig
     figs[metric] = fig
-    with cols[i % 2]:
-        st.plotly_chart(fig, theme="streamlit", key=f"explore_{metric}", width="stretch")
+    with slots[i]:
+        st.plotly_chart(for_screen(fig), theme="streamlit", key=f"explore_{metric}", width="stretch")
         if metric == "svm_accuracy" and derived["majority"] is not None:
             pca_svm = levels.get("svm_accuracy", {}).get("pca")
             if pca_svm is not None and pca_svm < derived["majority"] + 0.01:

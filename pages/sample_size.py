@@ -14,7 +14,7 @@ from dpcore.evaluation.theory import family_for, guide_range, sample_size_guides
 from dpcore.explain.display import format_delta
 from pages import ui
 from pages.ui import export
-from pages.ui.charts import release_warning_note
+from pages.ui.charts import for_screen, presentation_toggle, release_warning_note
 
 #: Page defaults: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (both cheap for fast
 #: mechanisms: the default sweep takes well under a second on wine and css_synthetic).
@@ -86,6 +86,7 @@ def _guides(sub: pd.DataFrame, mechanisms: list[str], sizes: list[int]) -> tuple
 
 
 with st.sidebar:
+    presentation_toggle()
     st.header("Sample-size sweep")
     choices = [m.id for m in ui.selectable_mechanisms()]
     if "dp_ss_mechs" not in ss:
@@ -177,7 +178,7 @@ fig = ui.metric_figure(band, metric, x="n", title=f"{METRIC_LABELS[metric]} vs s
                        note="this dataset has no labels: no SVM accuracy" if metric == "svm_accuracy"
                        and not prepared.has_labels else None, guarantees=run_guarantees(frame), releases=frame)
 fig.update_layout(height=fig.layout.height + 120)
-st.plotly_chart(fig, theme="streamlit", key="ss_chart", width="stretch")
+st.plotly_chart(for_screen(fig), theme="streamlit", key="ss_chart", width="stretch")
 if majority is not None:
     st.caption(f"Grey dash-dot line: always predicting the majority class scores {majority:.3f} on the same test "
                "rows — the floor an SVM in any subspace should beat.")

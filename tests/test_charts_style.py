@@ -3,6 +3,8 @@ NOT PRIVATE in legend and hover, references neutral grey, every legend entry nam
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -377,3 +379,53 @@ def test_whatif_chart_labels_the_epsilons_run_not_minor_ticks():
                           "declared": 0.5, "data_derived": 0.6})
     axis = _whatif._figure(table, "captured_variance_ratio").to_dict()["layout"]["xaxis"]
     assert axis["type"] == "log" and axis["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
+
+
+def _tag_centres(fig: dict, plot_px: float) -> dict[str, float]:
+    """Each margin tag's centre in pixels below the plot's top, for a plot area ``plot_px`` tall (yshift applied)."""
+    lo, hi = fig["layout"]["meta"]["tag_axis"]
+    return {a["text"]: (hi - a["y"]) * plot_px / (hi - lo) - a["yshift"]
+            for a in fig["layout"]["annotations"] if a.get("hovertext")}
+
+
+def test_tag_offsets_keep_close_tags_apart_in_order_and_leave_lone_tags_on_their_line():
+    levels = [0.81, 0.758, 0.756, 0.30]
+    shifts = charts.tag_offsets(levels, lo=0.0, hi=1.0, plot_px=130, gap_px=20)
+    placed = [(1 - v) * 130 - s for v, s in zip(levels, shifts)]
+    assert shifts[0] == pytest.approx(0, abs=1e-9) and shifts[3] == pytest.approx(0, abs=1e-9)  # at its line
+    assert placed[0] < placed[1] < placed[2]  # the order of the lines is kept
+    assert all(b - a >= 20 - 1e-9 for a, b in itertools.pairwise(placed[:3]))
+
+
+def test_tag_offsets_move_a_run_at_the_bottom_back_up_into_the_plot():
+    levels = [0.004, 0.0, 0.002]
+    shifts = charts.tag_offsets(levels, lo=0.0, hi=1.0, plot_px=100, gap_px=20)
+    placed = sorted((1 - v) * 100 - s for v, s in zip(levels, shifts))
+    assert placed[-1] <= 100 + 10  # the lowest tag ends inside the plot (half a gap of slack)
+    assert all(b - a >= 20 - 1e-9 for a, b in itertools.pairwise(placed))
+
+
+def test_svm_panel_tags_random_and_majority_do_not_touch():
+    """The crowded SVM panel of issue 20: majority 0.758 and random 0.756 two thousandths apart, PCA at 0.81."""
+    band = _band(["analyze_gauss", "laplace"], metric="svm_accuracy")
+    band[["mean", "lo", "hi"]] = [[0.77, 0.75, 0.80]] * len(band)
+    fig = charts.metric_figure(band, "svm_accuracy", references={"pca": 0.81, "random": 0.756},
+                               baselines={charts.MAJORITY_LABEL: 0.758}).to_dict()
+    entries = sum(1 for t in fig["data"] if t.get("showlegend", True) and t.get("name"))
+    plot_px = charts.plot_area_px(fig["layout"]["height"], entries)
+    centres = sorted(_tag_centres(fig, plot_px).items(), key=lambda kv: kv[1])
+    assert [name for name, _ in centres] == ["PCA", "majority", "random"]  # top to bottom, as the lines
+    gaps = [b[1] - a[1] for a, b in itertools.pairwise(centres)]
+    assert min(gaps) >= charts.TAG_GAP * charts.TAG_FONT - 0.1, gaps  # shifts are rounded to 0.1 px
+    # on the real plot (taller than the estimate) they are further apart still
+    taller = sorted(_tag_centres(fig, plot_px * 1.3).values())
+    assert min(b - a for a, b in itertools.pairwise(taller)) >= charts.TAG_GAP * charts.TAG_FONT - 0.1
+
+
+def test_a_level_at_zero_on_a_linear_axis_keeps_its_tag_on_its_line():
+    """Non-private PCA's largest angle is 0°: its tag sits at 0, not pushed anywhere (the axis span includes 0)."""
+    band = _band(["analyze_gauss"], metric="principal_angle_max_deg")
+    band[["mean", "lo", "hi"]] = [[40.0, 30.0, 50.0]] * len(band)
+    fig = charts.metric_figure(band, "principal_angle_max_deg", references={"pca": 0.0, "random": 88.0}).to_dict()
+    assert {a["text"]: a["yshift"] for a in fig["layout"]["annotations"] if a.get("hovertext")} == \
+        {"PCA": 0, "random": 0}

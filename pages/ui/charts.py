@@ -222,10 +222,14 @@ def figure_from_dict(spec: dict) -> go.Figure:
 #: Chart fonts, readable on a projector at 1280×800 (legend, axis ticks, reference-line tags).
 LEGEND_FONT = 12
 TAG_FONT = 12
+#: Legend entries per row in a half-width chart (long entries: a guarantee, a warning note).
+LEGEND_PER_ROW = 3
 #: Short tags printed in the right margin next to each reference line (the legend carries the full name), so no
 #: label ever sits on a curve; the right margin holds the widest tag.
 REFERENCE_TAGS = {"pca": "PCA", "random": "random"}
 TAG_MARGIN = 80
+#: The least distance between two tags' centres, in font sizes (a tag's box is about 1.6 font sizes tall).
+TAG_GAP = 1.7
 #: The Frobenius panel's floor of usefulness: releasing Ĉ = 0 has normalised error ‖C − 0‖_F / ‖C‖_F = 1.
 ZERO_LABEL = "releasing zero (Ĉ = 0)"
 ZERO_TAG = "release 0"
@@ -260,35 +264,75 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     return [lo, hi], [tick_text(lo), tick_text(hi)]
 
 
-def _hline(value: float, color: str, dash: str, tag: str, label: str, *, log_y: bool,
-           yshift: float = 0.0) -> tuple[dict, dict]:
+def _hline(value: float, color: str, dash: str, tag: str, label: str, *, log_y: bool) -> tuple[dict, dict]:
     """A full-width horizontal line and its short ``tag`` in the right margin (never on a curve); the full
     ``label`` is the tag's hover text (and the legend's entry, see :func:`_reference_marks`)."""
     y = math.log10(value) if log_y else value
     shape = {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
              "line": {"color": color, "dash": dash}, "opacity": 0.9}
     note = {"text": tag, "hovertext": label, "showarrow": False, "xref": "x domain", "x": 1, "xanchor": "left",
-            "xshift": 4, "yshift": yshift, "yref": "y", "y": y, "yanchor": "middle",
+            "xshift": 4, "yshift": 0.0, "yref": "y", "y": y, "yanchor": "middle",
             "font": {"size": TAG_FONT, "color": color}}
     return shape, note
 
 
-def _reference_marks(lines: list[tuple[float, str, str, str, str]], *, log_y: bool,
-                     span: float) -> tuple[list[dict], list[dict], list[dict]]:
-    """Shapes, margin tags and legend-only traces of the reference lines ``(level, colour, dash, tag, label)``;
-    tags of lines closer than a tag's height are moved apart."""
+def _reference_marks(lines: list[tuple[float, str, str, str, str]], *,
+                     log_y: bool) -> tuple[list[dict], list[dict], list[dict]]:
+    """Shapes, margin tags and legend-only traces of the reference lines ``(level, colour, dash, tag, label)``
+    (the tags are spread apart afterwards by :func:`spread_tags`)."""
     shapes, notes, legend = [], [], []
-    last_y, shift = None, 0.0
     for value, color, dash, tag, label in sorted(lines, key=lambda line: -line[0]):
-        y = math.log10(value) if log_y else value
-        shift = shift - 14.0 if last_y is not None and abs(last_y - y) < 0.08 * span else 0.0
-        last_y = y
-        shape, note = _hline(value, color, dash, tag, label, log_y=log_y, yshift=shift)
+        shape, note = _hline(value, color, dash, tag, label, log_y=log_y)
         shapes.append(shape)
         notes.append(note)
         legend.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": label,
                        "line": {"color": color, "dash": dash, "width": 1.5}, "hoverinfo": "skip"})
     return shapes, notes, legend
+
+
+def tag_offsets(levels: Sequence[float], *, lo: float, hi: float, plot_px: float, gap_px: float) -> list[float]:
+    """Pixel shifts (Plotly ``yshift``: up is positive) of margin tags at ``levels`` (axis units, on an axis from
+    ``lo`` to ``hi`` drawn ``plot_px`` pixels tall) that keep every two tags at least ``gap_px`` apart, each as near
+    its line as the others allow: placed from the top down, each pushed below the one above when they would touch;
+    a run pushed past the bottom of the plot is moved back up as a whole."""
+    scale = plot_px / ((hi - lo) or 1.0)
+    want = [(hi - v) * scale for v in levels]  # pixels below the top of the plot area
+    order = sorted(range(len(levels)), key=lambda i: want[i])
+    placed = [0.0] * len(levels)
+    above = None
+    for i in order:
+        placed[i] = above = want[i] if above is None else max(want[i], above + gap_px)
+    below = None
+    for i in reversed(order):
+        placed[i] = below = min(placed[i], plot_px + gap_px / 2 if below is None else below - gap_px)
+    return [want[i] - placed[i] for i in range(len(levels))]
+
+
+def _is_tag(note: dict) -> bool:
+    return note.get("xref") == "x domain" and note.get("x") == 1 and note.get("yref") == "y"
+
+
+def plot_area_px(height: float, legend_entries: int, legend_font: float = LEGEND_FONT, per_row: int = 2) -> float:
+    """A cautious estimate of the plot area's height in a chart ``height`` pixels tall with ``legend_entries`` under
+    it (``per_row`` to a row): less the title strip, the x axis (ticks and title) and the legend rows. Measured in
+    Chromium at 1280×800: 126–164 px of a 362 px half-width chart (estimate 130–154), 289–313 px of a 498 px
+    full-width one in presentation mode (estimate 274); an underestimate only spreads the tags a little further."""
+    return max(60.0, height - 160 - math.ceil(legend_entries / per_row) * 2 * legend_font)
+
+
+def spread_tags(layout: dict, plot_px: float) -> None:
+    """Move the reference lines' margin tags of a figure ``layout`` (dict, changed in place) apart so that none
+    touches another (:func:`tag_offsets`, a gap of :data:`TAG_GAP` font sizes); reads the axis span the figure
+    recorded in ``layout["meta"]["tag_axis"]``."""
+    notes = [a for a in layout.get("annotations") or () if _is_tag(a)]
+    axis = (layout.get("meta") or {}).get("tag_axis")
+    if not notes or not axis:
+        return
+    size = max(float((a.get("font") or {}).get("size") or TAG_FONT) for a in notes)
+    shifts = tag_offsets([float(a["y"]) for a in notes], lo=axis[0], hi=axis[1], plot_px=plot_px,
+                         gap_px=TAG_GAP * size)
+    for note, shift in zip(notes, shifts):
+        note["yshift"] = round(shift, 1)
 
 
 def _warning_lookup(releases: pd.DataFrame | None, x: str) -> tuple[dict, dict]:
@@ -417,25 +461,47 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
                        "line": {"dash": "dot", "width": 1.5, "color": guide.get("color", "#888888")}})
     levels = [line[0] for line in lines]
     y_lo, y_hi = _span(cols["lo"], cols["hi"], levels)
-    span = (math.log10(y_hi / y_lo) if log_y else y_hi - y_lo) or 1.0
-    shapes, notes, ref_legend = _reference_marks(lines, log_y=log_y, span=span)
+    shapes, notes, ref_legend = _reference_marks(lines, log_y=log_y)
     traces += ref_legend
     notes += _failed_marks(warned, drawn, x_label, log_x=log_x, guarantees=guarantees)
     if note:
         notes.append({"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5})
     entries = sum(1 for t in traces if t.get("showlegend", True))
+    yaxis = _y_axis(metric, y_title, log_y, y_lo, y_hi, levels)
     layout: dict[str, Any] = {
         "title": {"text": title, "font": {"size": 15}}, "height": chart_height(340, entries),
         "margin": {"l": 60, "r": TAG_MARGIN if lines else 10, "t": 45, "b": 40},
         "legend": legend_layout(),
         "xaxis": _x_axis(cols[x], x_title, log_x),
-        "yaxis": _y_axis(metric, y_title, log_y, y_lo, y_hi, levels),
+        "yaxis": yaxis,
+        "meta": {"tag_axis": _tag_axis(yaxis, (y_lo, y_hi) if log_y else _extent(cols["lo"], cols["hi"], levels),
+                                       log_y)},
     }
     if shapes:
         layout["shapes"] = shapes
     if notes:
         layout["annotations"] = notes
+    spread_tags(layout, plot_area_px(layout["height"], entries))
     return figure_from_dict({"data": traces, "layout": layout})
+
+
+def _extent(lo: np.ndarray, hi: np.ndarray, levels: Sequence[float]) -> tuple[float, float]:
+    """The smallest and largest finite value a linear axis shows (bands and levels, zero and negatives included)."""
+    values = np.concatenate([lo, hi, np.asarray(levels, dtype=float)])
+    values = values[np.isfinite(values)]
+    return (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+
+
+def _tag_axis(yaxis: dict[str, Any], span: tuple[float, float], log_y: bool) -> list[float]:
+    """The y axis's span in axis units (log10 on a log axis): its fixed range, else the data's ``span`` with
+    Plotly's padding (an estimate; the tags only need it to tell how far apart two levels are drawn)."""
+    if "range" in yaxis:
+        return [float(v) for v in yaxis["range"]]
+    lo, hi = span
+    if log_y:
+        lo, hi = math.log10(lo), math.log10(hi)
+    pad = 0.06 * ((hi - lo) or 1.0)
+    return [lo - pad, hi + pad]
 
 
 def _span(lo: np.ndarray, hi: np.ndarray, levels: Sequence[float]) -> tuple[float, float]:
@@ -479,7 +545,83 @@ def legend_layout() -> dict[str, Any]:
 
 def chart_height(base: int, legend_entries: int) -> int:
     """A chart's height grown for its legend rows (about three entries per row in a half-width chart)."""
-    return base + 22 * max(0, math.ceil(legend_entries / 3) - 1)
+    return base + 22 * max(0, math.ceil(legend_entries / LEGEND_PER_ROW) - 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# presentation mode: a lecture on a projector (1280×800)
+#: Session key of the "Presentation mode" switch (a shared setting, :data:`pages.ui.state.SETTINGS`).
+PRESENTATION_KEY = "dp_presentation"
+#: Chart text in presentation mode (px): ticks, legend, axis titles and tags; the title.
+PRESENT_FONT = 16
+PRESENT_TITLE = 20
+#: A full-width chart's height in presentation mode before its second legend row, and legend entries per row.
+PRESENT_HEIGHT = 470
+PRESENT_PER_ROW = 3
+#: The page's text in presentation mode: Streamlit sizes everything relative to the root font size (16 px).
+PRESENT_CSS = "<style>html { font-size: 18px; }</style>"
+
+
+def presentation_on() -> bool:
+    """Whether the session is in presentation mode (one chart per row, larger text)."""
+    return bool(st.session_state.get(PRESENTATION_KEY, False))
+
+
+def presentation_toggle() -> None:
+    """The sidebar switch of presentation mode (pages with charts side by side or large charts call it); kept
+    for the whole session, on every page."""
+    st.toggle("Presentation mode", key=PRESENTATION_KEY,
+              help="For a projector: each chart full width, one per row, with larger text in the charts and on the "
+                   "page. Stays on for the session, on every page.")
+    if presentation_on():
+        st.html(PRESENT_CSS)
+
+
+def chart_slots(count: int, columns: int = 2) -> list:
+    """The containers ``count`` charts go into: ``columns`` side by side, or one full-width row each in
+    presentation mode."""
+    if presentation_on():
+        return [st.container() for _ in range(count)]
+    cols = st.columns(columns)
+    return [cols[i % columns] for i in range(count)]
+
+
+def presentation_figure(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` for a full-width chart on a projector: larger fonts (title, ticks, legend, tags, marks),
+    a taller plot, a right margin that holds the larger tags, and the tags spread apart again at that size."""
+    spec = fig.to_dict()
+    layout = spec["layout"]
+    scale = PRESENT_FONT / LEGEND_FONT
+    layout["font"] = {**(layout.get("font") or {}), "size": PRESENT_FONT}
+    if isinstance(layout.get("title"), dict):
+        layout["title"]["font"] = {**(layout["title"].get("font") or {}), "size": PRESENT_TITLE}
+    legend = layout.setdefault("legend", {})
+    legend["font"] = {**(legend.get("font") or {}), "size": PRESENT_FONT}
+    for name in ("xaxis", "yaxis"):
+        axis = layout.setdefault(name, {})
+        axis["tickfont"] = {**(axis.get("tickfont") or {}), "size": PRESENT_FONT - 1}
+        if isinstance(axis.get("title"), dict):
+            axis["title"]["font"] = {**(axis["title"].get("font") or {}), "size": PRESENT_FONT}
+    notes = layout.get("annotations") or []
+    for note in notes:
+        note["font"] = {**(note.get("font") or {}), "size": round(float((note.get("font") or {}).get("size")
+                                                                        or LEGEND_FONT) * scale)}
+        if not _is_tag(note) and note.get("yshift"):
+            note["yshift"] = note["yshift"] * scale  # stacked ✕ marks keep apart
+    margin = layout.setdefault("margin", {})
+    if any(_is_tag(note) for note in notes):
+        margin["r"] = round(max(float(margin.get("r") or 0), TAG_MARGIN) * scale)
+    margin["t"] = max(float(margin.get("t") or 0), 55)
+    entries = sum(1 for t in spec["data"] if t.get("showlegend", True) and t.get("name"))
+    rows = math.ceil(entries / PRESENT_PER_ROW)
+    layout["height"] = max(float(layout.get("height") or 0), PRESENT_HEIGHT) + (PRESENT_FONT + 12) * max(0, rows - 1)
+    spread_tags(layout, plot_area_px(layout["height"], entries, PRESENT_FONT, PRESENT_PER_ROW))
+    return figure_from_dict(spec)
+
+
+def for_screen(fig: go.Figure) -> go.Figure:
+    """``fig`` as the session shows it: :func:`presentation_figure` in presentation mode, else unchanged."""
+    return presentation_figure(fig) if presentation_on() else fig
 
 
 def png_export_available() -> bool:
@@ -498,11 +640,6 @@ def figure_png(fig: go.Figure, caption: str = "") -> bytes:
 
 # ------------------------------------------------------------------------------------------------
 # notes next to the charts
-#: The first screen's one sentence: what the app is and where to start.
-APP_INTRO = ("**DP-PCA Explorer** compares differentially private ways to compute PCA on real data: each curve shows "
-             "how much of the data's structure a mechanism keeps as the privacy budget ε grows. **Start here:** read "
-             "the first chart below, then change the mechanisms or ε in the sidebar (slower mechanisms wait for **Run "
-             "sweep**); new to ε and δ? Read **Privacy basics**.")
 #: What each warning status means for a release, as the note above the results table says it.
 WARNING_MEANINGS = {
     "not converged": "its guarantee assumes a converged chain, so these releases carry no proven ε-DP guarantee",
@@ -515,8 +652,11 @@ RANDOM_TOLERANCE = 0.02
 
 
 def app_intro() -> None:
-    """The first screen's sentence: what the app is and where to start."""
-    st.markdown(APP_INTRO)
+    """The first screen: the sentence saying what the app is and where to start, beside a stored chart of the
+    default run (:mod:`pages.ui.first_screen`: nothing is computed before it paints)."""
+    from pages.ui import first_screen
+
+    first_screen.render()
 
 
 def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:

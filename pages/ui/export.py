@@ -25,6 +25,9 @@ EXPORT_HEIGHT = 560
 #: Legend entries per row at the export width, and the height of one legend row / caption line.
 LEGEND_PER_ROW = 5
 ROW_PX = 22
+#: A cautious estimate of the plot area's height in an export (the rest: title, x axis, margins; caption and legend
+#: rows have their own room).
+EXPORT_PLOT_PX = EXPORT_HEIGHT - 160
 #: Caption font size, and the room kept free at the caption's right end (the title block starts 1 % in).
 CAPTION_FONT = 13
 CAPTION_RIGHT_PX = 24
@@ -108,7 +111,17 @@ def captioned_figure(fig: go.Figure, caption: str, *, title: str | None = None,
     )
     if out.layout.legend.yref == "container":  # keep the bottom legend row off the image's edge
         out.update_layout(legend={"y": 10 / out.layout.height})
-    return out
+    return _tags_spread_for(out, EXPORT_PLOT_PX)
+
+
+def _tags_spread_for(fig: go.Figure, plot_px: float) -> go.Figure:
+    """``fig`` with its reference-line tags spread again for a plot area ``plot_px`` tall (the export's plot is
+    taller than the dashboard's, so tags need less room to stay apart)."""
+    from pages.ui.charts import figure_from_dict, spread_tags
+
+    spec = fig.to_dict()
+    spread_tags(spec["layout"], plot_px)
+    return figure_from_dict(spec)
 
 
 def caption_lines(caption: str, width: int = EXPORT_WIDTH) -> str:

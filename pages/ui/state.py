@@ -131,6 +131,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_neighbouring", "replace", "nb", decode=_choice(lambda: tuple(NEIGHBOURING_LABELS))),
     Setting("dp_band", "±1 sd"),
     Setting("dp_autorun", True),
+    Setting("dp_presentation", False),  # presentation mode: one chart per row, larger text (pages.ui.charts)
     Setting("dp_ss_eps", 1.0, "sseps", encode=lambda v: f"{v:g}", decode=_snap(EPS_GRID, 1e-3, 1e3)),
 )
 #: URL parameters left out of a link while an upload is the dataset: the dataset itself, its data settings and the

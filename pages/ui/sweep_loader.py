@@ -21,7 +21,7 @@ from dpcore.evaluation.metrics import METRIC_LABELS, METRIC_NAMES
 from dpcore.evaluation.reporting import band_table, reference_levels, results_table
 from dpcore.evaluation.sweep import COLUMNS, STATUSES
 from dpcore.exceptions import DataError
-from pages.ui.charts import METRIC_TITLES, METRIC_UNITS, release_warning_note
+from pages.ui.charts import METRIC_TITLES, METRIC_UNITS, chart_slots, for_screen, release_warning_note
 
 KEY = "explore_sweep_csv"
 #: Columns read as numbers (the metrics, the cell's settings and its runtime).
@@ -170,7 +170,7 @@ def show(frame: pd.DataFrame, name: str) -> None:
     metrics = [m for m in ("captured_variance_ratio", "frobenius_error", "principal_angle_max_deg", "svm_accuracy")
                if m != "svm_accuracy" or frame["svm_accuracy"].notna().any()]
     majority = ui.majority_baseline(frame) if "svm_majority_baseline" in frame else None
-    cols = st.columns(2)
+    slots = chart_slots(len(metrics))  # two per row, or one per row in presentation mode
     for i, metric in enumerate(metrics):
         fig = ui.metric_figure(
             bands, metric, title=METRIC_TITLES[metric] + suffix, x_title="ε (privacy loss, log scale)",
@@ -180,8 +180,8 @@ def show(frame: pd.DataFrame, name: str) -> None:
             baselines={ui.MAJORITY_LABEL: majority} if metric == "svm_accuracy" and majority is not None else None,
             note=None if (bands["metric"] == metric).any() else "no mechanism in this file reports this metric",
             releases=main)
-        with cols[i % 2]:
-            st.plotly_chart(fig, theme="streamlit", key=f"explore_csv_{metric}", width="stretch")
+        with slots[i]:
+            st.plotly_chart(for_screen(fig), theme="streamlit", key=f"explore_csv_{metric}", width="stretch")
 
     st.subheader("Guarantees in this file")
     lines = []
