@@ -191,7 +191,7 @@ def _clamp_diagnostic(dataset) -> None:
     when large. Only where schema scaling clamps (public ranges and feature scaling 'public schema ranges')."""
     if ss.dp_scaling != FeatureScaling.SCHEMA or getattr(dataset, "feature_ranges", None) is None:
         return
-    report = ui.memo("_dp_clamp_report", ui.dataset_key(), lambda: clamp_report(dataset))
+    report = ui.memo("clamp_report", ui.dataset_key(), lambda: clamp_report(dataset))
     if report.warning():
         st.warning(f"**Clamping ({NOT_PRIVATE_LABEL}):** {report.warning()}", icon=":material/warning:")
     if report.shares:

@@ -175,8 +175,8 @@ except dpcore.DPCoreError as exc:
 n_ref_cells = count_cells(ref_config.validated(prepared)) if ref_config is not None else 0
 cheap = all(dpcore.get_mechanism(m).output == "covariance" for m in mechanisms) and n_cells <= 2000
 run = ui.run_or_reuse(
-    prepared, {"main": config, "reference lines": ref_config}, slot="_dp_explore_result", button_key="explore_run",
-    label="Sweep", auto=cfg.autorun and cheap,
+    prepared, {"main": config, "reference lines": ref_config}, slot=ui.slot_key("explore_result"),
+    button_key="explore_run", label="Sweep", auto=cfg.autorun and cheap,
     caption=f"{n_cells + n_ref_cells} releases ({len(mechanisms)} mechanisms × {len(eps)} ε values × {config.trials} "
             f"trials{f' + {n_ref_cells} for the reference lines' if n_ref_cells else ''}); each release capped at "
             f"{config.time_cap:g} s.")
@@ -194,13 +194,13 @@ titles, units = METRIC_TITLES, METRIC_UNITS
 
 # Summaries, figures and the table depend only on the shown sweep: build them once per sweep (and band choice)
 # and reuse them on the reruns that every widget interaction triggers.
-derived = ss.get("_dp_explore_derived")
+derived = ui.get("explore_derived")
 if derived is None or derived["frame"] is not frame or derived["ref_frame"] is not ref_frame \
         or derived["refs"] != refs:
     derived = {"frame": frame, "ref_frame": ref_frame, "refs": refs, "bands": {}, "figs": {},
                "levels": reference_levels(ref_frame, refs) if ref_frame is not None else {},
                "majority": ui.majority_baseline(frame), "guarantees": run_guarantees(frame)}
-    ss["_dp_explore_derived"] = derived
+    ui.put("explore_derived", derived)
 levels = derived["levels"]
 if band_kind not in derived["bands"]:
     derived["bands"][band_kind] = band_table(frame, x="epsilon", band=band_kind)

@@ -25,16 +25,8 @@ from pages.ui.charts import TraceStyle, legend_layout, trace_style
 
 ui.init_state()
 ss = st.session_state
-_RELEASE_KEY = "_dp_insp_release"
 _LABEL_PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
                   "#9d755d", "#bab0ac", "#1b9e77", "#7570b3")
-
-
-def _defaults() -> None:
-    for key, value in {"dp_insp_invalid": False, "dp_insp_eps": 1.0, "dp_insp_points": 2000,
-                       "dp_insp_color": True}.items():
-        if key not in ss:
-            ss[key] = value
 
 
 def _mechanism_picker():
@@ -135,7 +127,7 @@ def _release(mech, data, cfg: dict) -> dict:
     """Run the release (or reuse the stored one when nothing that affects it changed)."""
     key = (data.fingerprint, mech.id, cfg["epsilon"], cfg["delta"], cfg["k"], cfg["seed"], cfg["neighbouring"],
            cfg["time_cap"], tuple(sorted(cfg["options"].items())))
-    stored = ss.get(_RELEASE_KEY)
+    stored = ui.get("insp_release")
     if stored is not None and stored["key"] == key:
         return stored
     outcome: dict = {"key": key, "release": None, "error": None, "timeout": False}
@@ -149,7 +141,7 @@ def _release(mech, data, cfg: dict) -> dict:
             outcome["error"], outcome["timeout"] = str(exc), True
         except DPCoreError as exc:
             outcome["error"] = str(exc)
-    ss[_RELEASE_KEY] = outcome
+    ui.put("insp_release", outcome)
     return outcome
 
 
@@ -198,9 +190,6 @@ def _ss_showcase_offer(mech) -> None:
                   on_click=_load_ss_showcase, args=(mech.id,))
 
 
-_SS_DIM_KEY = "_dp_insp_ss_dimension"
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def _ss_dimension_rows(n: int, d: int, gamma: float, trials: int) -> list[dict]:
     """sin θ of ss_approx, ss_exact (subsample) and Analyze Gauss on public synthetic data (cached per setting)."""
@@ -235,8 +224,9 @@ def _ss_dimension_section(mech) -> None:
             return
         if st.button("Run the comparison", key="insp_ssd_run", icon=":material/play_arrow:"):
             with st.spinner(f"Releasing on n = {n:,}, d = {d:,} …"):
-                ss[_SS_DIM_KEY] = (n, d, _ss_dimension_rows(n, d, 0.0 if exact else scaled_gamma(d), int(trials)))
-        stored = ss.get(_SS_DIM_KEY)
+                ui.put("insp_ss_dimension", (n, d, _ss_dimension_rows(n, d, 0.0 if exact else scaled_gamma(d),
+                                                                         int(trials))))
+        stored = ui.get("insp_ss_dimension")
         if stored is None:
             return
         n_run, d_run, rows = stored
@@ -597,7 +587,6 @@ def _diagnostics(mech, release) -> None:
 
 st.title("Inspect a mechanism")
 ui.evaluation_banner()
-_defaults()
 data = ui.current_prepared()
 if data is None:
     st.stop()

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.evaluation.reporting import legend_label
+from pages.ui import state as ui_state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -96,7 +97,7 @@ def test_explore_default_page_renders_four_charts(at):
 @pytest.mark.slow
 def test_default_data_shows_the_trade_off(at):
     """Private curves leave the random-subspace line and approach PCA inside the default ε range; bands narrow."""
-    run = at.session_state["_dp_explore_result"]
+    run = ui_state.stored("explore_result", at.session_state)
     frame = run.frame[run.frame["status"] == "ok"]
     random_level = run.frames["reference lines"].query("mechanism == 'random'")["captured_variance_ratio"].mean()
     stats = frame.groupby(["mechanism", "epsilon"])["captured_variance_ratio"].agg(["mean", "std"])
@@ -116,7 +117,7 @@ def test_default_data_shows_the_trade_off(at):
 
 
 def test_svm_chart_draws_the_majority_class_baseline(at):
-    run = at.session_state["_dp_explore_result"]
+    run = ui_state.stored("explore_result", at.session_state)
     majority = run.frame["svm_majority_baseline"].dropna()
     assert len(majority) and majority.nunique() == 1  # one held-out split for the whole sweep
     fig = chart(at, "explore_svm_accuracy")
@@ -166,11 +167,11 @@ def test_changing_widgets_changes_chart_data(at):
 
 @pytest.mark.slow
 def test_chart_option_does_not_rerun_sweep(at):
-    frame_before = at.session_state["_dp_explore_result"].frame
+    frame_before = ui_state.stored("explore_result", at.session_state).frame
     at.radio(key="dp_band").set_value("min–max").run()
     no_exception(at)
-    assert at.session_state["_dp_explore_result"].frame is frame_before  # same object: no new sweep
-    derived = at.session_state["_dp_explore_derived"]
+    assert ui_state.stored("explore_result", at.session_state).frame is frame_before  # same object: no new sweep
+    derived = ui_state.stored("explore_derived", at.session_state)
     assert derived["frame"] is frame_before and set(derived["bands"]) == {"sd", "minmax"}
     _, lo_hi = line(chart(at, "explore_captured_variance_ratio"), "Analyze Gauss · (ε,δ)-DP band")
     ok = frame_before[(frame_before["mechanism"] == "analyze_gauss") & (frame_before["status"] == "ok")]
@@ -178,7 +179,7 @@ def test_chart_option_does_not_rerun_sweep(at):
     # a rerun without changes reuses the figures built for this sweep
     figs = dict(derived["figs"])
     at.run()
-    assert all(at.session_state["_dp_explore_derived"]["figs"][k] is v for k, v in figs.items())
+    assert all(ui_state.stored("explore_derived", at.session_state)["figs"][k] is v for k, v in figs.items())
 
 
 @pytest.mark.slow
@@ -285,7 +286,7 @@ def test_sample_size_page_runs(at):
     at.radio(key="dp_ss_metric").set_value("svm_accuracy").run()
     no_exception(at)
     fig = chart(at, "ss_chart")
-    majority = at.session_state["_dp_ss_result"].frame["svm_majority_baseline"].dropna()
+    majority = ui_state.stored("ss_result", at.session_state).frame["svm_majority_baseline"].dropna()
     notes = {a.get("hovertext", a["text"]): a["y"] for a in fig["layout"]["annotations"]}
     assert notes[ui_label_majority()] == pytest.approx(majority.mean())
 
@@ -310,11 +311,11 @@ def test_data_page_utility_vs_b_advisor(at):
     no_exception(at)
     assert at.selectbox(key="dp_adv_mech").value == "analyze_gauss"
     assert at.select_slider(key="dp_adv_eps").value == 1.0
-    assert "_dp_adv_result" not in at.session_state  # nothing runs before the button
+    assert ui_state.stored("adv_result", at.session_state) is None  # nothing runs before the button
     at.button(key="adv_run").click().run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
-    _, curve = at.session_state["_dp_adv_result"]
+    curve = ui_state.stored("adv_result", at.session_state)
     assert len(curve) == 12 and (curve["n_ok"] == 3).all()
     fig = chart(at, "data_clip_utility")
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis2"]["overlaying"] == "y"
@@ -330,14 +331,14 @@ def test_data_page_utility_vs_b_advisor(at):
     at.toggle(key="dp_norm_auto").set_value(False).run()
     at.number_input(key="dp_norm_bound").set_value(2.0).run()
     no_exception(at)
-    assert at.session_state["_dp_adv_result"][1] is curve
+    assert ui_state.stored("adv_result", at.session_state) is curve
     fig = chart(at, "data_clip_utility")
     assert any(s.get("x0") == pytest.approx(2.0) for s in fig["layout"]["shapes"])
     # a setting that matters (ε) asks for a new run, and the button uses the new ε
     at.select_slider(key="dp_adv_eps").set_value(10.0).run()
     assert any("changed" in w.value for w in at.warning)
     at.button(key="adv_run").click().run()
-    assert at.session_state["_dp_adv_result"][1].attrs["epsilon"] == 10.0
+    assert ui_state.stored("adv_result", at.session_state).attrs["epsilon"] == 10.0
     assert not any("changed" in w.value for w in at.warning)
 
 
@@ -353,7 +354,7 @@ def test_data_page_utility_advisor_error_is_shown(at, monkeypatch):
     at.button(key="adv_run").click().run()
     no_exception(at)
     assert [e.value for e in at.error] == ["the advisor failed: lower the number of trials."]
-    assert "_dp_adv_result" not in at.session_state
+    assert ui_state.stored("adv_result", at.session_state) is None
 
 
 @pytest.mark.slow
@@ -369,9 +370,9 @@ def test_sample_size_defaults_give_a_banded_curve(dataset):
     app.switch_page("pages/sample_size.py").run()  # fast default mechanisms: runs without a click
     no_exception(app)
     assert not app.error, [e.value for e in app.error]
-    frame = app.session_state["_dp_ss_result"].frame
+    frame = ui_state.stored("ss_result", app.session_state).frame
     assert app.session_state["dp_ss_trials"] >= 3 and frame["trial"].nunique() == app.session_state["dp_ss_trials"]
-    prepared = app.session_state["_dp_prepared"][1]
+    prepared = ui_state.stored("prepared", app.session_state)
     sizes = sorted(frame["n"].unique())
     assert len(sizes) >= 6 and sizes[0] >= 2 * prepared.d
     assert sizes[-1] == evaluation_split(prepared, 0)[0].n  # up to every row the mechanisms can get

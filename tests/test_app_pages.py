@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
+from pages.ui import state as ui_state
 
 pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
 
@@ -75,7 +76,7 @@ def test_inspect_page_renders_all_views(inspect_page):
     # Projection: two panels with the same rows (true vs private top-2).
     proj = figs["insp_projection"]["data"]
     assert len(proj) >= 2
-    assert at.session_state["_dp_insp_release"]["release"] is not None
+    assert ui_state.stored("insp_release", at.session_state)["release"] is not None
 
 
 def test_changing_epsilon_changes_the_chart(inspect_page):
@@ -97,17 +98,17 @@ def test_changing_mechanism_changes_the_chart(inspect_page):
                  "covariance")
     at.selectbox(key="dp_insp_mech").set_value(other).run()
     _no_exception(at)
-    assert at.session_state["_dp_insp_release"]["release"].mechanism == other
+    assert ui_state.stored("insp_release", at.session_state)["release"].mechanism == other
     after = json.dumps(charts(at)["insp_noise"]["data"][0]["z"])
     assert before != after
 
 
 def test_chart_only_change_does_not_rerun_release(inspect_page):
     at = inspect_page
-    stored = at.session_state["_dp_insp_release"]
+    stored = ui_state.stored("insp_release", at.session_state)
     at.checkbox(key="dp_insp_color").set_value(not at.checkbox(key="dp_insp_color").value).run()
     _no_exception(at)
-    assert at.session_state["_dp_insp_release"] is stored
+    assert ui_state.stored("insp_release", at.session_state) is stored
 
 
 def test_invalid_mechanisms_need_the_toggle(inspect_page):
@@ -137,7 +138,7 @@ def test_time_cap_gives_a_timed_out_outcome(inspect_page):
     at.number_input(key="dp_time_cap").set_value(0.5)
     at.number_input(key="dp_insp_opt_ppca_burn_in").set_value(1_000_000).run()
     _no_exception(at)
-    outcome = at.session_state["_dp_insp_release"]
+    outcome = ui_state.stored("insp_release", at.session_state)
     assert outcome["timeout"] and outcome["release"] is None
     assert any("Timed out" in w.value for w in at.warning)
     assert not at.get("plotly_chart")
@@ -167,7 +168,7 @@ def test_bottom_is_explained_in_words():
     ε = 1, δ = 1e-6, k = 3."""
     at = _open_on(INSPECT, "subspace_synthetic")
     _ss_approx(at, eps=1.0, delta=1e-6, k=3, seed=1)
-    release = at.session_state["_dp_insp_release"]["release"]
+    release = ui_state.stored("insp_release", at.session_state)["release"]
     assert release is not None and release.is_bottom
     warnings = " ".join(w.value for w in at.warning)
     assert "⊥" in warnings and release.reason in warnings  # the public reason
@@ -193,7 +194,7 @@ def test_singhal_steinke_showcase_preset_works():
     assert (ss["dp_dataset"], ss["dp_insp_mech"], ss["dp_k"], ss["dp_insp_eps"], ss["dp_delta"]) == \
         ("subspace_near_exact", "ss_approx", 3, 1.0, 1e-6)
     assert ss["dp_insp_opt_ss_approx_gamma_pub"] == 1e-6
-    release = ss["_dp_insp_release"]["release"]
+    release = ui_state.stored("insp_release", ss)["release"]
     assert release is not None and not release.is_bottom, release.reason if release else None
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Largest angle"].rstrip("°")) < 2.0  # Analyze Gauss on the same data: ≈ 1.6°
@@ -204,7 +205,7 @@ def test_singhal_steinke_showcase_preset_works():
     # seeds 0–2 all succeed on the showcase (no ⊥)
     for seed in (1, 2):
         at.number_input(key="dp_seed").set_value(seed).run()
-        rel = at.session_state["_dp_insp_release"]["release"]
+        rel = ui_state.stored("insp_release", at.session_state)["release"]
         assert rel is not None and not rel.is_bottom
 
 
@@ -214,7 +215,7 @@ def test_ppca_burn_in_traces_and_convergence_verdict(inspect_page):
     at.selectbox(key="dp_insp_mech").set_value("ppca").run()
     at.number_input(key="dp_insp_opt_ppca_burn_in").set_value(200).run()
     _no_exception(at)
-    release = at.session_state["_dp_insp_release"]["release"]
+    release = ui_state.stored("insp_release", at.session_state)["release"]
     assert release is not None and release.mechanism == "ppca" and release.options["burn_in"] == 200
     fig = charts(at)["insp_traces"]
     assert fig["layout"]["yaxis"]["type"] == "log"
@@ -228,7 +229,7 @@ def test_ppca_burn_in_traces_and_convergence_verdict(inspect_page):
 
 
 def _prepared_data(at: AppTest):
-    return at.session_state["_dp_prepared"][1]
+    return ui_state.stored("prepared", at.session_state)
 
 
 def test_learn_page_has_one_card_per_mechanism():

@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.evaluation.metrics import evaluate
+from pages.ui import state as ui_state
 
 pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
 
@@ -52,7 +53,7 @@ def _upload_on_data_page(at: AppTest) -> None:
     no_exception(at)
     at.session_state["dp_upload"] = _csv()
     at.session_state["dp_upload_name"] = "flowers.csv"
-    at.session_state["_dp_label_guess"] = None
+    ui_state.set_stored("label_guess", None, at.session_state)
     at.run()
     at.selectbox(key="dp_dataset").set_value(UPLOAD).run()
     no_exception(at)
@@ -65,12 +66,12 @@ def test_upload_scaling_does_not_leak_into_builtin_data(at):
     assert any("Guessed: 'species'" in c.value for c in at.caption)
     at.radio(key="dp_scaling").set_value("minmax").run()
     no_exception(at)
-    assert _red_ledger(at) and at.session_state["_dp_prepared"][1].is_private is False
+    assert _red_ledger(at) and ui_state.stored("prepared", at.session_state).is_private is False
 
     at.selectbox(key="dp_dataset").set_value("wine").run()  # back to a built-in dataset
     no_exception(at)
     assert at.session_state["dp_scaling"] == "schema"
-    prepared = at.session_state["_dp_prepared"][1]
+    prepared = ui_state.stored("prepared", at.session_state)
     assert prepared.is_private and all(e.private for e in prepared.ledger)
     assert not _red_ledger(at) and any("end-to-end private" in s.value for s in at.success)
     at.switch_page("pages/explore.py").run()
@@ -148,8 +149,8 @@ def test_inspect_angle_card_agrees_with_its_caption(at):
     assert f"card above, {card}" in caption and "k = 5-dimensional" in caption
     # the card is the k-dimensional angle of the release shown; the caption's plane angle is a different number,
     # named as such (two planes can be further apart than the whole k-dim subspaces, or closer)
-    release = at.session_state["_dp_insp_release"]["release"]
-    whole = evaluate(release, at.session_state["_dp_prepared"][1])["principal_angle_max_deg"]
+    release = ui_state.stored("insp_release", at.session_state)["release"]
+    whole = evaluate(release, ui_state.stored("prepared", at.session_state))["principal_angle_max_deg"]
     assert release.k == 5 and card == f"{whole:.1f}°"
     assert re.search(r"these two planes: [\d.]+°", caption)
     assert any("releases on all 178 rows" in c.value and "n = 125" in c.value for c in at.caption)
@@ -170,11 +171,11 @@ def test_store_upload_and_select_dataset_keep_settings_per_dataset(monkeypatch):
     from pages.ui import datasets as _datasets
     from pages.ui import state as _state
 
-    session = _Session({**_state.DEFAULTS, "dp_scaling": "none", "_dp_scope_dataset": "adult"})
+    session = _Session({**_state.DEFAULTS, "dp_scaling": "none", _state.slot_key("scope_dataset"): "adult"})
     monkeypatch.setattr(streamlit, "session_state", session)
     _datasets.store_upload(b"a,b,kind\n1,2,x\n3,4,y\n", "first.csv")
     assert session.dp_dataset == UPLOAD and session.dp_scaling == "schema" and session.dp_missing == "zero"
-    assert session["_dp_label_guess"] is None  # guessed when the Data page first reads the table
+    assert session[_state.slot_key("label_guess")] is None  # guessed when the Data page first reads the table
     session.dp_scaling = "minmax"
     _state.select_dataset("adult")
     assert session.dp_scaling == "none" and session.dp_missing == _state.DEFAULTS["dp_missing"]  # adult's own
@@ -193,7 +194,7 @@ def _svm_note(at: AppTest) -> bool:
 
 
 def _reference_svm(at: AppTest) -> dict[str, float]:
-    ref = at.session_state["_dp_explore_result"].frames["reference lines"]
+    ref = ui_state.stored("explore_result", at.session_state).frames["reference lines"]
     ok = ref[ref["status"] == "ok"]
     return ok.groupby("mechanism")["svm_accuracy"].mean().to_dict()
 

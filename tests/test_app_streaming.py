@@ -15,13 +15,14 @@ from _slow_mechanisms import SleepyMechanism
 from streamlit.testing.v1 import AppTest
 
 from dpcore.mechanisms import _INSTANCES, _REGISTRY
+from pages.ui import state as ui_state
 
 pytestmark = pytest.mark.slow  # AppTest-heavy: every test runs the app
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
-LIVE = "_dp_explore_result_live"
+LIVE = ui_state.slot_key("explore_result_live")
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def test_a_sweep_streams_cancel_keeps_finished_cells_and_a_new_mechanism_reuses_
     _wait_until(lambda: sweep.job.done + sweep.reused >= quick)
     at.run()  # what the page's poller does: a rerun draws the cells finished so far
     assert not sweep.finished
-    partial = at.session_state["_dp_explore_result"]
+    partial = ui_state.stored("explore_result", at.session_state)
     assert not partial.complete and len(partial.frame) == 3 + 2  # Laplace at every ε, Sleepy at ε ≤ 1
     progress = [p.proto.text for p in at.get("progress")]
     assert any(f"{sweep.total - 1} / {sweep.total} releases" in text for text in progress), progress
@@ -68,7 +69,7 @@ def test_a_sweep_streams_cancel_keeps_finished_cells_and_a_new_mechanism_reuses_
     at.button(key="explore_run_cancel").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert sweep.cancelled and sweep.finished
-    kept = at.session_state["_dp_explore_result"]
+    kept = ui_state.stored("explore_result", at.session_state)
     assert len(kept.frame) == len(partial.frame) and set(kept.frame.status) == {"ok"}
     assert not kept.frame.query("mechanism == @SleepyMechanism.id and epsilon > 1").shape[0]
     assert any("Cancelled after" in c.value for c in at.caption)
@@ -83,7 +84,7 @@ def test_a_sweep_streams_cancel_keeps_finished_cells_and_a_new_mechanism_reuses_
     assert again.total - again.reused == 3 + 1  # IT-U at 3 ε values, the cancelled sleepy cell
     _wait_until(lambda: again.job.done >= 3)
     at.run()
-    frame = at.session_state["_dp_explore_result"].frame
+    frame = ui_state.stored("explore_result", at.session_state).frame
     laplace_before = kept.frame.query("mechanism == 'laplace'").reset_index(drop=True)
     laplace_after = frame.query("mechanism == 'laplace'").reset_index(drop=True)
     assert laplace_after.equals(laplace_before)  # the very same rows, not recomputed ones
@@ -101,7 +102,7 @@ def test_without_worker_processes_sweeps_run_in_the_server_and_the_page_says_so(
         app.switch_page("pages/explore.py").run()
         assert not app.exception, [e.value for e in app.exception]
         assert any("one at a time inside the server" in c.value for c in app.caption)
-        run = app.session_state["_dp_explore_result"]
+        run = ui_state.stored("explore_result", app.session_state)
         assert run.complete and len(run.frame) and set(run.frame.status) == {"ok"}
     finally:
         shared_pool().close()

@@ -12,6 +12,7 @@ import pytest
 import dpcore
 from dpcore.evaluation.reporting import GUARANTEE_SHORT, REFERENCE_SHORT, legend_label, run_guarantees
 from pages.ui import charts
+from pages.ui import state as ui_state
 
 INVALID = [m for m in dpcore.mechanism_ids() if dpcore.get_mechanism(m).invalid]
 REFERENCES = ["pca", "random"]
@@ -338,7 +339,7 @@ def test_explore_shows_releases_with_a_warning_on_the_chart_and_above_the_table(
     at.run()
     at.button(key="explore_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    frame = at.session_state["_dp_explore_result"].frame
+    frame = ui_state.stored("explore_result", at.session_state).frame
     counts = warning_counts(frame)
     assert "ss_approx" in counts, "precondition: SS approx has releases with a warning status on Wine"
     fig = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}["explore_captured_variance_ratio"]

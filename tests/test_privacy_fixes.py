@@ -23,6 +23,7 @@ from dpcore.estimator import DPPCA
 from dpcore.exceptions import InvalidParameterError, PrivacyLeakWarning
 from dpcore.mechanisms import get_mechanism
 from dpcore.mechanisms.wishart_sheffet import sheffet_degrees_of_freedom, support_event_probability
+from pages.ui import state as ui_state
 
 ALPHA = 1e-6
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -153,7 +154,7 @@ def test_dashboard_inspect_path_uses_independent_streams(monkeypatch):
     at.session_state["dp_centering"] = "dp"
     at.switch_page("pages/inspect.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    release = at.session_state["_dp_insp_release"]["release"]
+    release = ui_state.stored("insp_release", at.session_state)["release"]
     assert release is not None and any(e.step == "DP mean for centring" for e in release.preprocessing)
     _assert_independent_streams(calls)
     # 5. "ε spent" on Inspect includes the DP mean (it showed the mechanism's ε alone)

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 import dpcore
 from dpcore.exceptions import PrivacyLeakWarning
 from pages.ui import server_cache
+from pages.ui import state as ui_state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -88,13 +89,13 @@ def test_upload_never_reaches_the_server_caches(monkeypatch):
     at.switch_page("pages/explore.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["dp_dataset"] == UPLOAD
-    prepared = at.session_state["_dp_prepared"][1]
+    prepared = ui_state.stored("prepared", at.session_state)
     assert prepared.n == 60
     assert called == ["wine"]  # the upload was prepared in the session, not through the server-level cache
     store = server_cache.public_store()
     assert prepared.fingerprint not in store.fingerprints
     assert not any(key[0] == prepared.fingerprint for key in list(store.cells))
-    session_cells = at.session_state["_dp_cells"]
+    session_cells = ui_state.stored("cells", at.session_state)
     assert any(key[0] == prepared.fingerprint for key in dict.keys(session_cells))  # its releases: session only
 
 
@@ -111,10 +112,10 @@ def test_a_second_session_reuses_the_public_releases_with_the_same_numbers(monke
     puts: list = []
     real_put = store.put
     monkeypatch.setattr(store, "put", lambda key, row: (puts.append(key), real_put(key, row)))
-    first = explore_on_wine().session_state["_dp_explore_result"].frame
+    first = ui_state.stored("explore_result", explore_on_wine().session_state).frame
     assert puts  # the first session computed the releases and shared them
     puts.clear()
-    second = explore_on_wine().session_state["_dp_explore_result"].frame
+    second = ui_state.stored("explore_result", explore_on_wine().session_state).frame
     assert not puts  # the second computed none
     columns = [c for c in first.columns if c != "runtime_s"]
     assert len(first) > 0

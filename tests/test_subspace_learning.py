@@ -27,6 +27,7 @@ from dpcore.mechanisms._subspace_learning import (
     subspace_score,
     truncated_laplace_half_width,
 )
+from pages.ui import state as ui_state
 
 ALPHA = 1e-6
 EPS, DELTA = 1.0, 1e-6
@@ -564,7 +565,7 @@ def test_inspect_page_runs_the_dimension_comparison():
     at.button(key="insp_ssd_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("multiplicative eigengap" in m.value for m in at.markdown)
-    n, d, rows = at.session_state["_dp_insp_ss_dimension"]
+    n, d, rows = ui_state.stored("insp_ss_dimension", at.session_state)
     assert (n, d) == (2000, 50) and {r["method"] for r in rows} == {"ss_approx", "ss_exact (subsample)",
                                                                       "analyze_gauss"}
     assert any(r["method"] == "ss_approx" and r["status"] == "ok" for r in rows)

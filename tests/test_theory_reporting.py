@@ -31,6 +31,7 @@ from dpcore.evaluation.theory import (
     scaling_guide,
 )
 from dpcore.mechanisms import get_mechanism
+from pages.ui import state as ui_state
 
 
 def test_theorem7_value_and_scalings():
@@ -351,7 +352,7 @@ def test_sample_size_page_draws_a_guide_only_where_it_holds():
     fig = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}["ss_chart"]
     guides = [t for t in fig["data"] if (t.get("name") or "").startswith("scaling guide: Analyze Gauss")]
     assert len(guides) == 1
-    data = at.session_state["_dp_ss_result"].frame
+    data = ui_state.stored("ss_result", at.session_state).frame
     assert set(data["k"]) == {2}
     from dpcore.data.datasets import load_dataset
     from dpcore.data.preprocess import preprocess

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pages.ui import state as ui_state
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 TIMEOUT = 90
@@ -20,7 +22,7 @@ def _no_exception(at: AppTest) -> None:
 
 
 def _prepared(at: AppTest):
-    return at.session_state["_dp_prepared"][1]
+    return ui_state.stored("prepared", at.session_state)
 
 
 def _clip_entry(prepared):
@@ -165,5 +167,5 @@ def test_what_if_says_when_the_declared_pipeline_is_not_private():
     at.switch_page("pages/explore.py").run()
     at.button(key="whatif_run").click().run()
     _no_exception(at)
-    assert at.session_state["_dp_whatif_declared_private"] is False
+    assert ui_state.stored("whatif", at.session_state).declared_private is False
     assert any("neither curve can be published" in w.value for w in at.warning)

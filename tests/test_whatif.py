@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from dpcore.data import load_schema, read_table
 from dpcore.evaluation.sweep import SweepConfig, run_sweep
-from dpcore.evaluation.whatif import PIPELINES, compare_sweeps, upload_pipelines
+from dpcore.evaluation.whatif import PIPELINES, compare_sweeps, fingerprint, upload_pipelines
 
 ROWS = 400
 _rng = np.random.default_rng(0)
@@ -52,3 +54,20 @@ def test_compare_sweeps_shows_what_public_bounds_cost(pipelines):
 def test_compare_sweeps_with_one_pipeline_missing():
     table = compare_sweeps({})
     assert table.empty and "cost" in table
+
+
+def test_fingerprint_names_what_a_result_was_computed_on(pipelines):
+    schema = load_schema(PUBLIC)
+    config = SweepConfig(mechanisms=["analyze_gauss"], epsilons=[1.0], ks=[1], trials=2, seed=1)
+    base = dict(categorical="onehot", missing="zero", preprocess_options={"norm_bound": None}, config=config)
+    key = fingerprint("file-a", schema, **base)
+    assert key == fingerprint("file-a", load_schema(PUBLIC), **base)  # the same inputs: the same key
+    assert key != fingerprint("file-b", schema, **base)  # another file
+    wider = schema.replace_column(dataclasses.replace(schema["a"], upper=300.0))
+    assert key != fingerprint("file-a", wider, **base)  # another schema
+    assert key != fingerprint("file-a", schema, **{**base, "missing": "drop"})  # another setting
+    assert key != fingerprint("file-a", schema, **{**base, "preprocess_options": {"norm_bound": 2.0}})
+    other = SweepConfig(mechanisms=["analyze_gauss"], epsilons=[1.0], ks=[1], trials=3, seed=1)
+    assert key != fingerprint("file-a", schema, **{**base, "config": other})  # another sweep
+    with pytest.raises(ValueError, match="dataset"):
+        fingerprint("", schema, **base)

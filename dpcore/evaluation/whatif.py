@@ -9,8 +9,11 @@ the public bounds cost in utility, which is the answer to "what would DP PCA cos
 
 from __future__ import annotations
 
+import hashlib
+import json
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,6 +47,21 @@ def upload_pipelines(table, schema, *, categorical: str = "onehot", missing: str
             "declared": preprocess(declared, feature_scaling=FeatureScaling.SCHEMA.value, **options),
             "data_derived": preprocess(derived, feature_scaling=FeatureScaling.MINMAX.value, **options),
         }
+
+
+def fingerprint(dataset: str, schema, *, categorical: str, missing: str | None,
+                preprocess_options: Mapping | None, config: Any) -> str:
+    """A digest of everything a what-if result was computed on: the dataset's identity (e.g. the uploaded file's
+    hash and read options), the schema, the load and preprocessing settings and the sweep configuration (anything
+    with ``as_dict()``, or a mapping). Two results with the same fingerprint are interchangeable; a result whose
+    fingerprint differs from the current one belongs to another file, schema or setting and must not be shown."""
+    if not isinstance(dataset, str) or not dataset:
+        raise ValueError("fingerprint: dataset must be a non-empty string naming the data (e.g. a file hash)")
+    settings = config.as_dict() if hasattr(config, "as_dict") else dict(config)
+    payload = {"dataset": dataset, "schema": schema.to_dict(), "categorical": categorical, "missing": missing,
+               "preprocess": dict(preprocess_options or {}), "config": settings}
+    text = json.dumps(payload, sort_keys=True, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def compare_sweeps(frames: Mapping[str, pd.DataFrame], metric: str = "captured_variance_ratio") -> pd.DataFrame:

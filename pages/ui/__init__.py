@@ -1,12 +1,14 @@
 """The pages' shared helpers in one namespace (``from pages import _ui as ui``), split by concern:
 
-* :mod:`pages.ui.state` — the settings (declared once, typed snapshot, URL codec), ``init_state``, ``memo``;
+* :mod:`pages.ui.state` — the one owner of session state: the settings (declared once, typed snapshot, URL codec),
+  the slot registry (``slot_key``, ``get``/``put``/``drop``, ``memo``/``recall``), ``init_state``;
 * :mod:`pages.ui.datasets` — built-in datasets, uploads and the preprocessed data of the session;
 * :mod:`pages.ui.sweep` — sweeps with a progress bar and the run-or-reuse panel of Explore and Sample size;
 * :mod:`pages.ui.charts` — errors, banners, badges, colours, the ledger and the utility charts;
 * :mod:`pages.ui.nav` — the page list and the sidebar links.
 
-Every page calls :func:`init_state` first. Session-state keys are namespaced ``dp_…``; uploaded data lives only in
+Every page calls :func:`init_state` first. Settings (widgets) are keyed ``dp_…``, every other value is a declared
+slot (``_dp_<name>``, through :mod:`pages.ui.state` only); uploaded data lives only in
 ``st.session_state`` (never on disk, never in a cross-session cache). Pages stay thin: data work goes through
 :mod:`dpcore`, and these modules only turn it into widgets and charts.
 """
@@ -46,6 +48,7 @@ from pages.ui.datasets import (
     dataset_key,
     dataset_label,
     dataset_options,
+    file_fingerprint,
     held_out_caption,
     label_guess,
     label_value,
@@ -56,7 +59,9 @@ from pages.ui.datasets import (
     set_upload_schema,
     store_upload,
     upload_schema,
+    upload_schemas,
     upload_table,
+    upload_table_key,
 )
 from pages.ui.state import (
     CROSS_PAGE,
@@ -69,18 +74,26 @@ from pages.ui.state import (
     MECH_GROUPS,
     REFERENCE_IDS,
     SETTINGS,
+    SLOTS,
     UPLOAD_ID,
+    Scope,
     Settings,
     _nearest,
     bind,
     delta_note,
+    drop,
     epsilons,
+    get,
     init_state,
+    keep_alive,
     mech_key,
     memo,
+    memo_key,
     non_default_data_settings,
     origin_note,
     private_defaults,
+    put,
+    recall,
     reference_mechanisms,
     reset_data_settings,
     select_dataset,
@@ -88,6 +101,8 @@ from pages.ui.state import (
     selected_mechanisms,
     set_state,
     settings,
+    slot_key,
+    stored,
     sync_query_params,
 )
 from pages.ui.sweep import PROGRESS_INTERVAL, SweepRun, run_or_reuse, run_sweep_cached
@@ -110,8 +125,10 @@ __all__ = [
     "PROGRESS_INTERVAL",
     "REFERENCE_IDS",
     "SETTINGS",
+    "SLOTS",
     "SMALL_ROWS",
     "UPLOAD_ID",
+    "Scope",
     "Settings",
     "SweepRun",
     "_datasets",
@@ -128,14 +145,18 @@ __all__ = [
     "dataset_label",
     "dataset_options",
     "delta_note",
+    "drop",
     "epsilons",
     "evaluation_banner",
     "figure_from_dict",
     "figure_png",
+    "file_fingerprint",
+    "get",
     "guarantee_badge",
     "handle_errors",
     "held_out_caption",
     "init_state",
+    "keep_alive",
     "label_guess",
     "label_value",
     "majority_baseline",
@@ -144,6 +165,7 @@ __all__ = [
     "mechanism_label",
     "mechanism_rows",
     "memo",
+    "memo_key",
     "metric_figure",
     "non_default_data_settings",
     "on_upload",
@@ -153,6 +175,8 @@ __all__ = [
     "preprocess_options",
     "private_defaults",
     "public_text",
+    "put",
+    "recall",
     "reference_mechanisms",
     "reset_data_settings",
     "run_or_reuse",
@@ -164,8 +188,12 @@ __all__ = [
     "set_upload_schema",
     "settings",
     "show_ledger",
+    "slot_key",
     "store_upload",
+    "stored",
     "sync_query_params",
     "upload_schema",
+    "upload_schemas",
     "upload_table",
+    "upload_table_key",
 ]

@@ -14,7 +14,20 @@ from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.explain.display import held_out_note, plain_words
 from dpcore.vocabulary import FeatureScaling, NormMode
 from pages.ui import server_cache
-from pages.ui.state import DEFAULTS, UPLOAD_ID, dataset_infos, memo, select_dataset
+from pages.ui.state import (
+    DEFAULTS,
+    UPLOAD_ID,
+    Scope,
+    clear_scope,
+    data_settings,
+    dataset_infos,
+    get,
+    memo,
+    memo_key,
+    put,
+    select_dataset,
+    slot_key,
+)
 
 #: Rows that reach the mechanisms below which Explore explains why the curves are noisy.
 SMALL_ROWS = 2000
@@ -75,6 +88,11 @@ def parse_upload(data: bytes, name: str = "upload.csv", label: str | None = None
                                 schema=schema)
 
 
+def file_fingerprint(data: bytes) -> str:
+    """A short hash naming an uploaded file's bytes (what its schema and results are kept under; not reversible)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def upload_table():
     """The session's upload as a :class:`dpcore.data.RawTable` (read once per file and format options); raises
     DataError for an unreadable file. Kept in session state only."""
@@ -82,16 +100,23 @@ def upload_table():
     raw = ss.get("dp_upload")
     if raw is None:
         return None
-    opts = _read_options()
-    key = (hashlib.blake2b(raw, digest_size=16).hexdigest(), tuple(sorted(opts.items())))
+    declared = ss.get("schema_editor_declared")  # a loaded schema declaring the format (pages/ui/schema_editor.py)
+    fmt = getattr(declared, "format", None)
+    opts = _read_options() if fmt is None else \
+        {"format": fmt, "column_names": None if fmt.header else tuple(declared.names)}  # read as declared
+    key = (file_fingerprint(raw), tuple(sorted(opts.items())))
 
     def read():
         name = ss.get("dp_upload_name") or "upload.csv"
         stem = name.rsplit(".", 1)[0] if "." in name else name
-        ss.pop("_dp_schema", None)  # a new table starts from a new draft
         return dpcore.data.read_table(raw, name=stem, **opts)
 
-    return memo("_dp_upload_table", key, read)
+    return memo("upload_table", key, read)
+
+
+def upload_table_key() -> tuple | None:
+    """What the session's upload table was read from: (file fingerprint, read options); None before it is read."""
+    return memo_key("upload_table")
 
 
 def label_value() -> str | None:
@@ -102,18 +127,20 @@ def label_value() -> str | None:
 
 def upload_schema(table):
     """The session's schema for ``table``: the data-derived draft until the user edits it (NOT public until every
-    included column is confirmed). Follows the label picker."""
-    ss = st.session_state
-    stored = ss.get("_dp_schema")
+    included column is confirmed). Follows the label picker. Each file read in this session keeps its own schema
+    (by :func:`upload_table_key`): uploading an earlier file again brings its schema back."""
     label = label_value()
     if label is not None and label not in table.columns:
         label = None
-    if stored is None or stored[0] != ss["_dp_upload_table"][0]:
+    stored = (get("schemas") or {}).get(upload_table_key())
+    if stored is None:
         report = dpcore.data.infer_roles(table, label=label)
         schema = dpcore.data.draft_schema(table, report)
         set_upload_schema(schema, report)
         return schema
-    schema = stored[1]
+    schema, report = stored
+    if get("schema_table") != upload_table_key():  # another file's schema was shown: the editor starts afresh
+        set_upload_schema(schema, report)
     if schema.label != label:
         schema = schema.with_label(label, table)
         set_upload_schema(schema)
@@ -121,13 +148,21 @@ def upload_schema(table):
 
 
 def set_upload_schema(schema, report=None) -> None:
-    """Store the session's schema (and the inference report shown next to it); the editor starts afresh."""
-    ss = st.session_state
+    """Store the schema of the session's upload (and the inference report shown next to it); the editor starts
+    afresh."""
+    key = upload_table_key()
+    schemas = get("schemas") or put("schemas", {})
     if report is None:
-        report = ss.get("_dp_roles")
-    ss["_dp_schema"] = (ss["_dp_upload_table"][0], schema)
-    ss["_dp_roles"] = report
-    ss["_dp_schema_version"] = ss.get("_dp_schema_version", 0) + 1
+        report = schemas[key][1] if key in schemas else get("roles")
+    schemas[key] = (schema, report)
+    put("roles", report)
+    put("schema_table", key)
+    put("schema_version", get("schema_version") + 1)
+
+
+def upload_schemas() -> dict:
+    """The schemas of the files read in this session: {(file fingerprint, read options): (schema, report)}."""
+    return dict(get("schemas") or {})
 
 
 def csv_columns(data: bytes) -> list[str]:
@@ -147,28 +182,40 @@ def store_upload(data: bytes, name: str) -> None:
     values) and a guessed label; the data settings of the dataset left are kept for it (:func:`select_dataset`).
     """
     ss = st.session_state
-    new = ss.get("dp_upload") != data
+    old = ss.get("dp_upload")
+    new = old != data
+    restored = None
     if new:
+        kept: dict = get("upload_settings") or put("upload_settings", {})
+        if old is not None:  # the file left keeps its data settings (and its schema, in the schema store)
+            on_upload = get("scope_dataset", ss.get("dp_dataset")) == UPLOAD_ID
+            left = data_settings() if on_upload else (get("data_settings") or {}).get(UPLOAD_ID)
+            if left:
+                kept[file_fingerprint(old)] = dict(left)
+        restored = kept.get(file_fingerprint(data))
+        clear_scope(Scope.UPLOAD)  # nothing read off the file left applies to this one
         ss.dp_upload, ss.dp_upload_name = data, name
-        ss.pop("_dp_schema", None)
-        ss["_dp_upload_note"] = True
-        ss["_dp_label_guess"] = None  # guessed when the table is first read (apply_label_guess)
+        put("upload_note", True)
+        put("label_guess", False if restored else None)  # None: guessed when the table is first read
+        put("upload_lost", False)
     select_dataset(UPLOAD_ID, fresh=new)
+    if restored:
+        ss.update(restored)
 
 
 def apply_label_guess(table) -> None:
     """Once per new upload, before the label picker is drawn: pick the column that looks like the label."""
     ss = st.session_state
-    if "_dp_label_guess" not in ss or ss["_dp_label_guess"] is not None:
+    if slot_key("label_guess") not in ss or get("label_guess") is not None:
         return
     guess = guess_label(table)
-    ss["_dp_label_guess"] = guess or False
+    put("label_guess", guess or False)
     ss.dp_label = guess.column if guess else "(none)"
 
 
 def label_guess():
     """The label guessed for the session's upload (a :class:`dpcore.data.roles.LabelGuess`), or None."""
-    return st.session_state.get("_dp_label_guess") or None
+    return get("label_guess") or None
 
 
 def on_upload() -> None:
@@ -185,7 +232,7 @@ def _load_upload():
     table = upload_table()
     schema = upload_schema(table)
     use_schema = ss.dp_scaling == FeatureScaling.SCHEMA
-    key = (ss["_dp_upload_table"][0], use_schema, schema, ss.dp_categorical, ss.dp_missing)
+    key = (upload_table_key(), use_schema, schema, ss.dp_categorical, ss.dp_missing)
 
     def load():
         with warnings.catch_warnings():
@@ -196,7 +243,7 @@ def _load_upload():
             return dpcore.data.load_table(table, label=schema.label, roles=schema.roles,
                                           categorical=ss.dp_categorical, missing=ss.dp_missing)
 
-    return memo("_dp_upload_parsed", key, load)
+    return memo("upload_parsed", key, load)
 
 
 def current_dataset():
@@ -243,8 +290,7 @@ def auto_bound_from_data(dataset, prepared) -> bool:
 def dataset_key() -> tuple:
     ss = st.session_state
     if ss.dp_dataset == UPLOAD_ID:
-        cached = ss.get("_dp_upload_parsed")
-        return ("upload", None if cached is None else cached[0])
+        return ("upload", memo_key("upload_parsed"))
     return ("builtin", ss.dp_dataset)
 
 
@@ -266,7 +312,7 @@ def current_prepared():
             return dpcore.data.preprocess(ds, **opts)
 
     try:
-        return memo("_dp_prepared", (dataset_key(), tuple(sorted(opts.items()))), prepare)
+        return memo("prepared", (dataset_key(), tuple(sorted(opts.items()))), prepare)
     except DPCoreError as exc:
         st.error(plain_words(str(exc)))
         return None

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_TITLE = "DP-PCA Explorer"
@@ -90,13 +91,27 @@ def run_app() -> None:
     if not st.runtime.exists():  # plain `python app.py` (no Streamlit server): nothing to draw
         return
     page = _declare()
-    _run.routed = True
+    _run.routed, _run.page = True, page.title
     try:
         page.run()
     finally:
-        _run.routed = False
+        _run.routed, _run.page = False, None
     for callback in list(_after_run.values()):
         callback()
+
+
+def current_page() -> PageSpec | None:
+    """The page this script run shows: the one ``app.py`` routed to, else the page script Streamlit runs directly
+    (legacy mode, or a page run as its own main script); None outside a script run."""
+    if getattr(_run, "routed", False):
+        return next((spec for spec in PAGES if spec.title == getattr(_run, "page", None)), None)
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return None
+    pages = ctx.pages_manager
+    info = pages.get_pages().get(pages.current_page_script_hash) or {}
+    path = str(info.get("script_path") or ctx.main_script_path).replace("\\", "/")
+    return next((spec for spec in PAGES if path.endswith(spec.path)), None)
 
 
 def ensure_navigation() -> None:

@@ -3,7 +3,11 @@
 * :data:`SETTINGS` declares every shared setting once — its session key (``dp_…``), default, and how it is written
   to and read from the URL (``?data=adult&k=5&eps=0.1~10…``). Defaults, link parsing and link writing all read it.
 * :class:`Settings` is the typed, frozen snapshot pages compute with (``settings()``).
-* :func:`memo` is the one helper for per-session memoised values (stored as ``(key, value)`` in session state).
+* :data:`SLOTS` declares every other session-state slot once (name, type, default, scope); its session key is
+  ``_dp_<name>`` (:func:`slot_key`), read and written through :func:`get`/:func:`put`/:func:`drop`. :func:`memo` is
+  the one helper for memoised values (a slot holds ``(key, value)``: what it was computed on, and the value);
+  :func:`clear_scope` empties the slots of a scope (e.g. everything read off an upload when a new file arrives).
+  Tests read slots through :func:`stored` (``stored("prepared", at.session_state)``), never by key.
 * :func:`init_state` — called at the top of every page — sets defaults, keeps the settings alive across pages, reads
   the link once per session, draws the navigation when the page runs without ``app.py`` and writes the URL.
 * Scopes: the data settings (:data:`DATA_SETTINGS`: scaling, norm bound, centring, label, …) belong to a dataset —
@@ -18,9 +22,9 @@ from __future__ import annotations
 
 import math
 import secrets
-import sys
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -133,6 +137,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_autorun", True),
     Setting("dp_presentation", False),  # presentation mode: one chart per row, larger text (pages.ui.charts)
     Setting("dp_ss_eps", 1.0, "sseps", encode=lambda v: f"{v:g}", decode=_snap(EPS_GRID, 1e-3, 1e3)),
+    # page settings (one page's widgets; kept alive across pages like the others)
+    Setting("dp_insp_invalid", False),
+    Setting("dp_insp_eps", 1.0),
+    Setting("dp_insp_points", 2000),
+    Setting("dp_insp_color", True),
+    Setting("dp_ss_trials", 5),
+    Setting("dp_ss_sizes", 8),
 )
 #: URL parameters left out of a link while an upload is the dataset: the dataset itself, its data settings and the
 #: run seed (with the seed, anyone who sees a release of the upload could recompute its noise).
@@ -185,7 +196,7 @@ class Settings:
         for s in SETTINGS:
             if s.param is not None:
                 out[s.param] = s.encode(ss[s.key])
-        if ss.get("_dp_delta_auto") is not None:
+        if get("delta_auto") is not None:
             out.pop("delta", None)  # δ follows the dataset: a link does not pin it
         out["mech"] = ",".join(self.mechanisms)
         out["B"] = "auto" if self.norm_auto else f"{self.norm_bound:g}"
@@ -273,30 +284,27 @@ def init_state() -> None:
     back to it. Idempotent: every page calls it first."""
     ss = st.session_state
     _nav.ensure_navigation()
-    # Streamlit drops a widget's state when a page without that widget runs; re-assigning keeps it.
-    for key in list(ss.keys()):
-        if isinstance(key, str) and key.startswith("dp_"):
-            ss[key] = ss[key]
+    keep_alive()
     for key, value in DEFAULTS.items():
         if key not in ss:
             ss[key] = value
     for g in MECH_GROUPS:
         if mech_key(g) not in ss:
             ss[mech_key(g)] = [m.id for m in selectable_mechanisms(g) if m.id in DEFAULT_MECHANISMS]
-    if not ss.get("_dp_qp_loaded"):
-        ss["_dp_qp_loaded"] = True
+    if not get("qp_loaded"):
+        put("qp_loaded", True)
         bad = apply_query(st.query_params)
         if bad:
-            ss["_dp_qp_bad"] = bad
+            put("qp_bad", bad)
         # δ follows the dataset until someone chooses it (a link that names δ has chosen it)
-        ss["_dp_delta_auto"] = None if "delta" in st.query_params and "delta" not in bad else ss.dp_delta
-    if ss.get("_dp_qp_bad"):
-        st.toast(f"Ignored invalid link parameter(s): {', '.join(ss.pop('_dp_qp_bad'))}")
-    if ss.get("_dp_scope_dataset") != ss.dp_dataset:
+        put("delta_auto", None if "delta" in st.query_params and "delta" not in bad else ss.dp_delta)
+    if get("qp_bad"):
+        st.toast(f"Ignored invalid link parameter(s): {', '.join(drop('qp_bad'))}")
+    if get("scope_dataset") != ss.dp_dataset:
         # changed without select_dataset (a link, the first run, a test setting it with its settings):
         # the settings in the session are taken as this dataset's
-        ss["_dp_scope_dataset"] = ss.dp_dataset
-    ss["_dp_page"] = _calling_page(sys._getframe(1))
+        put("scope_dataset", ss.dp_dataset)
+    put("page", _current_page_title())
     _follow_default_delta()
     track_origins()
     sync_query_params()
@@ -313,7 +321,7 @@ def sync_query_params() -> None:
 def _sync_after_run() -> None:
     """After-run hook: settings changed while the page ran reach the URL too (pages that never called
     :func:`init_state` — the Audit page keeps its own settings — leave the URL alone)."""
-    if st.session_state.get("_dp_qp_loaded"):
+    if get("qp_loaded"):
         track_origins()  # settings a page changed after its widgets (a preset, a clamp) belong to that page
         sync_query_params()
 
@@ -340,25 +348,177 @@ def set_state(key: str, value: Any) -> None:
     st.session_state.pop(f"w_{key}", None)
 
 
-def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
-    """The value stored in session ``slot`` for ``key``, else ``compute()`` (stored as ``(key, value)``).
+def keep_alive() -> None:
+    """Re-assign every ``dp_*`` setting: Streamlit drops a widget's state after a run of a page without that
+    widget, and the other pages (and the after-run URL sync) still read them. Every page runs it (through
+    :func:`init_state`; the Audit page, which keeps its own settings, calls it directly)."""
+    ss = st.session_state
+    for key in [k for k in ss if isinstance(k, str) and k.startswith("dp_")]:
+        ss[key] = ss[key]
+
+
+# ------------------------------------------------------------------------------------------------
+# the slot registry: every non-widget session value, declared once
+class Scope(StrEnum):
+    """How long a slot's value holds."""
+
+    SESSION = "session"  #: the whole browser session
+    DATASET = "dataset"  #: computed on the current dataset (its memo key names it)
+    UPLOAD = "upload"  #: read off the current upload: emptied when a new file arrives (:func:`clear_scope`)
+    PAGE = "page"  #: one page's own results
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One session-state slot: its name (session key ``_dp_<name>``), the type of its value (a memo slot holds
+    ``(key, value)`` with ``value`` of that type), its default and its scope."""
+
+    name: str
+    type: type | tuple[type, ...]
+    scope: Scope
+    default: Any = None
+    memo: bool = False
+    doc: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{SLOT_PREFIX}{self.name}"
+
+
+SLOT_PREFIX = "_dp_"
+_ANY = object
+SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
+    # session lifecycle (init_state)
+    Slot("qp_loaded", bool, Scope.SESSION, False, doc="the link was read (once per session)"),
+    Slot("qp_bad", list, Scope.SESSION, doc="invalid link parameters, shown once"),
+    Slot("delta_auto", (float, type(None)), Scope.SESSION, doc="δ's automatic value while it follows the dataset"),
+    Slot("scope_dataset", str, Scope.SESSION, doc="the dataset the data settings in the session belong to"),
+    Slot("data_settings", dict, Scope.SESSION, doc="data settings of the datasets left, by dataset id"),
+    Slot("page", (str, type(None)), Scope.SESSION, doc="title of the page running"),
+    Slot("seen", dict, Scope.SESSION, doc="cross-page settings as last seen"),
+    Slot("origin", dict, Scope.SESSION, doc="page (or link) that set each cross-page setting"),
+    Slot("upload_lost", bool, Scope.SESSION, False, doc="the link names an upload this session does not have"),
+    # uploads (pages.ui.datasets)
+    Slot("upload_table", _ANY, Scope.UPLOAD, memo=True, doc="the upload's RawTable, by (file hash, read options)"),
+    Slot("upload_parsed", _ANY, Scope.UPLOAD, memo=True, doc="the upload as a Dataset under the settings"),
+    Slot("schemas", dict, Scope.SESSION, doc="each upload's schema, by its table key (several files per session)"),
+    Slot("upload_settings", dict, Scope.SESSION, doc="each upload's data settings, by file fingerprint"),
+    Slot("roles", _ANY, Scope.UPLOAD, doc="the role-inference report shown next to the schema"),
+    Slot("schema_table", tuple, Scope.UPLOAD, doc="the table key whose schema the editor shows"),
+    Slot("schema_version", int, Scope.SESSION, 0, doc="bumped when the schema is replaced (the editor restarts)"),
+    Slot("schema_error", str, Scope.UPLOAD, doc="a schema file that could not be loaded"),
+    Slot("schema_loaded", str, Scope.UPLOAD, doc="name of the schema file just loaded"),
+    Slot("upload_note", bool, Scope.UPLOAD, False, doc="a new upload: the Data page says how it was read"),
+    Slot("label_guess", _ANY, Scope.UPLOAD, doc="None: not guessed yet; False: no guess; else a LabelGuess"),
+    Slot("workspace_note", (tuple, list), Scope.SESSION, doc="what loading a workspace file did (shown once)"),
+    # computed on the current data
+    Slot("prepared", _ANY, Scope.DATASET, memo=True, doc="the preprocessed data for the settings"),
+    Slot("clamp_report", _ANY, Scope.DATASET, memo=True, doc="Data page: values outside the schema's bounds"),
+    Slot("adv_result", _ANY, Scope.DATASET, memo=True, doc="Data page: the clipping advisor's curve"),
+    Slot("clip_curve", _ANY, Scope.DATASET, memo=True, doc="Data page: the row norms for the clipping chart"),
+    Slot("whatif", _ANY, Scope.UPLOAD, memo=True, doc="Explore's what-if results, by what they were computed on"),
+    Slot("cells", _ANY, Scope.SESSION, doc="finished sweep cells of this session (pages.ui.sweep)"),
+    Slot("explore_result", _ANY, Scope.PAGE, doc="Explore's sweep (pages.ui.sweep.SweepRun)"),
+    Slot("explore_result_live", _ANY, Scope.PAGE, doc="Explore's streaming sweep"),
+    Slot("explore_derived", dict, Scope.PAGE, doc="Explore's figures and tables built from the shown sweep"),
+    Slot("ss_result", _ANY, Scope.PAGE, doc="Sample size's sweep"),
+    Slot("ss_result_live", _ANY, Scope.PAGE, doc="Sample size's streaming sweep"),
+    Slot("insp_release", dict, Scope.PAGE, doc="Inspect's last release (and its settings)"),
+    Slot("insp_ss_dimension", tuple, Scope.PAGE, doc="Inspect's subspace-dimension comparison: (n, d, rows)"),
+    Slot("sweep_csv", _ANY, Scope.PAGE, memo=True, doc="Explore's loaded sweep CSV, by file id"),
+    Slot("papers_quick", dict, Scope.PAGE, doc="Papers: this session's quick re-runs, by experiment"),
+)}
+
+
+def _slot(name: str) -> Slot:
+    try:
+        return SLOTS[name]
+    except KeyError:
+        raise KeyError(f"no session slot {name!r}: declare it in pages.ui.state.SLOTS") from None
+
+
+def slot_key(name: str) -> str:
+    """The session-state key of the declared slot ``name``."""
+    return _slot(name).key
+
+
+def get(name: str, default: Any = None, *, session: Mapping | None = None) -> Any:
+    """The value in slot ``name`` (``default``, else the slot's default, when empty)."""
+    slot = _slot(name)
+    ss = st.session_state if session is None else session
+    if slot.key in ss:
+        return ss[slot.key]
+    return slot.default if default is None else default
+
+
+def put(name: str, value: Any) -> Any:
+    """Store ``value`` in slot ``name`` (type-checked against the declaration); returns it."""
+    slot = _slot(name)
+    checked = value[1] if slot.memo else value
+    if checked is not None and not isinstance(checked, slot.type):
+        raise TypeError(f"session slot {name!r} holds {slot.type}, not {type(checked).__name__}")
+    st.session_state[slot.key] = value
+    return value
+
+
+def drop(name: str) -> Any:
+    """Empty slot ``name``; returns what it held (None when empty)."""
+    return st.session_state.pop(_slot(name).key, None)
+
+
+def clear_scope(scope: Scope) -> None:
+    """Empty every slot of ``scope``."""
+    for slot in SLOTS.values():
+        if slot.scope == scope:
+            st.session_state.pop(slot.key, None)
+
+
+def memo(name: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """The value stored in memo slot ``name`` for ``key``, else ``compute()`` (stored as ``(key, value)``).
 
     One slot holds one value: a new key replaces it. Per session only — uploaded data never reaches a
     cross-session cache. An exception from ``compute`` stores nothing.
     """
-    ss = st.session_state
-    cached = ss.get(slot)
+    cached = get(name)
     if cached is not None and cached[0] == key:
         return cached[1]
     value = compute()
-    ss[slot] = (key, value)
+    put(name, (key, value))
     return value
 
 
-def memo_key(slot: str) -> Hashable | None:
-    """The key of the value currently stored in ``slot`` (None when empty)."""
-    cached = st.session_state.get(slot)
+def recall(name: str, key: Hashable) -> Any:
+    """The value of memo slot ``name`` when it was computed for ``key``; a value computed on something else is
+    dropped (None)."""
+    cached = get(name)
+    if cached is None:
+        return None
+    if cached[0] == key:
+        return cached[1]
+    drop(name)
+    return None
+
+
+def memo_key(name: str) -> Hashable | None:
+    """The key of the value currently stored in memo slot ``name`` (None when empty)."""
+    cached = get(name)
     return None if cached is None else cached[0]
+
+
+def stored(name: str, session: Mapping | None = None) -> Any:
+    """What slot ``name`` holds in ``session`` (default: this session; tests pass ``at.session_state``): a memo
+    slot's value without its key, None when empty."""
+    slot = _slot(name)
+    ss = st.session_state if session is None else session
+    if slot.key not in ss:
+        return None
+    value = ss[slot.key]
+    return value[1] if slot.memo and value is not None else value
+
+
+def set_stored(name: str, value: Any, session: MutableMapping) -> None:
+    """Write slot ``name`` of ``session`` directly (tests preparing a session)."""
+    session[_slot(name).key] = value
 
 
 # ------------------------------------------------------------------------------------------------
@@ -393,15 +553,15 @@ def default_of(key: str) -> Any:
 def _follow_default_delta() -> None:
     """δ left at its automatic value follows the dataset; once the user (or a link) chose δ, it stays."""
     ss = st.session_state
-    auto = ss.get("_dp_delta_auto")
+    auto = get("delta_auto")
     if auto is None or ss.get("dp_delta") != auto:
-        ss["_dp_delta_auto"] = None  # chosen: no longer automatic
+        put("delta_auto", None)  # chosen: no longer automatic
         return
     want = dataset_default_delta(ss.get("dp_dataset"))
     if want != ss.dp_delta:
         ss.dp_delta = want
-    ss["_dp_delta_auto"] = want
-    seen = ss.get("_dp_seen")
+    put("delta_auto", want)
+    seen = get("seen")
     if seen is not None and "dp_delta" in seen:
         seen["dp_delta"] = want  # moved by the dataset, not set on this page
 
@@ -424,15 +584,15 @@ def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
     """Make ``dataset_id`` the current dataset: the data settings of the one left are kept for it, and the new one
     gets its own (its private defaults the first time, or always with ``fresh``). Safe in a widget callback."""
     ss = st.session_state
-    old = ss.get("_dp_scope_dataset", ss.get("dp_dataset"))
-    store: dict[str, dict[str, Any]] = ss.setdefault("_dp_data_settings", {})
+    old = get("scope_dataset", ss.get("dp_dataset"))
+    store: dict[str, dict[str, Any]] = get("data_settings") or put("data_settings", {})
     if old is not None and old != dataset_id:
         store[old] = data_settings()
     if fresh:
         store.pop(dataset_id, None)
     if fresh or old != dataset_id:
         ss.update(store.get(dataset_id) or private_defaults(dataset_id))
-    ss["_dp_scope_dataset"] = dataset_id
+    put("scope_dataset", dataset_id)
     ss.dp_dataset = dataset_id
     if dataset_id == UPLOAD_ID and ss.get("dp_seed", DEFAULTS["dp_seed"]) == DEFAULTS["dp_seed"]:
         # the fixed default seed is for public built-in data (reproducible, and cells shared by a class); on private
@@ -462,22 +622,19 @@ def non_default_data_settings() -> list[str]:
     return [k for k, v in defaults.items() if k not in ignore and k in ss and ss[k] != v]
 
 
-def _calling_page(frame: Any) -> str | None:
-    """Title of the page script that called :func:`init_state` (from its file name)."""
-    path = frame.f_globals.get("__file__") or ""
-    for spec in _nav.PAGES:
-        if path.replace("\\", "/").endswith(spec.path):
-            return spec.title.removesuffix(" a mechanism")
-    return None
+def _current_page_title() -> str | None:
+    """Title of the page running (as origin captions name it)."""
+    spec = _nav.current_page()
+    return None if spec is None else spec.title.removesuffix(" a mechanism")
 
 
 def track_origins(page: str | None = None) -> None:
     """Record ``page`` (default: the page running) as the origin of every cross-page setting changed since the
     last look. A value that a link set on the first run has the link as origin."""
     ss = st.session_state
-    page = page or ss.get("_dp_page")
-    seen: dict[str, Any] = ss.setdefault("_dp_seen", {})
-    origins: dict[str, str] = ss.setdefault("_dp_origin", {})
+    page = page or get("page")
+    seen: dict[str, Any] = get("seen") or put("seen", {})
+    origins: dict[str, str] = get("origin") or put("origin", {})
     for key in CROSS_PAGE:
         value = ss.get(key)
         if key not in seen:
@@ -500,8 +657,8 @@ def format_setting(key: str, value: Any) -> str:
 def origin(key: str) -> str | None:
     """The page (or link) that set ``key``, when that is not the page running and the value is not the default."""
     ss = st.session_state
-    where = ss.get("_dp_origin", {}).get(key)
-    if where is None or where == ss.get("_dp_page") or ss.get(key) == default_of(key):
+    where = (get("origin") or {}).get(key)
+    if where is None or where == get("page") or ss.get(key) == default_of(key):
         return None
     return where
 
@@ -510,7 +667,7 @@ def _reset_setting(key: str) -> None:
     value = default_of(key)
     set_state(key, value)
     if key == "dp_delta":
-        st.session_state["_dp_delta_auto"] = value  # follows the dataset again
+        put("delta_auto", value)  # follows the dataset again
 
 
 def delta_note(delta: float, n_rows: int) -> None:

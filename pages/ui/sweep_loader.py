@@ -21,12 +21,12 @@ from dpcore.evaluation.metrics import METRIC_LABELS, METRIC_NAMES
 from dpcore.evaluation.reporting import band_table, reference_levels, results_table
 from dpcore.evaluation.sweep import COLUMNS, STATUSES
 from dpcore.exceptions import DataError
+from pages.ui import state
 from pages.ui.charts import METRIC_TITLES, METRIC_UNITS, chart_slots, for_screen, release_warning_note
 
 KEY = "explore_sweep_csv"
 #: Columns read as numbers (the metrics, the cell's settings and its runtime).
 NUMERIC = ("epsilon", "delta", "k", "n", "d", "trial", "seed", *METRIC_NAMES, "runtime_s")
-
 
 
 class SweepCsvError(DataError):
@@ -140,11 +140,8 @@ def render() -> bool:
 
 
 def _cached(file_id: str, raw: bytes) -> pd.DataFrame:
-    memo = st.session_state.get("_explore_sweep_csv_memo")
-    if memo is None or memo[0] != file_id:
-        memo = (file_id, load_sweep_csv(raw), {})
-        st.session_state["_explore_sweep_csv_memo"] = memo
-    return memo[1]
+    """The loaded sweep of the file ``file_id`` (read and checked once per file, in this session only)."""
+    return state.memo("sweep_csv", file_id, lambda: load_sweep_csv(raw))
 
 
 def show(frame: pd.DataFrame, name: str) -> None:
