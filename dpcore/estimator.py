@@ -15,6 +15,10 @@ from .data import Dataset, preprocess
 from .exceptions import InvalidParameterError, PrivacyLeakWarning
 from .mechanisms import get_mechanism
 from .mechanisms.base import Release
+from .vocabulary import Centering, FeatureScaling, Neighbouring
+
+#: The centrings the estimator offers (a public centre needs a centre vector, which it does not take).
+CENTERINGS = (Centering.NONE, Centering.DP, Centering.EMPIRICAL)
 
 
 class DPPCA(TransformerMixin, BaseEstimator):
@@ -65,8 +69,8 @@ class DPPCA(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, mechanism: str = "analyze_gauss", epsilon: float = 1.0, delta: float = 1e-5,
-                 n_components: int = 2, norm_bound: float = 1.0, centering: str = "none",
-                 centering_fraction: float = 0.1, neighbouring: str = "replace", random_state=None,
+                 n_components: int = 2, norm_bound: float = 1.0, centering: str = Centering.NONE.value,
+                 centering_fraction: float = 0.1, neighbouring: str = Neighbouring.REPLACE.value, random_state=None,
                  time_limit: float | None = None, allow_invalid: bool = False, **mechanism_options: Any) -> None:
         self.mechanism = mechanism
         self.epsilon = epsilon
@@ -109,7 +113,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         bound = check_positive(self.norm_bound, "norm_bound")
-        centering = check_choice(self.centering, "centering", ("none", "dp", "empirical"))
+        centering = check_choice(self.centering, "centering", CENTERINGS)
         if isinstance(self.n_components, bool) or not isinstance(self.n_components, (int, np.integer)):
             raise InvalidParameterError(f"n_components must be a whole number, got {self.n_components!r}.")
         k = int(self.n_components)
@@ -118,7 +122,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
 
         eps_cov, delta_cov = epsilon, delta
         prep: dict[str, Any] = {}
-        if centering == "dp":
+        if centering == Centering.DP:
             fraction = check_fraction(self.centering_fraction, "centering_fraction")
             if delta == 0:
                 raise InvalidParameterError("centering='dp' uses a Gaussian DP mean and needs delta > 0.")
@@ -126,8 +130,8 @@ class DPPCA(TransformerMixin, BaseEstimator):
             eps_cov, delta_cov = epsilon - prep["centering_epsilon"], delta - prep["centering_delta"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # re-raised below with the estimator's wording
-            data = preprocess(Dataset(id="fit", name="fit", X=_read_only(X)), feature_scaling="none", norm_bound=bound,
-                              centering=centering, neighbouring=self.neighbouring,
+            data = preprocess(Dataset(id="fit", name="fit", X=_read_only(X)), feature_scaling=FeatureScaling.NONE,
+                              norm_bound=bound, centering=centering, neighbouring=self.neighbouring,
                               random_state=self.random_state, **prep)
         if not data.is_private:
             warnings.warn("centering='empirical' uses the true mean: the fit is NOT differentially private.",
