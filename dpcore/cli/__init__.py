@@ -18,13 +18,12 @@ from pathlib import Path
 from .. import __version__
 from ..exceptions import DPCoreError, InvalidParameterError
 from ..vocabulary import Centering, FeatureScaling, MissingPolicy, values
+from ._args import EXIT_USAGE
 from ._args import coerce as _coerce
 from ._args import key_values as _key_values
-from .data import add_large_data_arguments
+from .data import add_large_data_arguments, check_public_center
 from .flags import cli_words
 from .schema import add_schema_parser, add_table_arguments
-
-EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -138,6 +137,7 @@ def _prepare_from_args(args):
     if bool(args.dataset) == bool(args.csv):
         raise InvalidParameterError("give exactly one of --dataset ID or --csv PATH.")
     _resolve_feature_scaling(args)
+    check_public_center(args)
     if args.csv:
         dataset = _load_csv_from_args(args)
         if not args.schema:
@@ -352,7 +352,8 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
                      help="generator option of a built-in dataset, e.g. d=1000 (repeatable)")
     src.add_argument("--norm-bound", type=float, help="public row-norm bound B (rows are clipped to it)")
     src.add_argument("--center", default="none", choices=values(Centering),
-                     help="centring: none (default), dp (DP mean, own budget), empirical (NOT private)")
+                     help="centring: none (default), public (the middle of each column's public range, from the "
+                          "schema: free), dp (DP mean, own budget), empirical (NOT private)")
     src.add_argument("--feature-scaling", default=None, choices=values(FeatureScaling),
                      help="per-feature scaling: public schema ranges (default with --schema or --dataset), none, or "
                           "minmax (ranges read off the data, NOT private; the default for --csv without --schema)")

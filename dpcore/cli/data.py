@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
+from ..vocabulary import Centering, FeatureScaling
 from .flags import cli_words
 
 #: Files larger than this are streamed even without ``--stream`` (``$DPCORE_STREAM_BYTES`` overrides; 1 GiB).
@@ -53,6 +54,29 @@ def add_large_data_arguments(p: argparse.ArgumentParser) -> None:
 def _note(args, text: str) -> None:
     if not getattr(args, "quiet", False):
         print(f"dpcore: note: {text}", file=sys.stderr)
+
+
+def check_public_center(args) -> None:
+    """``--center public`` takes the middle of each column's public range from the schema
+    (:func:`dpcore.data.encode.public_center`): refused, naming the fix, where there is no public schema to take it
+    from — a table without ``--schema``, a schema with values read off the data, or scaling other than the schema's."""
+    if getattr(args, "center", None) != Centering.PUBLIC:
+        return
+    if not args.dataset and not args.schema:
+        raise InvalidParameterError("--center public needs a public schema (--schema S): the centre is the middle of "
+                                    "each column's declared range, and without a schema it could only be read off the "
+                                    "data. Draft one with `dpcore schema infer`, confirm it (`dpcore schema check "
+                                    "--require-public`), or use --center dp (a DP mean with its own budget).")
+    if args.feature_scaling != FeatureScaling.SCHEMA:
+        raise InvalidParameterError(f"--center public is the middle of each column's public range, which needs the "
+                                    f"public schema's scaling; drop --feature-scaling {args.feature_scaling} (or use "
+                                    "--center dp: a DP mean with its own budget).")
+    if args.dataset:
+        return  # a built-in dataset's public ranges, or preprocessing's refusal when it has none
+    from ..data import load_schema
+    from ..data.encode import public_center
+
+    public_center(load_schema(Path(args.schema)))  # refuses a schema with values read off the data
 
 
 def _streaming(args, path: str | None) -> bool:
@@ -93,6 +117,7 @@ def _statistics(args, path: str | None, *, parquet: bool):
         raise InvalidParameterError(
             "streaming and Dask need the public schema (--schema S: per-column bounds and category lists; draft one "
             "with `dpcore schema infer` on a sample of the file and check its values).")
+    check_public_center(args)
     file_format = _declared_format(args)
     options = {"centering": args.center, "feature_scaling": args.feature_scaling, "neighbouring": args.neighbouring}
     if args.norm_bound is not None:

@@ -19,8 +19,9 @@ PHRASES: dict[str, str] = {
     "enable allow_invalid (CLI: --allow-invalid)": "pass --allow-invalid",
     "choose the label column with label=, not as a role": "choose the label column with --label COLUMN, not as a role",
     "centering='public' needs center=<array of length d> (a public centre in raw units)":
-        "--center public needs a public schema (--schema S)",
+        "--center public needs public ranges (a public schema)",
     "sample size must": "each --sample-sizes value must",
+    "centre otherwise (DP mean, or none)": "use --center dp (a DP mean with its own budget) or --center none",
 }
 
 #: Library keyword arguments → the flag that sets them (``name=value`` becomes ``--flag value``).

@@ -213,7 +213,7 @@ def _wide_notes(n: int, d: int, notes: list[str]) -> None:
 
 def _finish(table: RawTable, name: str, X: np.ndarray, names: tuple[str, ...], y: np.ndarray | None,
             label: str | None, k: int | None, ledger: list[LedgerEntry], diag: dict, notes: list[str],
-            ranges: np.ndarray | None, options: dict) -> Dataset:
+            ranges: np.ndarray | None, options: dict, groups: tuple[int, ...] | None = None) -> Dataset:
     n, d = X.shape
     if y is not None and len(np.unique(y)) < 2:  # a non-private diagnostic, never a refusal (one record decides it)
         notes.append(f"label column {label!r} has fewer than two classes in this data: the SVM accuracy metric is "
@@ -233,7 +233,7 @@ def _finish(table: RawTable, name: str, X: np.ndarray, names: tuple[str, ...], y
                     + (f"; label {label!r}" if label else ""),
         feature_ranges=ranges, suggested_k=k if k is not None else min(2, d),
         options={**options, "label": label, "k": k, "read": table.info.describe()},
-        load_ledger=tuple(ledger), diagnostics=Diagnostics(diag),
+        load_ledger=tuple(ledger), diagnostics=Diagnostics(diag), feature_groups=groups,
     )
 
 
@@ -353,7 +353,7 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
     return _finish(table, name, X, enc.feature_names, y, label, k, ledger, diag, notes, enc.ranges,
                    {"categorical": categorical, "missing": missing, "max_columns": max_columns,
                     "categorical_columns": tuple(onehot_cols), "schema_public": schema.is_public,
-                    "roles": {c.name: c.role.value for c in schema.columns}})
+                    "roles": {c.name: c.role.value for c in schema.columns}}, groups=enc.groups)
 
 
 def _schema_entry(schema: Schema) -> LedgerEntry:

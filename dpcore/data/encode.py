@@ -16,6 +16,18 @@ how another record is encoded:
 
 The exact counts (values outside the bounds, non-finite, unseen categories, non-numeric and missing cells) are
 non-private diagnostics; no error message ever quotes a cell or names a row.
+
+**The public centre** (``centering='public'``, CLI ``--center public``) is a function of the schema alone,
+:func:`public_center`, in the units after schema scaling (each numeric column mapped to [0, 1]):
+
+* a numeric (or numeric binary) column: 0.5, the middle of its public range ((lower + upper)/2 in raw units);
+* the m indicators of a one-hot column (categorical, or binary with categories): 1/m each.
+
+The rule for both: the centre of the values the schema allows — the midpoint of an interval, the centroid of the
+m indicator rows e₁ … eₘ (the mean under an even spread over the declared categories). 1/m rather than 0.5 for an
+indicator because a group's row holds at most one 1: centred at 1/m its squared norm is at most 1 − 1/m (< 1, the
+uncentred bound), centred at 0.5 it would be m/4, so the schema's norm bound B (and the noise scaled to it) would
+grow with every category. Records never enter it: neighbouring files under one schema give the same centre.
 """
 
 from __future__ import annotations
@@ -54,6 +66,7 @@ class EncodedTable:
     ranges: np.ndarray            #: (d, 2): the schema's bounds, [0, 1] for indicators
     missing: np.ndarray           #: (n,) rows with a missing cell in some feature column
     counts: dict = field(default_factory=dict)  #: {kind: {column: count}} — exact, NOT private
+    groups: tuple[int, ...] = ()  #: the source column of each feature (one id per one-hot group): public
 
 
 def declared_format(schema: Schema, fallback: FileFormat | None = None) -> FileFormat:
@@ -99,6 +112,7 @@ class RecordEncoder:
                 ranges.append((c.lower, c.upper))
         self.feature_names = tuple(names)
         self.ranges = np.asarray(ranges, dtype=np.float64)
+        self.groups = feature_groups(schema)
         self.d = len(names)
         self._categories = {c.name: pd.Index(list(c.categories), dtype=object)
                             for c in self.features if c.is_categorical}
@@ -217,7 +231,41 @@ class RecordEncoder:
             _count(counts, "missing_values", col.name, int(miss.sum()))
             missing |= miss
         return EncodedTable(X=X, feature_names=self.feature_names, ranges=self.ranges, missing=missing,
-                            counts={k: v for k, v in counts.items() if v})
+                            counts={k: v for k, v in counts.items() if v}, groups=self.groups)
+
+
+def feature_groups(schema: Schema) -> tuple[int, ...]:
+    """One id per encoded feature: the position of its source column among the schema's features (the m indicators
+    of a one-hot column share one id). Public: a function of the schema (``Dataset.feature_groups``)."""
+    return tuple(i for i, c in enumerate(schema.features) for _ in range(c.width))
+
+
+def center_of_groups(groups: tuple[int, ...] | list[int] | np.ndarray) -> np.ndarray:
+    """The public centre after schema scaling, from the encoding's groups alone: 0.5 for a feature alone in its
+    group (a numeric column in [0, 1]), 1/m for each of a group's m indicators (see the module docstring)."""
+    ids = np.asarray(groups, dtype=np.int64)
+    _, inverse, sizes = np.unique(ids, return_inverse=True, return_counts=True)
+    size = sizes[inverse].astype(np.float64)
+    return np.where(size == 1, 0.5, 1.0 / size)
+
+
+def public_center(schema: Schema, *, require_public: bool = True) -> np.ndarray:
+    """The public centre of ``schema``'s encoded features (units after schema scaling; module docstring).
+
+    With ``require_public`` (the default), a schema whose structure or used values were read off the data
+    (``from_data``) is refused — a centre taken from them would be a function of the records too.
+    """
+    if require_public:
+        open_items = [c.name for c in schema.features if not c.is_public]
+        if open_items or not getattr(schema, "structure_public", True):
+            shown = ", ".join(map(repr, open_items[:8])) + (" …" if len(open_items) > 8 else "")
+            what = f"column(s) {shown} have" if open_items else "the roles or the label were"
+            raise SchemaError(f"a public centre needs a public schema, but {what} values read off the data "
+                              "(from_data); confirm or replace them (`dpcore schema check --require-public` lists "
+                              "them), or centre otherwise (DP mean, or none).")
+    if not schema.features:
+        raise SchemaError("schema: no feature columns, so there is nothing to centre.")
+    return center_of_groups(feature_groups(schema))
 
 
 def arrow_text(cells: pd.Series):

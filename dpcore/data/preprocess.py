@@ -42,8 +42,9 @@ from ..core._validation import check_choice, check_delta, check_epsilon, check_n
 from ..core.privacy import Diagnostics, LedgerEntry, gaussian_sigma
 from ..core.seeding import RandomState, Stage, check_random_state, stage_rng
 from ..exceptions import DataError, InvalidParameterError, PrivacyLeakWarning
-from ..vocabulary import Centering, FeatureScaling, NormMode, values
+from ..vocabulary import Centering, FeatureScaling, Neighbouring, NormMode, values
 from .datasets import Dataset, schema_norm_bound
+from .encode import center_of_groups
 from .prepared import Moments, PreparedData, RowSource
 
 FEATURE_SCALINGS = values(FeatureScaling)
@@ -60,11 +61,13 @@ def as_dataset(dataset: Dataset | np.ndarray) -> Dataset:
     raise InvalidParameterError(f"dataset must be a dpcore Dataset or a 2-D numpy array, got {type(dataset).__name__}.")
 
 
-def _resolve_center(center: object, d: int, unit_box: bool) -> np.ndarray:
-    """The public centre; None means the midpoint 0.5 of the public ranges when features were mapped to [0, 1]."""
+def _resolve_center(center: object, d: int, unit_box: bool,
+                    feature_groups: Sequence[int] | None = None) -> np.ndarray:
+    """The public centre; None means the middle of the public ranges when features were mapped to [0, 1]: 0.5, and
+    1/m for each indicator of a one-hot group of m (``feature_groups``; :func:`dpcore.data.encode.public_center`)."""
     if center is None:
         if unit_box:
-            return np.full(d, 0.5)
+            return np.full(d, 0.5) if feature_groups is None else center_of_groups(feature_groups)
         raise InvalidParameterError("centering='public' needs center=<array of length d> (a public centre in raw "
                                     "units): this dataset has no public ranges whose midpoint could serve.")
     c = np.asarray(center, dtype=np.float64)
@@ -331,19 +334,19 @@ def _check_preprocessing_options(*, feature_scaling: str, norm_mode: str, center
     neighbouring = check_neighbouring(neighbouring)
     if norm_bound is not None:
         norm_bound = check_positive(norm_bound, "norm_bound")
-        if norm_mode == "max_norm":
+        if norm_mode == NormMode.MAX_NORM:
             raise InvalidParameterError("norm_bound is set but norm_mode='max_norm' derives B from the data; "
                                         "use norm_mode='clip' with your public bound, or drop norm_bound.")
     if norm_bound_from_data and norm_bound is None:
         raise InvalidParameterError("norm_bound_from_data=True needs the norm_bound that was read off the data.")
-    if center is not None and centering != "public":
+    if center is not None and centering != Centering.PUBLIC:
         raise InvalidParameterError(f"center is only used with centering='public' (got centering={centering!r}).")
-    if centering == "dp":
+    if centering == Centering.DP:
         centering_epsilon = check_epsilon(centering_epsilon, "centering_epsilon")
         centering_delta = check_delta(centering_delta, "centering_delta", required=True)
-        if norm_mode != "clip":
+        if norm_mode != NormMode.CLIP:
             raise InvalidParameterError("centering='dp' needs a public norm bound; use norm_mode='clip'.")
-        if neighbouring != "replace":
+        if neighbouring != Neighbouring.REPLACE:
             raise InvalidParameterError("centering='dp' uses the replace-one sensitivity 2B/n (n public); under "
                                         "add/remove n is private — use a public centre or neighbouring='replace'.")
     check_random_state(random_state)
@@ -356,15 +359,15 @@ def _feature_scaling_step(source: ChunkSource, feature_scaling: str, feature_ran
     """Step 1: public ranges (clamped), data ranges (min–max, one pass; not private) or raw units."""
     lo = hi = None
     clamp = False
-    if feature_scaling == "schema" and feature_ranges is not None:
+    if feature_scaling == FeatureScaling.SCHEMA and feature_ranges is not None:
         lo, hi = np.array(feature_ranges[:, 0], dtype=np.float64), np.array(feature_ranges[:, 1], dtype=np.float64)
         clamp = True
         ledger.append(LedgerEntry("schema scaling", note="clamp each feature to its public range and map to [0, 1] "
                                   "(per record, free)"))
-    elif feature_scaling == "schema":
+    elif feature_scaling == FeatureScaling.SCHEMA:
         ledger.append(LedgerEntry("no public schema", note="the dataset has no public feature ranges; features are "
                                   "used in their raw units"))
-    elif feature_scaling == "minmax":
+    elif feature_scaling == FeatureScaling.MINMAX:
         lo, hi = _min_max(source)
         ledger.append(LedgerEntry("min–max scaling from the data", private=False,
                                   note="per-feature min and max computed from the data (not private); use "
@@ -415,17 +418,18 @@ def _centring_step(source: ChunkSource, scaling: _Scaling, *, centering: str, ce
     """
     scaled = scaling.transform()
     pre_clip = c = None
-    if centering == "public":
+    if centering == Centering.PUBLIC:
         c = public_c
-        what = "the midpoint of the public ranges" if center is None else "a public centre"
+        what = ("the midpoint of the public ranges (0.5 per scaled column; 1/m per indicator of a declared one-hot "
+                "group of m)" if center is None else "a public centre")
         ledger.append(LedgerEntry("public centring", note=f"subtract {what} (free)"))
-    elif centering == "empirical":
+    elif centering == Centering.EMPIRICAL:
         total, n = _sum_rows(source, lambda raw: scaled.scaled(raw)[0])
         c = total / max(n, 1)
         ledger.append(LedgerEntry("empirical centring", private=False,
                                   note="the data mean was subtracted (not private); use centering='dp' or a "
                                        "public centre"))
-    elif centering == "dp":
+    elif centering == Centering.DP:
         total, n = _sum_rows(source, lambda raw: clip_rows(scaled.scaled(raw)[0], bound)[0])
         if n < 1:
             raise DataError("the data has no rows.")
@@ -482,9 +486,10 @@ def _final_pass(source: ChunkSource, transform: RowTransform, collector: Collect
 def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None = None,
                       suggested_norm_bound: float | None = None, name: str = "data",
                       load_ledger: Sequence[LedgerEntry] = (), load_diagnostics: dict | None = None,
-                      feature_scaling: str = "schema", norm_bound: float | None = None, norm_mode: str = "clip",
-                      centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
-                      centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
+                      feature_scaling: str = FeatureScaling.SCHEMA, norm_bound: float | None = None,
+                      norm_mode: str = NormMode.CLIP, centering: str = Centering.NONE,
+                      center: Sequence[float] | np.ndarray | None = None, centering_epsilon: float = 0.1,
+                      centering_delta: float = 1e-6, neighbouring: str = Neighbouring.REPLACE,
                       norm_bound_from_data: bool = False, random_state: RandomState = None,
                       collector: Collector | None = None,
                       feature_groups: Sequence[int] | None = None) -> Preprocessed:
@@ -506,10 +511,10 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
     ledger: list[LedgerEntry] = list(load_ledger)
     info: dict = {}
     scaling = _feature_scaling_step(source, feature_scaling, feature_ranges, ledger, info)
-    public_c = _resolve_center(center, d, scaling.unit_box) if centering == "public" else None
+    public_c = _resolve_center(center, d, scaling.unit_box, feature_groups) if centering == Centering.PUBLIC else None
     bound_public = not (norm_bound_from_data and norm_bound is not None)
     bound, bound_note = 1.0, ""
-    if norm_mode == "clip":
+    if norm_mode == NormMode.CLIP:
         bound, bound_note = _public_norm_bound(
             scaling, d=d, name=name, norm_bound=norm_bound, norm_bound_from_data=norm_bound_from_data,
             public_c=public_c, suggested_norm_bound=suggested_norm_bound, feature_groups=feature_groups)
@@ -517,14 +522,14 @@ def run_preprocessing(source: ChunkSource, *, feature_ranges: np.ndarray | None 
         source, scaling, centering=centering, center=center, public_c=public_c, bound=bound,
         centering_epsilon=opts.centering_epsilon, centering_delta=opts.centering_delta,
         random_state=random_state, ledger=ledger, info=info)
-    if norm_mode == "max_norm":
+    if norm_mode == NormMode.MAX_NORM:
         bound = _max_norm_step(source, scaling, c, ledger)
-    transform = scaling.transform(bound, pre_clip=pre_clip, center=c, clip=norm_mode == "clip")
+    transform = scaling.transform(bound, pre_clip=pre_clip, center=c, clip=norm_mode == NormMode.CLIP)
 
     final = _final_pass(source, transform, collector)
     n = final.moments.n
-    clip_fraction = final.clipped / n if norm_mode == "clip" else 0.0
-    if norm_mode == "clip":
+    clip_fraction = final.clipped / n if norm_mode == NormMode.CLIP else 0.0
+    if norm_mode == NormMode.CLIP:
         ledger.append(LedgerEntry("clip rows to ‖x‖ ≤ B", private=bound_public,
                                   note=f"B = {bound:.6g} ({bound_note}); per record, free"))
     info.update(feature_scaling=feature_scaling, norm_mode=norm_mode, centering=centering,
@@ -547,14 +552,16 @@ def warn_non_private(name: str, ledger: Sequence[LedgerEntry], stacklevel: int =
                           stacklevel=stacklevel)
 
 
-def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = "schema", norm_bound: float | None = None,
-               norm_mode: str = "clip", centering: str = "none", center: Sequence[float] | np.ndarray | None = None,
-               centering_epsilon: float = 0.1, centering_delta: float = 1e-6, neighbouring: str = "replace",
+def preprocess(dataset: Dataset | np.ndarray, *, feature_scaling: str = FeatureScaling.SCHEMA,
+               norm_bound: float | None = None, norm_mode: str = NormMode.CLIP, centering: str = Centering.NONE,
+               center: Sequence[float] | np.ndarray | None = None, centering_epsilon: float = 0.1,
+               centering_delta: float = 1e-6, neighbouring: str = Neighbouring.REPLACE,
                norm_bound_from_data: bool = False, random_state: RandomState = None) -> PreparedData:
     """Turn a raw dataset into :class:`PreparedData` (rows divided by B so ‖x‖ ≤ 1; ``norm_bound`` = B).
 
     See the module docstring for the steps and the default B. ``center`` is in the units after feature scaling;
-    with ``centering='public'`` and no ``center``, the midpoint of the public ranges (0.5 after schema scaling).
+    with ``centering='public'`` and no ``center``, the middle of the public ranges (0.5 after schema scaling;
+    1/m per indicator of a one-hot group of m: :func:`dpcore.data.encode.public_center`).
     The DP mean (``centering='dp'``) needs ``norm_mode='clip'`` and ``neighbouring='replace'`` (n public); its
     (ε, δ) are recorded in the ledger and must be added to the mechanism's budget (basic composition).
     ``norm_bound_from_data=True`` says that ``norm_bound`` was read off this data (e.g. from the clipping advisor):
@@ -590,23 +597,23 @@ def _row_norms(ds: Dataset, feature_scaling: str, centering: str, center: object
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
     centering = check_choice(centering, "centering", CENTERINGS)
     X = ds.X
-    if feature_scaling == "schema" and ds.feature_ranges is not None:
+    if feature_scaling == FeatureScaling.SCHEMA and ds.feature_ranges is not None:
         lo, hi = ds.feature_ranges[:, 0], ds.feature_ranges[:, 1]
-    elif feature_scaling == "minmax":
+    elif feature_scaling == FeatureScaling.MINMAX:
         lo, hi = X.min(axis=0), X.max(axis=0)
     else:
         lo = hi = None
     width = None if lo is None else np.where(hi - lo > 0, hi - lo, 1.0)
-    X = RowTransform(bound=1.0, lo=lo, hi=hi, width=width, clamp=feature_scaling == "schema").scaled(X)[0]
-    if centering == "public":
-        X = X - _resolve_center(center, X.shape[1], lo is not None)
-    elif centering in ("empirical", "dp"):  # the DP mean is approximated by the exact mean here
+    X = RowTransform(bound=1.0, lo=lo, hi=hi, width=width, clamp=feature_scaling == FeatureScaling.SCHEMA).scaled(X)[0]
+    if centering == Centering.PUBLIC:
+        X = X - _resolve_center(center, X.shape[1], lo is not None, ds.feature_groups)
+    elif centering in (Centering.EMPIRICAL, Centering.DP):  # the DP mean is approximated by the exact mean here
         X = X - X.mean(axis=0)
     return np.sqrt(np.einsum("ij,ij->i", X, X))
 
 
 def clip_fraction_curve(dataset: Dataset | np.ndarray, candidates: Sequence[float] | np.ndarray | None = None, *,
-                        feature_scaling: str = "schema", centering: str = "none",
+                        feature_scaling: str = FeatureScaling.SCHEMA, centering: str = Centering.NONE,
                         center: Sequence[float] | np.ndarray | None = None) -> pd.DataFrame:
     """Fraction of rows that clipping to each candidate B would clip (columns ``norm_bound``, ``clip_fraction``).
 
@@ -630,7 +637,7 @@ def clip_fraction_curve(dataset: Dataset | np.ndarray, candidates: Sequence[floa
 
 def suggest_norm_bounds(dataset: Dataset | np.ndarray,
                         quantiles: Sequence[float] = (0.5, 0.75, 0.9, 0.95, 0.99, 1.0), *,
-                        feature_scaling: str = "schema", centering: str = "none",
+                        feature_scaling: str = FeatureScaling.SCHEMA, centering: str = Centering.NONE,
                         center: Sequence[float] | np.ndarray | None = None) -> pd.DataFrame:
     """Norm bounds at the given quantiles of ‖xᵢ‖ (columns ``quantile``, ``norm_bound``, ``clip_fraction``).
 

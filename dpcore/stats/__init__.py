@@ -35,6 +35,7 @@ from ..data.preprocess import ArrayChunks, ChunkSource, run_preprocessing, warn_
 from ..data.reading import FileFormat
 from ..data.schema import Schema, load_schema
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
+from ..vocabulary import FeatureScaling
 from ._encode import SchemaEncoder
 from ._reservoir import ReservoirCollector, position_keys, reservoir_seed
 
@@ -207,11 +208,12 @@ def _schema_source(kind: str, path_or_frame, schema, label, missing, name, file_
 
 def _from_schema_source(source: ChunkSource, encoder: SchemaEncoder, name: str, reservoir_size: int,
                         seed: RandomState, options: dict) -> SufficientStats:
-    if options.get("feature_scaling", "schema") == "minmax":
+    if options.get("feature_scaling", FeatureScaling.SCHEMA) == FeatureScaling.MINMAX:
         warnings.warn(f"{name}: min–max scaling reads the ranges off the data in an extra pass (NOT private); the "
                       "schema's public bounds are the private choice.", PrivacyLeakWarning, stacklevel=3)
     return from_source(source, name=name, feature_names=encoder.feature_names, feature_ranges=encoder.ranges,
-                       load_ledger=encoder.load_ledger(), reservoir_size=reservoir_size, seed=seed, **options)
+                       load_ledger=encoder.load_ledger(), feature_groups=encoder.records.groups,
+                       reservoir_size=reservoir_size, seed=seed, **options)
 
 
 def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None = None, missing: str = "zero",
