@@ -17,6 +17,7 @@ from ..core.linalg import eigh_desc
 from ..core.privacy import GUARANTEES, LedgerEntry
 from ..data.prepared import PreparedData
 from ..evaluation.metrics import principal_angle_max_deg
+from ..vocabulary import Guarantee
 
 #: ε values of the counterexample-δ table on the Learn page.
 COUNTEREXAMPLE_EPSILONS = (0.1, 0.5, 1.0, 2.0)
@@ -39,7 +40,7 @@ def group_by_guarantee(mechanisms: Iterable, include_invalid: bool = True) -> di
     """
     groups: dict[str, list] = {g: [] for g in GUARANTEES}
     for mech in mechanisms:
-        if mech.guarantee == "claimed-invalid" and not include_invalid:
+        if mech.guarantee == Guarantee.CLAIMED_INVALID and not include_invalid:
             continue
         groups.setdefault(mech.guarantee, []).append(mech)
     return {g: ms for g, ms in groups.items() if ms}
