@@ -342,3 +342,149 @@ def test_fast_cells_are_submitted_first_and_the_frame_keeps_sweep_order(small_da
     sweep.collect()
     pd.testing.assert_frame_equal(sweep.frames()["main"].drop(columns="runtime_s"),
                                   run_sweep(small_data, plan.config).drop(columns="runtime_s"))
+
+
+# ------------------------------------------------------------------ one computation per identical task (issue #22)
+def _counted(context, log: str, seconds: float, report=None):
+    """Append a line to ``log`` (one per computation), sleep, and return a value no second computation repeats."""
+    with open(log, "a") as out:
+        out.write("x\n")
+    time.sleep(seconds)
+    return os.urandom(8).hex()
+
+
+def _fails_first(context, log: str, report=None):
+    """Count the call in ``log``; the first call raises, later ones return a value."""
+    with open(log, "a") as out:
+        out.write("x\n")
+    if _computations(log) == 1:
+        raise RuntimeError("first attempt fails")
+    return "second attempt"
+
+
+def _computations(log) -> int:
+    if not os.path.exists(log):
+        return 0
+    with open(log) as lines:
+        return sum(1 for _ in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processes", [True, False])
+def test_identical_tasks_of_many_jobs_are_computed_once_and_all_get_the_same_result(pool_factory, tmp_path,
+                                                                                     processes):
+    """A class of 20 sessions asks for the same two cells at once: two computations, 20 identical results each."""
+    pool = pool_factory(2, processes=processes)
+    log = str(tmp_path / "calls")
+    bell = threading.Barrier(20)
+    jobs: list = []
+
+    def session() -> None:
+        bell.wait()
+        jobs.append(pool.submit([Task(_counted, (log, 0.4), share="cell A"), Task(_counted, (log, 0.4),
+                                                                                   share="cell B")]))
+
+    threads = [threading.Thread(target=session) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(job.wait(WAIT) for job in jobs)
+    assert _computations(log) == 2
+    for index in (0, 1):
+        outcomes = [job.outcomes()[index] for job in jobs]
+        assert {o.status for o in outcomes} == {"done"}
+        assert len({o.value for o in outcomes}) == 1
+    assert jobs[0].outcomes()[0].value != jobs[0].outcomes()[1].value  # different cells: separate computations
+    assert pool.shared_in_flight() == 0
+
+
+@pytest.mark.slow
+def test_tasks_without_a_share_key_or_with_different_keys_are_computed_apart(pool_factory, tmp_path):
+    """Private data (no share key: an upload) is computed per job, and different cells are different
+    computations."""
+    pool = pool_factory(2)
+    log = str(tmp_path / "calls")
+    private = [pool.submit([Task(_counted, (log, 0.05))]) for _ in range(3)]
+    public = [pool.submit([Task(_counted, (log, 0.05), share=("cell", n))]) for n in range(3)]
+    assert all(job.wait(WAIT) for job in [*private, *public])
+    assert _computations(log) == 6
+    assert len({job.outcomes()[0].value for job in [*private, *public]}) == 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processes", [True, False])
+def test_a_failure_reaches_every_waiter_and_is_computed_again_next_time(pool_factory, tmp_path, processes):
+    pool = pool_factory(1, processes=processes)
+    log = str(tmp_path / "calls")
+    blocker = pool.submit([Task(_nap, (0.3,))])  # the shared task waits in the queue while the others attach
+    jobs = [pool.submit([Task(_fails_first, (log,), share="cell")]) for _ in range(5)]
+    assert blocker.wait(WAIT) and all(job.wait(WAIT) for job in jobs)
+    assert _computations(log) == 1
+    outcomes = [job.outcomes()[0] for job in jobs]
+    assert {o.status for o in outcomes} == {"failed"}
+    assert all("first attempt fails" in o.message for o in outcomes)
+    again = pool.submit([Task(_fails_first, (log,), share="cell")])  # the failure was not kept
+    assert again.wait(WAIT) and again.outcomes()[0].status == "done"
+    assert again.outcomes()[0].value == "second attempt" and _computations(log) == 2
+
+
+@pytest.mark.slow
+def test_a_finished_shared_result_is_handed_to_a_job_asking_soon_after(pool_factory, tmp_path):
+    pool = pool_factory(1)
+    log = str(tmp_path / "calls")
+    first = pool.submit([Task(_counted, (log, 0.01), share="cell")])
+    assert first.wait(WAIT)
+    later = pool.submit([Task(_counted, (log, 0.01), share="cell")])
+    assert later.wait(WAIT) and later.finished
+    assert later.outcomes()[0].value == first.outcomes()[0].value and _computations(log) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processes", [True, False])
+def test_a_cancelled_carrier_leaves_the_computation_to_the_next_waiter(pool_factory, tmp_path, processes):
+    """The student whose session started a cell leaves (cancel): the cell goes on for the others, computed once."""
+    pool = pool_factory(2, processes=processes)
+    log = str(tmp_path / "calls")
+    carrier = pool.submit([Task(_counted, (log, 1.0), share="running"), Task(_counted, (log, 0.01), share="queued"),
+                           Task(_counted, (log, 0.01), share="queued 2")])
+    _until(lambda: _computations(log) >= 1)  # the first shared task runs
+    waiters = [pool.submit([Task(_counted, (log, 1.0), share="running"), Task(_counted, (log, 0.01), share="queued"),
+                            Task(_counted, (log, 0.01), share="queued 2")]) for _ in range(3)]
+    carrier.cancel()
+    assert carrier.wait(WAIT) and carrier.cancelled
+    assert all(job.wait(WAIT) for job in waiters)
+    assert _computations(log) == 3
+    for index in range(3):
+        outcomes = [job.outcomes()[index] for job in waiters]
+        assert {o.status for o in outcomes} == {"done"} and len({o.value for o in outcomes}) == 1
+    # (in this process a running task cannot be stopped: it runs to its end)
+    everyone_left = pool.submit([Task(_counted, (log, 30.0 if processes else 1.0), share="abandoned")])
+    _until(lambda: _computations(log) == 4)
+    everyone_left.cancel()
+    assert everyone_left.wait(WAIT)
+    _until(lambda: pool.shared_in_flight() == 0)  # nobody waits: dropped, not kept
+
+
+@pytest.mark.slow
+def test_a_background_job_yields_to_a_session_and_hands_it_the_cells_it_asks_for(pool_factory, tmp_path):
+    """Precomputation at server start: a background job runs only while no session has work; a session asking for a
+    cell the background job has queued takes it over (runs it at the session's priority), computed once."""
+    pool = pool_factory(1)
+    log = str(tmp_path / "calls")
+    background = pool.submit([Task(_nap, (0.3,), share=("cell", n)) for n in range(6)], background=True,
+                             label="precompute")
+    _until(lambda: background.done >= 1)
+    session = pool.submit([Task(_nap, (0.01,), share=("cell", 5)), Task(_counted, (log, 0.01))], label="student")
+    assert session.wait(WAIT)
+    assert background.done < 6  # the student did not wait for the background job's queue
+    assert background.wait(WAIT) and background.done == 6
+    assert background.outcomes()[5].value == session.outcomes()[0].value  # the one computation of cell 5
+    assert session.outcomes()[0].value[0] < max(o.value[0] for o in background.outcomes().values())
+
+
+def test_pick_job_puts_background_jobs_last():
+    jobs = [SimpleNamespace(id=1, service=0.0, finished=False, cancelled=False, background=True),
+            SimpleNamespace(id=2, service=9.0, finished=False, cancelled=False, background=False)]
+    assert pick_job(jobs, lambda j: True).id == 2
+    assert pick_job(jobs, lambda j: j.id == 1).id == 1

@@ -54,12 +54,17 @@ class Task:
     ``context`` is the key of a shared input (the pool's ``contexts(key)`` builds it); None passes None.
     ``hard_limit`` (seconds) bounds the task's wall time in a worker process: past it the worker is killed and
     the outcome is ``"killed"``. It is not enforced in this process.
+    ``share`` names the computation for pools that run identical tasks of different jobs once
+    (:class:`~dpcore.runtime.scheduler.SharedPool`): two tasks with equal ``share`` keys (and hard limits) promise
+    the same result, so a job asking for one already queued or running waits for that one. None: never shared.
+    Only for public inputs (the key must determine the result, seed included).
     """
 
     fn: Callable[..., Any]
     args: tuple = ()
     context: Hashable | None = None
     hard_limit: float | None = None
+    share: Hashable | None = None
 
 
 @dataclass

@@ -24,6 +24,21 @@ job's contexts when the job is over. Jobs submitted with ``shared_contexts=True`
 sessions) share their contexts instead: pickled once, sent to a worker once, kept until newer ones push them out.
 Outcomes go to the job that submitted the task and nowhere else.
 
+**One computation per identical task.** A task with a ``share`` key (:class:`~dpcore.runtime.protocol.Task`:
+the same public data, mechanism, parameters and seed — e.g. one sweep cell that a whole class asks for) is computed
+once for every job that asks for it while it is queued, running, or finished less than :data:`SETTLED_KEEP_S`
+seconds ago (the time its result needs to reach the callers' own caches): the first job to ask *carries* it (it is
+scheduled as that job's task), the others wait on the same computation and receive the same outcome — a failure
+(``failed``, ``killed``, ``died``) too, and a failure is never kept, so the next request computes it again. When
+the carrier is cancelled (a student leaves, changes a setting) the computation goes on for the next waiter, where
+it stands (queued, running or paused); only when nobody waits any more is it dropped. A job waiting only on others
+has no work of its own, so it takes no slot.
+
+**Background jobs.** ``submit(..., background=True)`` (e.g. precomputing sweeps at server start) gets slots only
+when no other job has work, and gives a running slot back at once (paused) when one has. A computation a
+background job carries moves to the first foreground job that asks for it (queued, running or paused, as it
+stands), so it runs at that job's priority.
+
 **Without processes.** ``SharedPool(processes=False)`` — or a pool whose first worker could not start (its
 :attr:`~SharedPool.fallback_reason` says why) — runs the tasks one at a time on a background thread of this process
 with the same policy, minus pausing and hard limits (only the mechanisms' cooperative caps apply).
@@ -46,7 +61,7 @@ from typing import Any
 
 from .protocol import InlineRunner, Outcome, ReportMessage, Task, Worker, died, killed, unsent
 
-__all__ = ["PREEMPT_MARGIN_S", "WORKER_CONTEXTS", "Job", "SharedPool", "pick_job"]
+__all__ = ["PREEMPT_MARGIN_S", "SETTLED_KEEP_S", "WORKER_CONTEXTS", "Job", "SharedPool", "pick_job"]
 
 #: A job takes a running slot from another only when it has received less than half of the other's service minus
 #: this many worker-seconds (hysteresis, so two similar jobs do not take turns pausing each other).
@@ -61,6 +76,24 @@ WORKER_NICE = 5
 SPARE_IDLE_S = 30.0
 #: First element of the worker-side key of a context shared between jobs (a job's own contexts use its id).
 SHARED = "shared"
+#: A finished shared computation ("done" outcomes only) can still be attached to for this many seconds: its callers
+#: read outcomes when they poll (a page, every 0.2–1.5 s, or only when its whole sweep is over), and only then put
+#: them in their caches; a job asking in between gets the outcome instead of computing it again.
+SETTLED_KEEP_S = 30.0
+#: At most this many finished shared outcomes are kept (oldest dropped first).
+SETTLED_MAX = 10_000
+
+
+class _Shared:
+    """One computation asked for by several jobs (tasks with equal share keys and hard limits): ``waiters`` lists
+    (job, task index) pairs, the first one the *carrier* (the task is queued or runs as that job's), the others
+    waiting for its outcome."""
+
+    __slots__ = ("key", "waiters")
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+        self.waiters: list[tuple[Job, int]] = []
 
 
 class Job:
@@ -69,10 +102,11 @@ class Job:
     _ids = itertools.count(1)
 
     def __init__(self, pool: SharedPool, tasks: Sequence[Task], contexts: Callable[[Hashable], Any] | None,
-                 label: str, shared_contexts: bool = False) -> None:
+                 label: str, shared_contexts: bool = False, background: bool = False) -> None:
         self.id = next(Job._ids)
         self.label = label
         self.shared_contexts = shared_contexts
+        self.background = background
         self.tasks = list(tasks)
         self.total = len(self.tasks)
         self._pool = pool
@@ -83,6 +117,8 @@ class Job:
         self._unread: list[Outcome] = []
         self._inflight: set[int] = set()
         self._reports: dict[int, Any] = {}
+        self._shared_at: dict[int, _Shared] = {}  # task index → the shared computation it carries or waits for
+        self._waiting: set[int] = set()  # task indices waiting for a computation another job carries
         self._service = 0.0  # worker-seconds received so far (running tasks: up to the pool's last look)
         self.cancelled = False
         self.pauses = 0  # times one of its running tasks was paused for a lighter job
@@ -144,12 +180,19 @@ class Job:
 
     # ---- used by the pool (with its lock held)
     def _record(self, outcome: Outcome) -> None:
+        """The outcome of a task this job ran (or carried for others: they receive it too)."""
         self._inflight.discard(outcome.index)
-        if self.cancelled:
-            return
+        entry = self._shared_at.pop(outcome.index, None)
+        if entry is not None:
+            self._pool._settle(entry, self, outcome)
+        if not self.cancelled:
+            self._accept(outcome)
+
+    def _accept(self, outcome: Outcome) -> None:
+        self._waiting.discard(outcome.index)
         self._outcomes[outcome.index] = outcome
         self._unread.append(outcome)
-        if not self._pending and not self._inflight:
+        if not self._pending and not self._inflight and not self._waiting:
             self._finish()
 
     def _finish(self) -> None:
@@ -174,14 +217,19 @@ class Job:
 
 
 def pick_job(jobs: Sequence[Job], has_work: Callable[[Job], bool]) -> Job | None:
-    """The job a free slot goes to: least service first, then the earliest submitted (pure; used by both modes)."""
+    """The job a free slot goes to: foreground before background jobs, then least service, then the earliest
+    submitted (pure; used by both modes)."""
     best = None
     for job in jobs:
         if job.finished or job.cancelled or not has_work(job):
             continue
-        if best is None or (_served(job), job.id) < (_served(best), best.id):
+        if best is None or _rank(job) < _rank(best):
             best = job
     return best
+
+
+def _rank(job: Any) -> tuple[bool, float, int]:
+    return bool(getattr(job, "background", False)), _served(job), job.id
 
 
 def _served(job: Any) -> float:
@@ -219,6 +267,9 @@ class SharedPool:
         self._jobs: list[Job] = []
         self._slots: list[_Slot] = []
         self._shared_blobs: OrderedDict[Hashable, bytes] = OrderedDict()  # pickled shared contexts (LRU)
+        self._shared: dict[Hashable, _Shared] = {}  # computations queued or running, by share key
+        self._settled: OrderedDict[Hashable, tuple[float, Outcome]] = OrderedDict()  # finished ones, kept a while
+        self._inline_task: tuple[Job, int] | None = None  # the task running on the in-process thread
         self._closed = False
         self.fallback_reason = "" if processes else "worker processes were switched off"
         self._wake_r, self._wake_w = mp.Pipe(duplex=False)
@@ -238,22 +289,29 @@ class SharedPool:
         return bool(self.fallback_reason)
 
     def submit(self, tasks: Sequence[Task], contexts: Callable[[Hashable], Any] | None = None, *,
-               label: str = "", shared_contexts: bool = False) -> Job:
+               label: str = "", shared_contexts: bool = False, background: bool = False) -> Job:
         """Queue ``tasks`` as one job; ``contexts(key)`` builds the shared input a task names (called in the pool's
         thread, once per key). Returns the job's handle at once.
 
         ``shared_contexts=True`` promises that a context key names the same data in every job submitted so: the
         context is then pickled once and a worker that holds it serves every such job (many sessions on the same
         public dataset). Such contexts outlive the job (least recently used dropped first), so never use it for a
-        user's own data."""
+        user's own data. Tasks with a ``share`` key attach to the same computation of another job (see the module
+        docstring). ``background=True``: the job runs only on slots no other job wants."""
         if self._closed:
             raise RuntimeError("this pool is closed")
-        job = Job(self, tasks, contexts, label, shared_contexts)
+        job = Job(self, tasks, contexts, label, shared_contexts, background)
         with self._lock:
+            self._attach(job)
             if not job.finished:
                 self._jobs.append(job)
         self._wake()
         return job
+
+    def shared_in_flight(self) -> int:
+        """Shared computations queued or running now."""
+        with self._lock:
+            return len(self._shared)
 
     def active_jobs(self) -> int:
         with self._lock:
@@ -290,6 +348,99 @@ class SharedPool:
     def _prune(self) -> None:
         self._jobs = [j for j in self._jobs if not j.finished]
 
+    # ---------------------------------------------------------------- one computation per share key (lock held)
+    def _attach(self, job: Job) -> None:
+        """Join ``job``'s shared tasks to the computations already queued, running or just finished; the rest are
+        its own (and others may join them)."""
+        now = time.monotonic()
+        while self._settled and now - next(iter(self._settled.values()))[0] > SETTLED_KEEP_S:
+            self._settled.popitem(last=False)
+        ready: list[Outcome] = []
+        for index, task in enumerate(job.tasks):
+            if task.share is None:
+                continue
+            key = (task.share, task.hard_limit)
+            if key in self._settled:
+                done = self._settled[key][1]
+                ready.append(Outcome(index, done.status, done.value, done.seconds, done.message))
+                continue
+            entry = self._shared.get(key)
+            if entry is None:
+                entry = self._shared[key] = _Shared(key)
+            entry.waiters.append((job, index))
+            job._shared_at[index] = entry
+            if len(entry.waiters) > 1:
+                job._waiting.add(index)
+                carrier = entry.waiters[0][0]
+                if carrier.background and not job.background:
+                    self._carry(entry, (job, index), stays=True)  # from now on it runs at this job's priority
+        if job._waiting or ready:
+            done_now = {o.index for o in ready}
+            job._pending = deque(i for i in job._pending if i not in job._waiting and i not in done_now)
+        for outcome in ready:
+            job._accept(outcome)
+        if not job.tasks or (not job._pending and not job._waiting and not job._inflight):
+            job._finish()
+
+    def _carry(self, entry: _Shared, to: tuple[Job, int], stays: bool) -> None:
+        """Move ``entry``'s computation from its carrier to the waiter ``to``, where it stands (queued, running,
+        paused). ``stays``: the old carrier waits for it from now on (else it has left)."""
+        old_job, old_index = entry.waiters[0]
+        entry.waiters.remove(to)
+        entry.waiters.insert(0, to)
+        new_job, new_index = to
+        new_job._waiting.discard(new_index)
+        if old_index in old_job._pending:
+            old_job._pending.remove(old_index)
+            if new_index not in new_job._pending:
+                new_job._pending.appendleft(new_index)
+        else:
+            old_job._inflight.discard(old_index)
+            new_job._inflight.add(new_index)
+            for slot in self._slots:
+                if slot.job is old_job and slot.task == old_index:
+                    slot.job, slot.task = new_job, new_index
+            if self._inline_task == (old_job, old_index):
+                self._inline_task = to
+        if stays:
+            old_job._waiting.add(old_index)
+            if old_index in old_job._reports:
+                new_job._reports[new_index] = old_job._reports[old_index]
+
+    def _leave(self, job: Job) -> None:
+        """A cancelled ``job`` stops waiting for shared computations; those it carried go on for their next waiter,
+        those nobody waits for any more are dropped (and run no further)."""
+        for index, entry in list(job._shared_at.items()):
+            carried = entry.waiters[0] == (job, index)
+            if carried and len(entry.waiters) > 1:
+                self._carry(entry, entry.waiters[1], stays=False)
+            entry.waiters.remove((job, index))
+            if not entry.waiters and self._shared.get(entry.key) is entry:
+                del self._shared[entry.key]
+        job._shared_at.clear()
+        job._waiting.clear()
+
+    def _settle(self, entry: _Shared, carrier: Job, outcome: Outcome) -> None:
+        """The shared computation ``entry`` has ended: every other waiter receives its outcome (with its own task
+        index); a "done" outcome stays attachable for :data:`SETTLED_KEEP_S` seconds, a failure is not kept."""
+        if self._shared.get(entry.key) is entry:
+            del self._shared[entry.key]
+        for job, index in entry.waiters:
+            if job is carrier and index == outcome.index:
+                continue
+            job._shared_at.pop(index, None)
+            job._waiting.discard(index)
+            if not job.cancelled:
+                job._accept(Outcome(index, outcome.status, outcome.value, outcome.seconds, outcome.message))
+                if job.finished and not self.in_process:
+                    self._after_job(job)
+        entry.waiters.clear()
+        if outcome.status == "done":
+            self._settled[entry.key] = (time.monotonic(), outcome)
+            self._settled.move_to_end(entry.key)
+            while len(self._settled) > SETTLED_MAX:
+                self._settled.popitem(last=False)
+
     # ---------------------------------------------------------------- in this process
     def _run_inline(self) -> None:
         runner = InlineRunner()
@@ -297,6 +448,7 @@ class SharedPool:
             with self._lock:
                 for job in self._jobs:
                     if job.cancelled and not job.finished:
+                        self._leave(job)
                         job._finish()
                 self._prune()
                 if self._closed:
@@ -305,18 +457,23 @@ class SharedPool:
                 if job is not None:
                     index = job._pending.popleft()
                     job._inflight.add(index)
+                    self._inline_task = (job, index)
             if job is None:
                 _wait([self._wake_r], timeout=1.0)
                 self._drain_wake()
                 continue
             task = job.tasks[index]
 
-            def report(payload: Any, _job: Job = job, _index: int = index) -> None:
+            def report(payload: Any) -> None:
                 with self._lock:
-                    _job._reports[_index] = payload
+                    if self._inline_task is not None:
+                        owner, at = self._inline_task  # the carrier may have changed (a shared task)
+                        owner._reports[at] = payload
 
             outcome = runner.run(index, task, job._key(task.context), job._contexts, report)
             with self._lock:
+                job, outcome.index = self._inline_task  # the carrier may have changed (a shared task)
+                self._inline_task = None
                 job._service += outcome.seconds
                 job._record(outcome)
                 if job.finished:
@@ -379,6 +536,7 @@ class SharedPool:
 
     def _cancel_jobs(self) -> None:
         for job in [j for j in self._jobs if j.cancelled and not j.finished]:
+            self._leave(job)  # first: a task it carried for others goes on running for them
             job._pending.clear()
             for slot in [s for s in self._slots if s.job is job]:
                 self._abandon(slot)
@@ -421,8 +579,11 @@ class SharedPool:
             running = [s for s in self._slots if s.job is not None and not s.paused]
             if job is None or not running:
                 return
-            victim = max(running, key=lambda s: (s.job._service, s.job.id))
-            if not victim.job._service > 2 * job._service + PREEMPT_MARGIN_S:
+            victim = max(running, key=lambda s: _rank(s.job))
+            if job.background and not victim.job.background:
+                return
+            if not (victim.job.background and not job.background) \
+                    and not victim.job._service > 2 * job._service + PREEMPT_MARGIN_S:
                 return
             if not any(s.job is job and s.paused for s in self._slots) and not self._spare_available():
                 return
@@ -524,7 +685,7 @@ class SharedPool:
             self._after_job(job)
             return
         if isinstance(msg, ReportMessage):
-            job._reports[msg.index] = msg.payload
+            job._reports[index] = msg.payload  # the slot's task index: a shared task may have changed carrier
             return
         if slot.paused:
             # The task ended just before it was paused (its result was already in the pipe): the worker is stopped
@@ -532,5 +693,6 @@ class SharedPool:
             self._resume(slot, time.monotonic())
         slot.job, slot.task, slot.paused, slot.limit = None, None, False, float("inf")
         slot.idle_since = time.monotonic()
+        msg.index = index  # the worker knows the first carrier's index
         job._record(msg)
         self._after_job(job)
