@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..exceptions import DPCoreError, InvalidParameterError
-from ..vocabulary import Centering, FeatureScaling, MissingPolicy, values
+from ..vocabulary import Centering, FeatureScaling, MissingPolicy, Neighbouring, values
 from ._args import EXIT_USAGE
 from ._args import coerce as _coerce
 from ._args import key_values as _key_values
@@ -276,7 +276,7 @@ def _clamp_note(args, dataset, data) -> None:
     --quiet, the warning when a share is large always."""
     from ..data.diagnostics import clamp_report, clamp_report_from_counts
 
-    if getattr(args, "feature_scaling", "schema") != FeatureScaling.SCHEMA:
+    if getattr(args, "feature_scaling", FeatureScaling.SCHEMA) != FeatureScaling.SCHEMA:
         return
     if dataset is not None:
         report = clamp_report(dataset)
@@ -351,7 +351,7 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--dataset-option", action="append", metavar="KEY=VALUE",
                      help="generator option of a built-in dataset, e.g. d=1000 (repeatable)")
     src.add_argument("--norm-bound", type=float, help="public row-norm bound B (rows are clipped to it)")
-    src.add_argument("--center", default="none", choices=values(Centering),
+    src.add_argument("--center", default=Centering.NONE.value, choices=values(Centering),
                      help="centring: none (default), public (the middle of each column's public range, from the "
                           "schema: free), dp (DP mean, own budget), empirical (NOT private)")
     src.add_argument("--feature-scaling", default=None, choices=values(FeatureScaling),
@@ -383,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None,
                    help="sweep seed; same seed ⇒ identical numbers (default: fresh OS entropy, recorded in the CSV)")
     p.add_argument("--sample-sizes", help="comma-separated subsample sizes n (optional)")
-    p.add_argument("--neighbouring", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--neighbouring", default=Neighbouring.REPLACE.value, choices=values(Neighbouring))
     p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE",
                    help="mechanism option, e.g. laplace.sensitivity=tight (repeatable)")
     p.add_argument("--time-cap", type=float, default=60.0, help="seconds per cell before it is marked timeout")
@@ -402,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", type=float, default=0.0)
     p.add_argument("--k", type=int, default=2)
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--neighbouring", default="replace", choices=("replace", "add_remove"))
+    p.add_argument("--neighbouring", default=Neighbouring.REPLACE.value, choices=values(Neighbouring))
     p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE")
     p.add_argument("--time-cap", type=float, default=60.0)
     p.add_argument("--allow-invalid", action="store_true")
