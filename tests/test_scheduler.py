@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from types import SimpleNamespace
+from typing import ClassVar
 
 import pandas as pd
 import pytest
@@ -488,3 +489,42 @@ def test_pick_job_puts_background_jobs_last():
             SimpleNamespace(id=2, service=9.0, finished=False, cancelled=False, background=False)]
     assert pick_job(jobs, lambda j: True).id == 2
     assert pick_job(jobs, lambda j: j.id == 1).id == 1
+
+
+class _CountingMechanism(SleepyMechanism):
+    """Counts its releases (in this process: run on an in-process pool), each a little slow (test only)."""
+
+    id = "test_counting_in_pool"
+    name = "Counting (test only)"
+    calls: ClassVar[list[float]] = []
+
+    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
+        type(self).calls.append(epsilon)
+        time.sleep(0.02)
+        return super()._release(data, k, min(epsilon, 1.0), delta, neighbouring=neighbouring, rng=rng,
+                                deadline=deadline, **options)
+
+
+@pytest.mark.slow
+def test_sweeps_on_public_data_share_their_cells_in_flight_and_private_ones_never(small_data, pool_factory,
+                                                                                   monkeypatch):
+    """Four sessions start the same sweep on public data: each cell is computed once and every session gets the same
+    rows. The same sweeps on private data (an upload: ``shared_contexts`` False) are computed once per session."""
+    monkeypatch.setitem(_REGISTRY, _CountingMechanism.id, _CountingMechanism)
+    monkeypatch.setitem(_INSTANCES, _CountingMechanism.id, _CountingMechanism())
+    monkeypatch.setattr(_CountingMechanism, "calls", [])
+    pool = pool_factory(processes=False)
+    plan = plan_sweep(small_data, mechanisms=[_CountingMechanism.id, "laplace"], epsilons=[0.5, 1.0, 2.0], trials=3,
+                      ks=[2], seed=7)
+    public = [PooledSweep(pool, {"main": plan}, {}, shared_contexts=True) for _ in range(4)]
+    assert all(sweep.job.wait(WAIT) for sweep in public)
+    assert len(_CountingMechanism.calls) == 9  # 3 ε × 3 trials, once
+    frames = []
+    for sweep in public:
+        sweep.collect()
+        frames.append(sweep.frames()["main"])
+    for frame in frames[1:]:
+        pd.testing.assert_frame_equal(frame, frames[0])
+    private = [PooledSweep(pool, {"main": plan}, {}) for _ in range(2)]
+    assert all(sweep.job.wait(WAIT) for sweep in private)
+    assert len(_CountingMechanism.calls) == 9 + 2 * 9

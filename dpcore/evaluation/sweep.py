@@ -445,11 +445,13 @@ class PooledSweep:
     sweep's frame with the cells finished so far; :meth:`cancel` stops the job and keeps them.
 
     ``shared_contexts=True`` (public data only): the pool pickles the (sub)samples once for every sweep on the same
-    data (keyed by its fingerprint, seed and SVM hold-out) instead of once per sweep.
+    data (keyed by its fingerprint, seed and SVM hold-out) instead of once per sweep, and each cell is shared by its
+    :meth:`SweepPlan.cell_key` (``Task.share``): a cell another sweep has queued or running is computed once for
+    both. ``background=True``: the job only uses slots no other job wants (precomputation).
     """
 
     def __init__(self, pool, plans: Mapping[str, SweepPlan], cache: dict | None = None, *, label: str = "",
-                 cache_limit: int = 50_000, shared_contexts: bool = False) -> None:
+                 cache_limit: int = 50_000, shared_contexts: bool = False, background: bool = False) -> None:
         self.plans = dict(plans)
         self.cache = cache if cache is not None else {}
         self.cache_limit = cache_limit
@@ -468,7 +470,8 @@ class PooledSweep:
                     self.rows[name][index] = {**row, "dataset": plan.dataset}
                 else:
                     task = plan.task(index)
-                    tasks.append(Task(task.fn, task.args, context=(split, task.context), hard_limit=task.hard_limit))
+                    tasks.append(Task(task.fn, task.args, context=(split, task.context), hard_limit=task.hard_limit,
+                                      share=plan.cell_key(index) if shared_contexts else None))
                     self._where.append((name, index))
         # fast cells first (covariance perturbations, the reference lines), so their curves are complete early and
         # the slow ones (MCMC, sampling) fill in afterwards; rows are placed by cell index, so the frames do not change
@@ -481,7 +484,7 @@ class PooledSweep:
         self._frames: tuple[int, dict[str, pd.DataFrame]] | None = None
         # the job's contexts reference the plans only, never this object (or its cache)
         self.job = (pool.submit(tasks, lambda key: builders[key[0]].context(key[1]), label=label,
-                                shared_contexts=shared_contexts) if tasks else None)
+                                shared_contexts=shared_contexts, background=background) if tasks else None)
         if self.job is not None:  # nobody left to read it (e.g. a closed browser session): the job stops
             weakref.finalize(self, self.job.cancel)
 
