@@ -33,6 +33,7 @@ from dpcore.explain.display import identifier_label
 from dpcore.explain.statements import delta_statement
 from dpcore.mechanisms import Mechanism, get_mechanism, mechanism_ids
 from dpcore.runtime.parallel import Task
+from dpcore.vocabulary import Guarantee, Neighbouring
 from pages.ui import nav as _nav
 from pages.ui.charts import trace_style
 from pages.ui.pool import pool_notice, shared_pool
@@ -61,8 +62,8 @@ SELFTEST_KEY = "audit_selftest_result"
 SELFTEST_DRAWS = (CONFORMANCE_DRAWS, 100_000, 1_000_000)
 TRIAL_CHOICES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 SIDE_COLOURS = ("#1f77b4", "#d62728")
-RELATION_LABELS = {"auto": "the construction's own (if supported)", "replace": "replace one record",
-                   "add_remove": "add or remove one record"}
+RELATION_LABELS = {"auto": "the construction's own (if supported)", Neighbouring.REPLACE: "replace one record",
+                   Neighbouring.ADD_REMOVE: "add or remove one record"}
 
 #: Presets: widget values to set, and whether the run is an audit or the determinism probe.
 PRESETS: dict[str, dict] = {
@@ -102,7 +103,7 @@ def _label(mid: str) -> str:
     label = mech.name
     if mech.invalid and "invalid" not in label.lower():
         label += " — claimed DP, NOT private"
-    elif mech.guarantee == "none":
+    elif mech.guarantee == Guarantee.NONE:
         label += " — not private (reference)"
     return label
 
