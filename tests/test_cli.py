@@ -123,15 +123,22 @@ def test_building_the_parser_loads_no_heavy_module():
     assert proc.returncode == 0 and proc.stdout.startswith("dpcore ")
 
 
-def test_audit_parser_choices_match_the_audit_registries():
+def test_audit_parser_reads_the_audit_registries():
+    """`dpcore audit`'s choices and defaults are read off dpcore.audit when used (not copied into the CLI)."""
+    import argparse
+
     from dpcore import audit
     from dpcore.cli import audit as cli_audit
 
-    assert tuple(cli_audit.NEIGHBOUR_CONSTRUCTIONS) == tuple(audit.NEIGHBOUR_CONSTRUCTIONS)
-    assert tuple(cli_audit.STATISTICS) == tuple(audit.STATISTICS)
-    assert tuple(cli_audit.FIELDS) == tuple(audit.FIELDS)
-    assert (cli_audit.DEFAULT_TRIALS, cli_audit.PROBE_SEEDS, cli_audit.CONFORMANCE_DRAWS) == \
-        (audit.DEFAULT_TRIALS, audit.PROBE_SEEDS, audit.CONFORMANCE_DRAWS)
+    parser = cli_audit.add_audit_parser(argparse.ArgumentParser().add_subparsers())
+    choices = {a.dest: a.choices for a in parser._actions}
+    assert tuple(choices["neighbours"]) == ("all", *audit.NEIGHBOUR_CONSTRUCTIONS)
+    assert tuple(choices["statistic"]) == tuple(audit.STATISTICS)
+    assert tuple(choices["field"]) == tuple(audit.FIELDS)
+    args = parser.parse_args([])
+    assert [cli_audit._arg(args, dest, None) for dest in ("trials", "probe_seeds", "draws")] == \
+        [audit.DEFAULT_TRIALS, audit.PROBE_SEEDS, audit.CONFORMANCE_DRAWS]
+    assert f"default {audit.DEFAULT_TRIALS})" in " ".join(parser.format_help().split())
 
 
 def test_reproduce_list(capsys):

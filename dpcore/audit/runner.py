@@ -108,19 +108,13 @@ def resolve_delta(delta: float | None, mech: Mechanism) -> float:
 def resolve_pair(mech: Mechanism, neighbours: Any, neighbouring: str | None, d: int, n: int) -> NeighbourPair:
     """Build the neighbours under the requested relation (None: the pair's or construction's own, if supported)."""
     if neighbouring is not None:
-        neighbouring = check_choice(neighbouring, "neighbouring", ("replace", "add_remove"))
-        if neighbouring not in mech.neighbourings:
-            raise InvalidParameterError(
-                f"{mech.id} supports neighbouring {', '.join(mech.neighbourings)}; got {neighbouring!r}.")
+        neighbouring = mech.check_neighbouring(neighbouring)
     if isinstance(neighbours, str) and neighbouring is None and neighbours in CONSTRUCTIONS:
         own = CONSTRUCTIONS[neighbours].default_relation
         neighbouring = own if own in mech.neighbourings else (
             Neighbouring.REPLACE if Neighbouring.REPLACE in mech.neighbourings else mech.neighbourings[0])
     pair = make_neighbours(neighbours, d=d, n=n, neighbouring=neighbouring)
-    if pair.neighbouring not in mech.neighbourings:
-        raise InvalidParameterError(
-            f"{mech.id} supports neighbouring {', '.join(mech.neighbourings)}; the supplied pair is "
-            f"{pair.neighbouring!r}.")
+    mech.check_neighbouring(pair.neighbouring, given="the supplied pair is")
     return pair
 
 

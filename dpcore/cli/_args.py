@@ -6,6 +6,9 @@ from collections.abc import Sequence
 
 from ..exceptions import InvalidParameterError
 
+#: Exit code of every command for bad arguments (a one-line message on stderr, never a traceback).
+EXIT_USAGE = 2
+
 
 def key_values(items: Sequence[str] | None, flag: str) -> dict[str, str]:
     """Repeated ``KEY=VALUE`` flags → {key: value} (strings, whitespace stripped)."""

@@ -15,23 +15,66 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..exceptions import DPCoreError
 from ..vocabulary import Neighbouring, values
-from ._args import coerce, key_values
+from ._args import EXIT_USAGE, coerce, key_values
 
-EXIT_USAGE = 2
-# The parser's choices and defaults are spelled out here so that building it does not import dpcore.audit (which
-# loads scipy.stats: ~1 s); tests/test_cli.py checks that they match the audit's registries.
-DEFAULT_TRIALS = 10_000
-PROBE_SEEDS = 20
-CONFORMANCE_DRAWS = 20_000
-NEIGHBOUR_CONSTRUCTIONS = ("zero_vs_unit", "top_eigvec", "smallest_eigvec", "unit_swap", "all_entries",
-                           "copies_add_remove", "in_plane")
-STATISTICS = ("auto", "support", "quadratic", "difference", "alignment", "eigenvalue", "atom", "status", "text",
-              "classifier")
-FIELDS = ("auto", "covariance", "covariance_post", "eigenvalues", "subspace", "status")
+
+class _AuditRegistry(Sequence[str]):
+    """The names of a :mod:`dpcore.audit` registry (``extra`` ones first), read when first used: parsing a value,
+    ``dpcore audit --help``, the run. The registries are defined in dpcore.audit only, and building the parser does
+    not import it (it loads scipy.stats: about 1 s)."""
+
+    def __init__(self, attribute: str, *extra: str) -> None:
+        self._attribute, self._extra = attribute, extra
+
+    def _names(self) -> tuple[str, ...]:
+        from .. import audit
+
+        return (*self._extra, *getattr(audit, self._attribute))
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+
+class _AuditDefault:
+    """A default number of :mod:`dpcore.audit`, read when first used (the help text, the run)."""
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def value(self) -> int:
+        from .. import audit
+
+        return int(getattr(audit, self.attribute))
+
+    def __str__(self) -> str:
+        return str(self.value())
+
+
+NEIGHBOUR_CONSTRUCTIONS = _AuditRegistry("NEIGHBOUR_CONSTRUCTIONS")
+STATISTICS = _AuditRegistry("STATISTICS")
+FIELDS = _AuditRegistry("FIELDS")
+DEFAULT_TRIALS = _AuditDefault("DEFAULT_TRIALS")
+PROBE_SEEDS = _AuditDefault("PROBE_SEEDS")
+CONFORMANCE_DRAWS = _AuditDefault("CONFORMANCE_DRAWS")
+
+
+def _arg(args: argparse.Namespace, dest: str, default: Any) -> Any:
+    """``args.dest`` (``default`` when absent), with a :class:`_AuditDefault` read off dpcore.audit."""
+    value = getattr(args, dest, default)
+    return value.value() if isinstance(value, _AuditDefault) else value
+
+
 #: Exit code of ``--sampler-selftest`` when the sampler's output law is rejected.
 EXIT_REJECTED = 1
 RELATION_CHOICES = (*values(Neighbouring), "all")
@@ -53,9 +96,10 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, help="the claimed ε to audit; required unless --sampler-selftest")
     p.add_argument("--delta", type=float, default=None,
                    help="the claimed δ (default: 1e-5 for mechanisms that use δ, otherwise 0)")
-    p.add_argument("--neighbours", default=None, choices=("all", *NEIGHBOUR_CONSTRUCTIONS),
-                   help="construction of the neighbouring datasets (default all: every construction, the confidence "
-                        "split over them; in_plane with --probe)")
+    p.add_argument("--neighbours", default=None, choices=_AuditRegistry("NEIGHBOUR_CONSTRUCTIONS", "all"),
+                   metavar="NAME",
+                   help="construction of the neighbouring datasets: %(choices)s (default all: every construction, "
+                        "the confidence split over them; in_plane with --probe)")
     p.add_argument("--no-power", dest="power", action="store_false",
                    help="skip the power check (the same test on the mechanism's half-noise / 2ε mutants); without "
                         "it no verdict is 'consistent' (nothing shows the test could have found a violation)")
@@ -63,12 +107,12 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="neighbouring relation: replace, add_remove, or all (each relation the mechanism declares; "
                         "the confidence is split over them). Default: the construction's own relation if the "
                         "mechanism supports it")
-    p.add_argument("--statistic", default="auto", choices=tuple(STATISTICS),
-                   help="event family (default auto: all but the classifier)")
-    p.add_argument("--field", default="auto", choices=tuple(FIELDS),
-                   help="released field the events read (default auto: every released field)")
+    p.add_argument("--statistic", default="auto", choices=STATISTICS, metavar="NAME",
+                   help="event family: %(choices)s (default auto: all but the classifier)")
+    p.add_argument("--field", default="auto", choices=FIELDS, metavar="NAME",
+                   help="released field the events read: %(choices)s (default auto: every released field)")
     p.add_argument("--trials", type=int, default=DEFAULT_TRIALS,
-                   help=f"releases per neighbouring dataset and pair (default {DEFAULT_TRIALS})")
+                   help="releases per neighbouring dataset and pair (default %(default)s)")
     p.add_argument("--k", type=int, default=None, help="number of components (default 1; 2 with --probe)")
     p.add_argument("--n", type=int, default=None,
                    help="rows of the larger audit dataset (default 30; 70 with --probe)")
@@ -88,11 +132,11 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="run the determinism probe: the same seeds on D and D′ must give the same output where "
                         "the private selection agrees (default neighbours in_plane, k = 2, n = 70)")
     p.add_argument("--probe-seeds", type=int, default=PROBE_SEEDS,
-                   help=f"with --probe: number of seeds (default {PROBE_SEEDS})")
+                   help="with --probe: number of seeds (default %(default)s)")
     p.add_argument("--sampler-selftest", action="store_true",
                    help="test the Bingham sampler against its exact law instead of auditing ε (exit 1 if rejected)")
     p.add_argument("--draws", type=int, default=CONFORMANCE_DRAWS,
-                   help=f"with --sampler-selftest: number of samples (default {CONFORMANCE_DRAWS})")
+                   help="with --sampler-selftest: number of samples (default %(default)s)")
     p.set_defaults(func=run_audit_command)
     return p
 
@@ -123,7 +167,7 @@ def _run_selftest(args: argparse.Namespace) -> int:
     from ..audit import sampler_conformance
 
     try:
-        result = sampler_conformance(draws=getattr(args, "draws", CONFORMANCE_DRAWS), seed=getattr(args, "seed", None))
+        result = sampler_conformance(draws=_arg(args, "draws", CONFORMANCE_DRAWS), seed=getattr(args, "seed", None))
     except DPCoreError as exc:
         return _error(exc)
     _print(args, result.as_dict(), result.summary())
@@ -140,7 +184,7 @@ def _run_probe(args: argparse.Namespace) -> int:
         result = determinism_probe(
             args.mechanism, args.epsilon, getattr(args, "delta", None),
             neighbours=getattr(args, "neighbours", None) or "in_plane", neighbouring=relation,
-            k=getattr(args, "k", None) or 2, seeds=getattr(args, "probe_seeds", PROBE_SEEDS),
+            k=getattr(args, "k", None) or 2, seeds=_arg(args, "probe_seeds", PROBE_SEEDS),
             d=getattr(args, "d", 3), n=getattr(args, "n", None) or 70, seed=getattr(args, "seed", None),
             time_limit=getattr(args, "time_limit", None), **_options(getattr(args, "option", None), args.mechanism),
         )
@@ -170,7 +214,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
             delta=getattr(args, "delta", None), neighbours=getattr(args, "neighbours", None) or "all",
             power=getattr(args, "power", True),
             statistic=getattr(args, "statistic", "auto"), field=getattr(args, "field", "auto"),
-            trials=getattr(args, "trials", DEFAULT_TRIALS), k=getattr(args, "k", None) or 1,
+            trials=_arg(args, "trials", DEFAULT_TRIALS), k=getattr(args, "k", None) or 1,
             confidence=getattr(args, "confidence", 0.95), seed=getattr(args, "seed", None),
             time_limit=getattr(args, "time_limit", None), d=getattr(args, "d", 3), n=getattr(args, "n", None) or 30,
             n_jobs=getattr(args, "jobs", 1),

@@ -27,7 +27,6 @@ from ..core._validation import (
     check_epsilon,
     check_int,
     check_k,
-    check_neighbouring,
     check_time_limit,
 )
 from ..core.timing import Deadline
@@ -148,10 +147,7 @@ def _check_curve_settings(dataset: Dataset | np.ndarray, *, mechanism: str, epsi
     mech = get_mechanism(mechanism)
     feature_scaling = check_choice(feature_scaling, "feature_scaling", FEATURE_SCALINGS)
     centering = check_choice(centering, "centering", CENTERINGS)
-    neighbouring = check_neighbouring(neighbouring)
-    if neighbouring not in mech.neighbourings:
-        raise InvalidParameterError(f"{mech.id} supports neighbouring {', '.join(mech.neighbourings)}; "
-                                    f"got {neighbouring!r}.")
+    neighbouring = mech.check_neighbouring(neighbouring)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, required=mech.uses_delta) if mech.uses_delta else 0.0
     trials = check_int(trials, "trials", 1, 1000)

@@ -95,10 +95,7 @@ class SweepConfig:
                     "to include it as a labelled exhibit."
                 )
             mech.validate_options(dict(self.mechanism_options.get(mid, {})))
-            if self.neighbouring not in mech.neighbourings:
-                raise InvalidParameterError(
-                    f"{mid} supports neighbouring {', '.join(mech.neighbourings)}, not {self.neighbouring!r}."
-                )
+            mech.check_neighbouring(self.neighbouring)
         unknown = set(self.mechanism_options) - set(mechs)
         if unknown:
             raise InvalidParameterError(f"options given for mechanisms not in the sweep: {sorted(unknown)}.")
