@@ -88,8 +88,11 @@ def _upload_section() -> None:
             f1.selectbox("Delimiter", list(ui.DELIMITER_CHOICES), key="dp_csv_delimiter")
             f2.selectbox("Decimal mark", list(ui.DECIMAL_CHOICES), key="dp_csv_decimal")
             f3.selectbox("Encoding", list(ui.ENCODING_CHOICES), key="dp_csv_encoding")
+        schema_editor.declared_format_controls()
         if table is None:
+            schema_editor.unreadable_upload_loader()
             return
+        schema_editor.adopt_declared(table)
         ui.apply_label_guess(table)
         cols = ["(none)", *table.columns]
         if ss.dp_label not in cols:
@@ -208,7 +211,10 @@ suggested = int(getattr(dataset, "suggested_k", 2) or 2)
 m = st.columns(5)
 m[0].metric("Rows n", f"{prepared.n:,}", help=ui.held_out_caption(prepared) or None)
 m[1].metric("Features d", prepared.d)
-m[2].metric("Rows clipped", f"{100 * prepared.clip_fraction:.1f} %")
+m[2].metric("Rows clipped to norm B", f"{100 * prepared.clip_fraction:.1f} %",
+            help="Rows whose norm exceeds the norm bound B (non-private diagnostic). It says nothing about the "
+                 "schema's per-column bounds: the share of each column clamped to them is shown below and in the "
+                 "schema editor's *clamped* column.")
 m[3].metric("Suggested k", suggested, help=f"k = {k80} captures 80 % of the (uncentred) variance.")
 m[4].metric("Labels", f"{len(bal)} classes" if len(bal) else "none")
 _clamp_diagnostic(dataset)

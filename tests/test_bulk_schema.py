@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from _wide_table import CATEGORIES, COLUMNS, COUNTS, SCORES, codebook_csv, wide_table
@@ -194,3 +195,40 @@ def test_clamped_shares_on_the_true_data():
     assert shares[COUNTS[0]] == pytest.approx(float((counts > 2500).mean()))
     fewer = editor.bulk_update(schema, ["region"], table, categories="north")
     assert editor.clamped_shares(fewer, table)["region"] > 0.5
+
+
+# --- uploads under a loaded schema: read with its declared format ------------------------------------------
+
+COLON_SCHEMA = (b"dpcore_schema: 1\nformat: {kind: csv, encoding: utf-8, delimiter: ':', decimal: ., header: true}\n"
+                b"label: grp\ncolumns:\n- {name: h, role: numeric, lower: 100, upper: 250}\n"
+                b"- {name: w, role: numeric, lower: 20, upper: 200}\n- {name: grp, role: label}\n")
+
+
+def _colon_file(seed: int) -> bytes:
+    """A ':'-separated export (format detection does not know ':': it reads one text column)."""
+    rng = np.random.default_rng(seed)
+    rows = [f"{rng.uniform(150, 200):.1f}:{rng.uniform(50, 90):.1f}:{'ab'[i % 2]}" for i in range(40)]
+    return ("h:w:grp\n" + "\n".join(rows) + "\n").encode()
+
+
+@pytest.mark.slow
+def test_an_upload_detection_cannot_read_reaches_the_declared_schema_and_the_next_file_is_read_with_it():
+    at = _data_page(_colon_file(1), "heights.txt")
+    at.selectbox(key="dp_csv_encoding").set_value("utf-16").run()  # a wrong override: the file cannot be read
+    no_exception(at)
+    assert at.error and not at.data_editor
+    loader = at.file_uploader(key="schema_upload_unread")  # still offered: declare the format instead
+    loader.set_value(("heights.yaml", COLON_SCHEMA, "application/x-yaml")).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    schema = _schema(at)
+    assert schema.names == ["h", "w", "grp"] and schema.label == "grp" and schema.is_public
+    assert any("declared format" in c.value for c in at.caption)
+    # a second file under the loaded schema: read with the declared ':' (nothing detected), its schema applied
+    at.file_uploader(key="upload_widget").set_value(("heights_2025.txt", _colon_file(2), "text/plain")).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    schema = _schema(at)
+    assert schema.is_public and schema.label == "grp" and at.session_state["dp_label"] == "grp"
+    assert at.session_state["_dp_prepared"][1].is_private
+    assert {m.label: m.value for m in at.metric}["Labels"] == "2 classes"

@@ -51,12 +51,17 @@ TABLE_COLUMNS = ["column", "role", "lower", "upper", "categories", "public", "st
 #: Widget keys of the filter and the bulk form (plain widget state).
 FILTER_KEY, ROLE_FILTER_KEY = "schema_filter", "schema_role_filter"
 NOTE_KEY = "schema_editor_note"
+#: A loaded schema that declares the file format: uploads are read with that format (nothing detected), also a file
+#: that detection cannot read and the next file uploaded (read by :func:`pages.ui.datasets.upload_table`).
+DECLARED_KEY = "schema_editor_declared"
+#: The table keys (file, reading) the declared schema was already applied to (a later edit is not overwritten).
+APPLIED_KEY = "schema_editor_declared_applied"
 VALUE_FIELDS = ("lower", "upper", "categories")
 TYPED_RULE = ("**What counts as public:** a value you type, paste, set in bulk or import from a codebook is your "
               "declaration — public (green), even when it equals the data's value. Values the app filled in from "
               "the data stay red until you type over them or tick *public*.")
 PASTE_TIP = ("Paste works: copy a block of cells from a spreadsheet, click the first cell here and press Ctrl+V "
-             "(⌘V). Edits are kept until you press *Save the table's edits* — one rerun for all of them.")
+             "(Cmd+V on a Mac). Edits are kept until you press *Save the table's edits* — one rerun for all of them.")
 
 
 def _categories_text(cats: tuple[str, ...] | None) -> str:
@@ -323,20 +328,85 @@ def _confirm_structure() -> None:
     ui.set_upload_schema(schema.structure_confirmed())
 
 
-def _on_schema_upload() -> None:
+def _on_schema_upload(widget: str = "schema_upload_widget") -> None:
+    """A schema file loaded: its format (when it declares one) reads the upload from now on, then its roles and
+    values replace the draft."""
     ss = st.session_state
-    upload = ss.get("schema_upload_widget")
+    upload = ss.get(widget)
     if upload is None:
         return
     try:
+        loaded = dpcore.data.load_schema(upload.getvalue())
+        if loaded.format is not None:
+            ss[DECLARED_KEY] = loaded
         table = ui.upload_table()
-        schema = merge_loaded(dpcore.data.load_schema(upload.getvalue()), table)
+        schema = merge_loaded(loaded, table)
     except DPCoreError as exc:
-        ss["_dp_schema_error"] = f"{upload.name}: {exc}"
+        ss["_dp_schema_error"] = f"{upload.name}: {plain_words(str(exc))}"
         return
     ui.set_upload_schema(schema)
     ss.dp_label = schema.label or "(none)"
     ss["_dp_schema_loaded"] = upload.name
+    if loaded.format is not None:
+        ss.setdefault(APPLIED_KEY, []).append(ss["_dp_upload_table"][0])
+
+
+def adopt_declared(table: RawTable) -> None:
+    """A file read under a loaded schema's declared format gets that schema (roles, values and label) instead of a
+    draft — once per file and reading, before the label picker is drawn (so no label is guessed)."""
+    ss = st.session_state
+    if ss.get(DECLARED_KEY) is None or "_dp_upload_table" not in ss:
+        return
+    key = ss["_dp_upload_table"][0]
+    applied = ss.setdefault(APPLIED_KEY, [])
+    if key in applied:
+        return
+    applied.append(key)
+    schema = declared_schema_for(table)
+    if schema is None:
+        return
+    ui.set_upload_schema(schema, dpcore.data.infer_roles(table, label=schema.label))
+    ss.dp_label = schema.label or "(none)"
+    ss["_dp_label_guess"] = False  # the label is declared: nothing to guess
+
+
+def declared_schema_for(table: RawTable) -> Schema | None:
+    """The loaded schema that declares the file format, checked against ``table`` (None without one, or when the
+    table's columns do not fit it: then a message says so and the draft is used)."""
+    declared = st.session_state.get(DECLARED_KEY)
+    if declared is None:
+        return None
+    try:
+        return merge_loaded(declared, table)
+    except DPCoreError as exc:
+        st.session_state["_dp_schema_error"] = (f"The loaded schema does not fit this file ({plain_words(str(exc))}); "
+                                                "the draft read off the data is shown instead.")
+        return None
+
+
+def _forget_declared() -> None:
+    st.session_state.pop(DECLARED_KEY, None)
+
+
+def declared_format_controls() -> None:
+    """Under a loaded schema's declared format: say so, and offer to detect the format again."""
+    declared = st.session_state.get(DECLARED_KEY)
+    if declared is None:
+        return
+    st.caption(f":green[:material/verified: Read with the loaded schema's declared format "
+               f"({declared.file_format.describe()}); nothing is detected, also for the next file you upload.]")
+    st.button("Forget the declared format (detect it from the file again)", key="schema_forget_declared",
+              type="tertiary", on_click=_forget_declared, icon=":material/undo:")
+
+
+def unreadable_upload_loader() -> None:
+    """For a file that format detection cannot read: load a schema that declares its format instead."""
+    st.info("Format detection could not read this file. Load a schema (YAML/JSON) that declares its `format:` "
+            "(delimiter, decimal mark, encoding, header) and its columns: the file is then read exactly as "
+            "declared, nothing detected.", icon=":material/description:")
+    _messages()
+    st.file_uploader("Load a schema that declares the file format (YAML/JSON)", type=["yaml", "yml", "json"],
+                     key="schema_upload_unread", on_change=_on_schema_upload, args=("schema_upload_unread",))
 
 
 def _on_codebook_upload() -> None:
@@ -466,6 +536,39 @@ def _bulk_panel(table: RawTable, schema: Schema, names: list[str]) -> None:
                               "a YAML list of {column, lower, upper, categories}. Its values are declared public.")
 
 
+def _name_width(shown: pd.DataFrame) -> int:
+    """Pixels for the pinned name column: the longest shown name, within [120, 340]."""
+    longest = int(shown["column"].str.len().max()) if len(shown) else 10
+    return int(min(max(7.4 * longest + 28, 120), 340))
+
+
+def _column_config(shown: pd.DataFrame) -> dict:
+    """The grid's columns: a help text on every header (hover), widths that fit the names."""
+    cc = st.column_config
+    return {
+        "column": cc.TextColumn("column", pinned=True, width=_name_width(shown),
+                                help="The column's name in the file; every full name and reason is listed below "
+                                     "the grid."),
+        "role": cc.SelectboxColumn("role", options=ROLE_OPTIONS, required=True,
+                                   help="numeric, binary and categorical columns are features; only feature rows "
+                                        "keep bounds or categories"),
+        "lower": cc.NumberColumn("lower", help="public lower bound (feature rows only)", format="%.6g"),
+        "upper": cc.NumberColumn("upper", help="public upper bound (feature rows only)", format="%.6g"),
+        "categories": cc.TextColumn("categories", width="medium", help="public category list, comma-separated"),
+        "public": cc.CheckboxColumn("public", help="tick when every value in this row is public knowledge (not "
+                                                   "read off this data)"),
+        "status": cc.TextColumn("status", help="public: declared by you; from data: filled in by the app from the "
+                                               "data (NOT private)"),
+        "clamped": cc.TextColumn("clamped (non-private)",
+                                 help=f"Share of this column's rows outside its bounds (clamped) or categories — "
+                                      f"computed on the TRUE data: a {NOT_PRIVATE_LABEL}, for utility only. ⚠ above "
+                                      f"{format_share(CLAMP_WARN_SHARE)}."),
+        "reason": cc.TextColumn("why this role (from the data)", width="large",
+                                help="Why the role was inferred; the full text of every reason is listed below the "
+                                     "grid."),
+    }
+
+
 def _grid(table: RawTable, schema: Schema, names: list[str], clamped: Mapping[str, float]) -> None:
     """The editor grid of the filtered columns, in a form: edits are saved together."""
     ss = st.session_state
@@ -479,34 +582,12 @@ def _grid(table: RawTable, schema: Schema, names: list[str], clamped: Mapping[st
         st.data_editor(
             styled, key=key, hide_index=True, num_rows="fixed", width="stretch", height=height,
             disabled=["column", "status", "clamped", "reason"],
-            column_config={
-                "column": st.column_config.TextColumn("column", pinned=True, width="medium",
-                                                      help="The column's name in the file (click a cell to read a "
-                                                           "long name in full)."),
-                "role": st.column_config.SelectboxColumn("role", options=ROLE_OPTIONS, required=True,
-                                                         help="numeric, binary and categorical columns are features; "
-                                                              "only feature rows keep bounds or categories"),
-                "lower": st.column_config.NumberColumn("lower", help="public lower bound (feature rows only)",
-                                                       format="%.6g"),
-                "upper": st.column_config.NumberColumn("upper", help="public upper bound (feature rows only)",
-                                                       format="%.6g"),
-                "categories": st.column_config.TextColumn("categories", width="medium",
-                                                          help="public category list, comma-separated"),
-                "public": st.column_config.CheckboxColumn("public", help="tick when every value in this row is "
-                                                                         "public knowledge (not read off this data)"),
-                "status": st.column_config.TextColumn("status", help="public: declared by you; from data: filled "
-                                                                     "in by the app from the data (NOT private)"),
-                "clamped": st.column_config.TextColumn(
-                    "clamped ⓘ", help=f"Share of this column's rows outside its bounds (clamped) or categories — "
-                                      f"computed on the TRUE data: a {NOT_PRIVATE_LABEL}, for utility only. ⚠ above "
-                                      f"{format_share(CLAMP_WARN_SHARE)}."),
-                "reason": st.column_config.TextColumn("why this role (from the data)", width="large",
-                                                      help="Why the role was inferred (click a cell to read it in "
-                                                           "full)."),
-            },
+            column_config=_column_config(shown),
         )
         submitted = st.form_submit_button("Save the table's edits", type="primary", icon=":material/save:",
                                           key="schema_grid_save")
+    with st.expander(f"Full names and reasons of the {len(shown)} column(s) shown", icon=":material/notes:"):
+        st.table(shown[["column", "role", "status", "reason"]].set_index("column"))
     if submitted:
         try:
             new = apply_cell_edits(schema, edited_cells(ss.get(key), shown), table)
