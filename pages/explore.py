@@ -20,7 +20,7 @@ from dpcore.evaluation.reporting import (
 )
 from dpcore.evaluation.sweep import SweepConfig, count_cells
 from dpcore.explain.display import format_delta, format_deltas, pca_below_random_note
-from dpcore.explain.statements import mechanism_delta_statement
+from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
 from pages import ui
 from pages.ui import export, sweep_loader, whatif
 from pages.ui.charts import (
@@ -134,9 +134,8 @@ elif classic:
             info = ui.dataset_info(did)
             st.button(f"{info.name.split(' (')[0]} (n = {info.n:,})", key=f"explore_use_{did}", type="tertiary",
                       on_click=_switch_dataset, args=(did,))
-if not prepared.is_private:
-    st.warning("The preprocessing includes a non-private step (see the ledger on the Data page): "
-               "no release on this data is end-to-end private.")
+if not prepared.is_private:  # which steps, which columns (dpcore.explain.statements)
+    st.warning(non_private_warning(prepared.ledger, prepared.feature_names))
 pre_eps, pre_delta = ledger_total(prepared.ledger)
 if pre_eps > 0 or pre_delta > 0:
     st.info(f"The preprocessing spends ε = {pre_eps:g}, δ = {pre_delta:g} (DP mean for centring). The charts' ε axis "
@@ -243,14 +242,18 @@ for i, metric in enumerate(metrics):
 # ------------------------------------------------------------------ guarantees and table
 st.subheader("Guarantees in this run")
 lines = []
+qualifier = guarantees_qualifier(prepared.ledger, prepared.feature_names)  # None when the pipeline is private
 for mid in shown_config.mechanisms:
     mech = dpcore.get_mechanism(mid)
     delta_txt = f", δ = {shown_config.deltas[0]:g}" if mech.uses_delta else ""
-    lines.append(f"- **{mech.name}** {ui.guarantee_badge(mech)} — neighbouring: "
+    given = " given its inputs" if qualifier else ""
+    lines.append(f"- **{mech.name}** {ui.guarantee_badge(mech)}{given} — neighbouring: "
                  f"{NEIGHBOURING_LABELS[shown_config.neighbouring]}{delta_txt}")
 for mid in levels.get("captured_variance_ratio", {}):
     lines.append(f"- *{ui.mechanism_label(mid)}* (dashed reference line) {ui.guarantee_badge(mid)}")
 st.markdown("\n".join(lines))
+if qualifier:
+    st.warning(qualifier)
 
 st.subheader("Results")
 release_warning_note(frame)

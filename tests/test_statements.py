@@ -92,3 +92,83 @@ def test_audit_summary_uses_the_same_statement():
     assert result.violated and result.structural
     expected = delta_statement(1.0, result.delta_lower_bound, confidence=result.confidence, every_epsilon=True)
     assert expected in result.summary()
+
+
+# --- #19: what a non-private pipeline means, step by step and column by column -------------------------------------
+
+def _ledger(**options):
+    import warnings
+
+    from dpcore.data import load_csv, preprocess
+
+    r = np.random.default_rng(3)
+    frame = __import__("pandas").DataFrame({"age": r.integers(18, 90, 50), "income": r.normal(3000, 500, 50),
+                                            "colour": r.choice(["red", "blue"], 50), "label": np.tile([0, 1], 25)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = preprocess(load_csv(frame.to_csv(index=False).encode(), label="label", **options.pop("load", {})),
+                          **options)
+    return data.ledger, data.feature_names
+
+
+def test_each_non_private_step_is_named_with_its_columns():
+    from dpcore.explain.statements import non_private_steps
+
+    steps = non_private_steps(*_ledger(feature_scaling="minmax", norm_mode="max_norm"))
+    assert "column 'colour': category lists read off the data" in steps
+    assert "min–max scaling read off the data (the range of every feature: columns 'age', 'income', 'colour')" in steps
+    assert "max-norm scaling read off the data (B = the largest row norm)" in steps
+    assert any("inferred from the cells" in s for s in steps)
+    assert not any("feature_scaling=" in s or "norm_mode" in s for s in steps)  # the user's words, not Python's
+
+
+def test_a_draft_schema_names_the_columns_whose_values_were_read_off_the_data():
+    from dataclasses import replace
+
+    from dpcore.data import read_table
+    from dpcore.data.roles import infer_roles
+    from dpcore.data.schema import draft_schema
+    from dpcore.explain.statements import non_private_steps
+
+    table = read_table(b"age,income,label\n" + b"\n".join(f"{20 + i},{1000 + 7 * i},{i % 2}".encode()
+                                                          for i in range(30)))
+    draft = draft_schema(table, infer_roles(table, label="label"))
+    confirmed = draft.confirmed()
+    partly = replace(draft, columns=tuple(c if c.name != "age" else confirmed["age"] for c in draft.columns))
+    ledger, names = _ledger(load={"schema": partly})[0], ()
+    steps = non_private_steps(ledger, names)
+    assert any("column 'income': roles, bounds or categories read off the data" in s for s in steps), steps
+    assert not any("'age'" in s for s in steps)
+
+
+def test_the_warning_and_the_guarantees_qualifier_only_for_a_non_private_pipeline():
+    from dpcore.data import load_dataset, preprocess
+    from dpcore.explain.statements import guarantees_qualifier, non_private_warning
+
+    private = preprocess(load_dataset("wine"))
+    assert non_private_warning(private.ledger, private.feature_names) is None
+    assert guarantees_qualifier(private.ledger, private.feature_names) is None
+    ledger, names = _ledger(feature_scaling="minmax")
+    warning, qualifier = non_private_warning(ledger, names), guarantees_qualifier(ledger, names)
+    assert "no release on this data is end-to-end private" in warning and "'colour'" in warning
+    assert "only given its inputs" in qualifier and "**NOT private** because of: " in qualifier
+    assert "min–max scaling read off the data" in qualifier
+
+
+@pytest.mark.slow
+def test_explore_names_the_non_private_steps_and_qualifies_the_guarantees():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    app.run()
+    app.session_state["dp_dataset"] = "wine"
+    app.session_state["dp_scaling"] = "minmax"
+    app.switch_page("pages/explore.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    warnings = " ".join(w.value for w in app.warning)
+    assert "min–max scaling read off the data (the range of every feature: columns 'alcohol'" in warnings
+    assert "only given its inputs" in warnings and "NOT private** because of" in warnings
+    guarantees = " ".join(m.value for m in app.markdown if "neighbouring:" in m.value)
+    assert guarantees and "given its inputs" in guarantees
