@@ -92,3 +92,22 @@ def test_declare_values_refuses_non_feature_columns_and_marks_typed_fields_publi
     with pytest.raises(SchemaError, match="not a feature"):
         declare_values(schema["person_id"], lower=0.0)
     assert declare_values(schema["person_id"]) is schema["person_id"]  # nothing given: unchanged
+
+
+def test_cli_schema_infer_takes_a_codebook(tmp_path, capsys):
+    from dpcore.cli import main
+    from dpcore.data import load_schema
+
+    table = tmp_path / "people.csv"
+    table.write_bytes(_table().source)
+    book = tmp_path / "book.csv"
+    book.write_text("column,lower,upper,categories\nage,0,120,\nregion,,,n|e|s|w\n", encoding="utf-8")
+    out = tmp_path / "schema.yaml"
+    assert main(["schema", "infer", "--csv", str(table), "--codebook", str(book), "--no-label", "--quiet",
+                 "--out", str(out)]) == 0
+    schema = load_schema(out)
+    assert schema["age"].upper == 120 and schema["age"].values_public and schema["region"].values_public
+    assert not schema["income"].values_public  # not in the codebook: still read off the data
+    book.write_text("column,lower,upper\nagee,0,120\n", encoding="utf-8")
+    assert main(["schema", "infer", "--csv", str(table), "--codebook", str(book), "--no-label", "--quiet"]) == 2
+    assert "book.csv line 2: the table has no column 'agee'" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """``dpcore schema infer | check``: draft a public schema from a table, and check one.
 
-``infer`` reads the table and writes a draft in which every decision read off the data — the detected file format
+``infer`` reads the table and writes a draft (``--codebook FILE`` declares the bounds and categories a codebook
+gives) in which every other decision read off the data — the detected file format
 fields, each inferred role, the label, every bound and category list — is listed under a ``from_data`` — NOT public
 until the user replaces or confirms it (and deletes ``from_data``). The column roles and their reasons go to
 stderr. ``check`` validates a schema (optionally against a table, read with the schema's declared file format) and
@@ -64,6 +65,8 @@ def _cmd_infer(args: argparse.Namespace) -> int:
         print(f"dpcore: note: {note}", file=sys.stderr)
     report = infer_roles(table, label=label, roles=roles)
     schema = draft_schema(table, report)
+    if getattr(args, "codebook", None):
+        schema = _apply_codebook(schema, args.codebook, table)
     text = schema.to_json() + "\n" if args.format == "json" else schema.to_yaml()
     if args.out == "-":
         sys.stdout.write(text)
@@ -86,6 +89,16 @@ def _cmd_infer(args: argparse.Namespace) -> int:
         if args.out != "-":
             print(f"dpcore: wrote {args.out}", file=err)
     return 0
+
+
+def _apply_codebook(schema, path: str, table):
+    """The draft with a codebook's bounds/categories (and roles) declared public; errors name the row and the fix."""
+    from ..data.schema import apply_codebook, read_codebook
+
+    book = Path(path)
+    if not book.is_file():
+        raise InvalidParameterError(f"codebook file not found: {path}; check the path given to --codebook.")
+    return apply_codebook(schema, read_codebook(book.read_bytes(), book.name), table)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -150,6 +163,9 @@ def add_schema_parser(sub) -> argparse.ArgumentParser:
     q.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
     q.add_argument("--role", action="append", metavar="COLUMN=ROLE",
                    help="override an inferred role, e.g. 'Individual ID=identifier' (repeatable)")
+    q.add_argument("--codebook", metavar="FILE",
+                   help="public bounds/categories to declare in the draft: a CSV with the header "
+                        "column,lower,upper,categories (role optional; categories separated by |) or a YAML list")
     q.add_argument("--format", default="yaml", choices=FORMATS)
     q.add_argument("--out", default="-", help="output path ('-' for stdout, the default)")
     q.add_argument("--quiet", action="store_true", help="no role table on stderr")
