@@ -25,7 +25,7 @@ from dpcore.evaluation.reporting import explained_variance, k_for_fraction, labe
 from dpcore.explain.display import format_delta, plain_ledger, plain_words
 from dpcore.vocabulary import CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
 from pages import ui
-from pages.ui import schema_editor
+from pages.ui import schema_editor, workspace
 from pages.ui.datasets import auto_bound_from_data
 
 ui.init_state()
@@ -68,11 +68,13 @@ with right:
     if example is not None:
         st.download_button("Download the classroom example CSV", example, file_name="classroom_example.csv",
                            mime="text/csv", on_click="ignore", key="dl_example")
+workspace.lost_upload_note()  # a reload of a session that used an upload: what was lost, how to restore it
+workspace.render()  # settings and schemas (never data) saved to one file, and loaded again
 
 
 def _upload_section() -> None:
     """File format, label, missing values and the schema editor of an uploaded table."""
-    if ss.pop("_dp_upload_note", False):
+    if ui.drop("upload_note"):
         st.info("An uploaded file comes without a public schema. The draft below takes each column's bounds or "
                 "categories from the data — marked red and NOT private. Replace them with public values (or tick "
                 "*public* where a value is public knowledge) to make the pipeline private.")

@@ -21,8 +21,9 @@ from dpcore.evaluation.reporting import (
 from dpcore.evaluation.sweep import SweepConfig, count_cells
 from dpcore.explain.display import format_delta, format_deltas, pca_below_random_note
 from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
+from dpcore.vocabulary import Band, Guarantee
 from pages import ui
-from pages.ui import export, sweep_loader, whatif
+from pages.ui import export, sweep_loader, whatif, workspace
 from pages.ui.charts import (
     METRIC_TITLES,
     METRIC_UNITS,
@@ -43,6 +44,7 @@ ss = st.session_state
 st.title("Explore the privacy–utility trade-off")
 app_intro()
 ui.evaluation_banner()
+workspace.lost_upload_note()  # a reload of a session that used an upload: what was lost, how to restore it
 
 
 def _switch_dataset(dataset_id: str) -> None:
@@ -71,11 +73,11 @@ with st.sidebar:
         if not mechs:
             continue
         label = GUARANTEE_LABELS[group]
-        if group == "claimed-invalid":
+        if group == Guarantee.CLAIMED_INVALID:
             label = "Claimed-invalid exhibits (NOT private)"
         st.multiselect(label, [m.id for m in mechs], key=ui.mech_key(group), format_func=ui.mechanism_label,
                        help="Mechanisms whose published proof is wrong; off by default, shown only as exhibits."
-                       if group == "claimed-invalid" else None)
+                       if group == Guarantee.CLAIMED_INVALID else None)
     st.header("Privacy")
     st.select_slider("ε range (log scale)", options=list(ui.EPS_GRID), format_func=lambda e: f"{e:g}",
                      **ui.bind("dp_eps_range"))
@@ -184,8 +186,8 @@ if run is None:
 frame, ref_frame, shown_config = run.frame, run.frames["reference lines"], run.config
 
 # ------------------------------------------------------------------ charts
-band_choice = st.radio("Band over trials", ["±1 sd", "min–max"], key="dp_band", horizontal=True)
-band_kind = "sd" if band_choice == "±1 sd" else "minmax"
+band_choice = st.radio("Band over trials", [b.label for b in Band], key="dp_band", horizontal=True)
+band_kind = Band.from_label(band_choice)
 metrics = ["captured_variance_ratio", "frobenius_error", "principal_angle_max_deg"]
 if prepared.has_labels:
     metrics.append("svm_accuracy")

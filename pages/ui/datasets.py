@@ -12,7 +12,7 @@ import dpcore
 from dpcore.data.roles import guess_label
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.explain.display import held_out_note, plain_words
-from dpcore.vocabulary import FeatureScaling, NormMode
+from dpcore.vocabulary import NO_LABEL, Centering, FeatureScaling, NormMode
 from pages.ui import server_cache
 from pages.ui.state import (
     DEFAULTS,
@@ -83,7 +83,7 @@ def _read_options() -> dict:
 def parse_upload(data: bytes, name: str = "upload.csv", label: str | None = None,
                  categorical: str = "onehot", missing: str = "drop", schema=None):
     """Parse uploaded bytes with :func:`dpcore.data.load_csv` (raises DataError with a readable message)."""
-    label = None if label in (None, "", "(none)") else label
+    label = None if label in (None, "", NO_LABEL) else label
     return dpcore.data.load_csv(data, label=label, categorical=categorical, missing=missing, name=name,
                                 schema=schema)
 
@@ -109,6 +109,8 @@ def upload_table():
     def read():
         name = ss.get("dp_upload_name") or "upload.csv"
         stem = name.rsplit(".", 1)[0] if "." in name else name
+        files = get("upload_files") or put("upload_files", {})
+        files[key[0]] = name  # the files of this session, for a workspace
         return dpcore.data.read_table(raw, name=stem, **opts)
 
     return memo("upload_table", key, read)
@@ -121,8 +123,8 @@ def upload_table_key() -> tuple | None:
 
 def label_value() -> str | None:
     """The label picked for the upload, or None."""
-    label = st.session_state.get("dp_label", "(none)")
-    return None if label in (None, "", "(none)") else label
+    label = st.session_state.get("dp_label", NO_LABEL)
+    return None if label in (None, "", NO_LABEL) else label
 
 
 def upload_schema(table):
@@ -135,7 +137,9 @@ def upload_schema(table):
     stored = (get("schemas") or {}).get(upload_table_key())
     if stored is None:
         report = dpcore.data.infer_roles(table, label=label)
-        schema = dpcore.data.draft_schema(table, report)
+        schema = _from_workspace(dpcore.data.draft_schema(table, report))
+        if schema.label != label and schema.label in table.columns:
+            st.session_state.dp_label = schema.label  # the workspace's label (the picker follows it)
         set_upload_schema(schema, report)
         return schema
     schema, report = stored
@@ -145,6 +149,16 @@ def upload_schema(table):
         schema = schema.with_label(label, table)
         set_upload_schema(schema)
     return schema
+
+
+def _from_workspace(draft):
+    """The draft, or the schema a loaded workspace keeps for this file (its values read off the data again)."""
+    from pages.ui import workspace  # the workspace module builds on this one
+
+    entry = workspace.pending_upload(upload_table_key()[0], st.session_state.get("dp_upload_name"))
+    if entry is None or not entry.get("schema"):
+        return draft
+    return workspace.restore_schema(entry["schema"], draft)
 
 
 def set_upload_schema(schema, report=None) -> None:
@@ -192,7 +206,7 @@ def store_upload(data: bytes, name: str) -> None:
             left = data_settings() if on_upload else (get("data_settings") or {}).get(UPLOAD_ID)
             if left:
                 kept[file_fingerprint(old)] = dict(left)
-        restored = kept.get(file_fingerprint(data))
+        restored = kept.get(file_fingerprint(data)) or _workspace_settings(file_fingerprint(data), name)
         clear_scope(Scope.UPLOAD)  # nothing read off the file left applies to this one
         ss.dp_upload, ss.dp_upload_name = data, name
         put("upload_note", True)
@@ -203,6 +217,13 @@ def store_upload(data: bytes, name: str) -> None:
         ss.update(restored)
 
 
+def _workspace_settings(fingerprint: str, name: str) -> dict | None:
+    from pages.ui import workspace  # the workspace module builds on this one
+
+    entry = workspace.pending_upload(fingerprint, name)
+    return None if entry is None else dict(entry["settings"])
+
+
 def apply_label_guess(table) -> None:
     """Once per new upload, before the label picker is drawn: pick the column that looks like the label."""
     ss = st.session_state
@@ -210,7 +231,7 @@ def apply_label_guess(table) -> None:
         return
     guess = guess_label(table)
     put("label_guess", guess or False)
-    ss.dp_label = guess.column if guess else "(none)"
+    ss.dp_label = guess.column if guess else NO_LABEL
 
 
 def label_guess():
@@ -272,7 +293,7 @@ def preprocess_options() -> dict:
             "norm_mode": ss.dp_norm_mode, "centering": ss.dp_centering, "random_state": int(ss.dp_seed)}
     if not ss.dp_norm_auto and ss.get("dp_norm_from_data", False):
         opts["norm_bound_from_data"] = True  # recorded as a non-private step in the ledger
-    if ss.dp_centering == "dp":
+    if ss.dp_centering == Centering.DP:
         opts["centering_epsilon"] = float(ss.dp_centering_eps)
         opts["neighbouring"] = ss.dp_neighbouring
     return opts

@@ -32,7 +32,7 @@ import streamlit as st
 import dpcore
 from dpcore.core.privacy import GUARANTEES, NEIGHBOURING_LABELS
 from dpcore.explain.display import default_delta, delta_vs_n_warning, format_delta
-from dpcore.vocabulary import Centering, FeatureScaling, values
+from dpcore.vocabulary import NO_LABEL, Band, Centering, FeatureScaling, Guarantee, Neighbouring, values
 from pages.ui import nav as _nav
 
 T = TypeVar("T")
@@ -46,7 +46,7 @@ REFERENCE_IDS: tuple[str, ...] = ("pca", "random")
 #: Preferred default selection (filtered by what is registered; fast on every built-in dataset).
 DEFAULT_MECHANISMS: tuple[str, ...] = ("analyze_gauss", "mod_sulq", "laplace")
 #: Mechanism groups shown on the Explore page (the "none" guarantee is drawn as reference lines).
-MECH_GROUPS: tuple[str, ...] = tuple(g for g in GUARANTEES if g != "none")
+MECH_GROUPS: tuple[str, ...] = tuple(g for g in GUARANTEES if g != Guarantee.NONE)
 #: The data Explore opens on: 48,842 people, d = 108 with a public schema, so every step is private and the
 #: trade-off is visible inside the default ε range — with the schema's bound B = √14 and δ = 1e-6 (3 trials, k = 5):
 #: at ε = 0.1 MOD-SULQ and Laplace sit near the random-subspace line (0.09–0.14 vs 0.06) and Analyze Gauss captures
@@ -112,10 +112,10 @@ def _dataset_ids() -> list[str]:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("dp_dataset", DEFAULT_DATASET, "data", decode=_choice(_dataset_ids)),
-    Setting("dp_label", "(none)"),
+    Setting("dp_label", NO_LABEL),
     Setting("dp_categorical", "onehot"),
     Setting("dp_missing", "drop"),
-    Setting("dp_scaling", "schema", "scale", decode=_choice(lambda: values(FeatureScaling))),
+    Setting("dp_scaling", FeatureScaling.SCHEMA.value, "scale", decode=_choice(lambda: values(FeatureScaling))),
     Setting("dp_norm_auto", True),  # the URL's B parameter carries dp_norm_auto, dp_norm_bound, dp_norm_from_data
     Setting("dp_norm_bound", 1.0),
     Setting("dp_norm_from_data", False),  # True when B was taken from the clipping advisor (read off the data)
@@ -123,7 +123,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_csv_delimiter", "auto"),
     Setting("dp_csv_decimal", "auto"),
     Setting("dp_csv_encoding", "auto"),
-    Setting("dp_centering", "none", "center", decode=_choice(lambda: values(Centering))),
+    Setting("dp_centering", Centering.NONE.value, "center", decode=_choice(lambda: values(Centering))),
     Setting("dp_centering_eps", 0.1),
     Setting("dp_k", 5, "k", decode=_number(int, 1, 10_000)),
     Setting("dp_eps_range", (0.1, 10.0), "eps", encode=lambda r: f"{r[0]:g}~{r[1]:g}", decode=_eps_range),
@@ -132,8 +132,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_trials", 5, "trials", decode=_number(int, 1, 200)),
     Setting("dp_seed", 0, "seed", decode=_number(int, 0, 2**31)),
     Setting("dp_time_cap", 20.0, "cap", encode=lambda v: f"{v:g}", decode=_number(float, 0.5, 600.0)),
-    Setting("dp_neighbouring", "replace", "nb", decode=_choice(lambda: tuple(NEIGHBOURING_LABELS))),
-    Setting("dp_band", "±1 sd"),
+    Setting("dp_neighbouring", Neighbouring.REPLACE.value, "nb", decode=_choice(lambda: tuple(NEIGHBOURING_LABELS))),
+    Setting("dp_band", Band.SD.label),
     Setting("dp_autorun", True),
     Setting("dp_presentation", False),  # presentation mode: one chart per row, larger text (pages.ui.charts)
     Setting("dp_ss_eps", 1.0, "sseps", encode=lambda v: f"{v:g}", decode=_snap(EPS_GRID, 1e-3, 1e3)),
@@ -148,6 +148,9 @@ SETTINGS: tuple[Setting, ...] = (
 #: URL parameters left out of a link while an upload is the dataset: the dataset itself, its data settings and the
 #: run seed (with the seed, anyone who sees a release of the upload could recompute its noise).
 UPLOAD_PRIVATE_PARAMS = ("data", "B", "Bsrc", "center", "scale", "seed")
+#: The link's ``data`` while an upload is the dataset: a new session (a reload) opened with it says that the upload is
+#: gone and how to restore it (the file itself is never in a link).
+UPLOAD_LINK = "upload"
 #: Defaults by session key (pages/data.py reads the default dataset from here).
 DEFAULTS: dict[str, Any] = {s.key: s.default for s in SETTINGS}
 
@@ -207,6 +210,7 @@ class Settings:
             # its scaling and centring) would otherwise reach whoever opens the link, applied to a built-in dataset
             for key in UPLOAD_PRIVATE_PARAMS:
                 out.pop(key, None)
+            out["data"] = UPLOAD_LINK
         order = ["data", "k", "eps", "delta", "mech", "B", "Bsrc", "center", "trials", "seed", "cap", "nb", "scale",
                  "sseps"]
         return {key: out[key] for key in order if key in out}
@@ -220,8 +224,12 @@ def apply_query(query: Any) -> list[str]:
     """Copy recognised URL parameters into session state; returns the names of ignored (invalid) ones."""
     ss = st.session_state
     bad: list[str] = []
+    if query.get("data") == UPLOAD_LINK:
+        put("upload_lost", True)  # a reload of a session that used an upload: the file is not in this one
     for s in SETTINGS:
         if s.param is None or s.param not in query or s.decode is None:
+            continue
+        if s.param == "data" and query[s.param] == UPLOAD_LINK:
             continue
         try:
             ss[s.key] = s.decode(query[s.param])
@@ -256,7 +264,7 @@ def mech_key(group: str) -> str:
 
 def selectable_mechanisms(group: str | None = None) -> list:
     """Registry mechanisms offered in the pickers (reference mechanisms excluded), registry order."""
-    out = [m for m in dpcore.list_mechanisms() if m.guarantee != "none" and m.id not in REFERENCE_IDS]
+    out = [m for m in dpcore.list_mechanisms() if m.guarantee != Guarantee.NONE and m.id not in REFERENCE_IDS]
     return [m for m in out if group is None or m.guarantee == group]
 
 
@@ -410,7 +418,9 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("schema_loaded", str, Scope.UPLOAD, doc="name of the schema file just loaded"),
     Slot("upload_note", bool, Scope.UPLOAD, False, doc="a new upload: the Data page says how it was read"),
     Slot("label_guess", _ANY, Scope.UPLOAD, doc="None: not guessed yet; False: no guess; else a LabelGuess"),
-    Slot("workspace_note", (tuple, list), Scope.SESSION, doc="what loading a workspace file did (shown once)"),
+    Slot("upload_files", dict, Scope.SESSION, doc="name of each file uploaded in this session, by fingerprint"),
+    Slot("workspace_uploads", dict, Scope.SESSION, doc="a loaded workspace's uploads, by fingerprint"),
+    Slot("workspace_note", tuple, Scope.SESSION, doc="what loading a workspace file did: (kind, text), shown once"),
     # computed on the current data
     Slot("prepared", _ANY, Scope.DATASET, memo=True, doc="the preprocessed data for the settings"),
     Slot("clamp_report", _ANY, Scope.DATASET, memo=True, doc="Data page: values outside the schema's bounds"),
@@ -499,9 +509,10 @@ def recall(name: str, key: Hashable) -> Any:
     return None
 
 
-def memo_key(name: str) -> Hashable | None:
-    """The key of the value currently stored in memo slot ``name`` (None when empty)."""
-    cached = get(name)
+def memo_key(name: str, session: Mapping | None = None) -> Hashable | None:
+    """The key of the value currently stored in memo slot ``name`` (None when empty); ``session`` as in
+    :func:`stored`."""
+    cached = get(name, session=session)
     return None if cached is None else cached[0]
 
 

@@ -1,0 +1,332 @@
+"""A workspace file: the session's settings and the schemas of its uploads — never the data — saved as one versioned
+YAML file and loaded again on the Data page (issue 19, "A workspace that survives").
+
+What is written: the shared settings (ε range, δ, k, trials, mechanisms, …; not the run seed), each built-in
+dataset's data settings (public data), and per uploaded file its name, a hash of its bytes (to recognise the file
+when it is uploaded again; not reversible), its data settings and its schema. **Nothing read off an upload goes into
+the file** unless the user declared it public: a schema value still marked ``from_data`` (a bound, a category
+list, a detected format field) is left out, and so is a norm bound read off the data. When the file is uploaded
+again those values are read off it afresh — and stay marked ``from_data`` (not private), so a round trip never
+turns a number read off the data into a public one (privacy review items 10 and 11).
+
+Uploads themselves are never kept (by design): after a browser reload the link still says ``data=upload``, and the
+Data and Explore pages say what was lost and how to restore it (:func:`lost_upload_note`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+import streamlit as st
+import yaml
+
+from dpcore.data import Schema
+from dpcore.data.schema import VALUE_FIELDS
+from dpcore.exceptions import DPCoreError
+from pages.ui import state
+from pages.ui.state import DATA_SETTINGS, MECH_GROUPS, SETTINGS, UPLOAD_ID, mech_key, slot_key
+
+VERSION = 1
+FORMAT_KEY = "dpcore_workspace"
+#: Settings shared by every dataset that a workspace carries (the run seed is left out: on an upload a known seed
+#: would make every noise draw a public constant — privacy review item 12).
+SHARED: tuple[str, ...] = tuple(s.key for s in SETTINGS if s.key not in DATA_SETTINGS
+                                and s.key not in ("dp_dataset", "dp_seed"))
+_TOP = (FORMAT_KEY, "settings", "mechanisms", "datasets", "uploads")
+HEADER = ("# DP-PCA Explorer workspace: settings and schemas, never data. Load it on the Data page, then upload\n"
+          "# the same file(s) again. Values read off an upload are not in this file (they are read again, and stay\n"
+          "# marked not public).\n")
+LOST_NOTE = (
+    "**The uploaded file of this link is not in this session.** Uploaded files are never stored — not on the "
+    "server, not in the link — so a browser reload (or a new tab) starts without the file, its schema and its "
+    "data settings, and shows a built-in dataset instead. **To restore:** upload the same file on the Data page "
+    "and load your workspace file (Data page → *Workspace*: saved with *Download workspace*).")
+
+
+class WorkspaceError(DPCoreError):
+    """A workspace file that cannot be loaded; the message names the problem and the fix."""
+
+
+# ------------------------------------------------------------------------------------------------
+# writing
+def _plain(value: Any) -> Any:
+    """A setting's value as YAML writes it (tuples as lists, enum members as their values)."""
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def public_schema_dict(schema: Schema) -> dict:
+    """``schema`` as a dict without anything still read off the data: values and format fields marked
+    ``from_data`` are left out (their markers stay, so a reload reads them again as not public)."""
+    out = schema.to_dict()
+    for column in out["columns"]:
+        for fld in column.get("from_data", ()):
+            if fld in VALUE_FIELDS:
+                column.pop(fld, None)
+    fmt = out.get("format")
+    if isinstance(fmt, dict):
+        for fld in fmt.get("from_data", ()):
+            fmt.pop(fld, None)
+    return out
+
+
+def public_data_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """An upload's data settings without a norm bound read off the data (it is read again, or chosen again)."""
+    out = {key: _plain(settings[key]) for key in DATA_SETTINGS if key in settings}
+    if out.get("dp_norm_from_data"):
+        out.pop("dp_norm_bound", None)
+        out["dp_norm_auto"], out["dp_norm_from_data"] = True, False
+        out["norm_bound_from_data_left_out"] = True
+    return out
+
+
+def _upload_entries(session: Mapping) -> list[dict]:
+    ss = session
+    files: dict[str, str] = state.get("upload_files", session=ss) or {}
+    schemas: dict = state.get("schemas", session=ss) or {}
+    kept: dict = state.get("upload_settings", session=ss) or {}
+    current = state.get("upload_table", session=ss)
+    current_fp = None if current is None else current[0][0]
+    on_upload = ss.get("dp_dataset") == UPLOAD_ID
+    entries = []
+    for fp, name in files.items():
+        if fp == current_fp and on_upload:
+            settings = {key: ss[key] for key in DATA_SETTINGS if key in ss}
+        elif fp == current_fp:
+            settings = (state.get("data_settings", session=ss) or {}).get(UPLOAD_ID) or kept.get(fp) or {}
+        else:
+            settings = kept.get(fp) or {}
+        keys = [k for k in schemas if k[0] == fp]
+        if current is not None and current[0] in keys:
+            keys = [current[0]]
+        entry = {"file": name, "fingerprint": fp, "settings": public_data_settings(settings)}
+        if keys:
+            entry["schema"] = public_schema_dict(schemas[keys[-1]][0])
+        entries.append(entry)
+    return entries
+
+
+def build(session: Mapping | None = None) -> dict:
+    """The workspace of ``session`` (default: this session) as a plain dict."""
+    ss = st.session_state if session is None else session
+    stored: dict = dict(state.get("data_settings", session=ss) or {})
+    current = ss.get("dp_dataset")
+    if current not in (None, UPLOAD_ID):
+        stored[current] = {key: ss[key] for key in DATA_SETTINGS if key in ss}
+    return {
+        FORMAT_KEY: VERSION,
+        "settings": {key: _plain(ss[key]) for key in SHARED if key in ss},
+        "mechanisms": {str(g): [str(m) for m in ss[mech_key(g)]] for g in MECH_GROUPS if mech_key(g) in ss},
+        "datasets": {did: {k: _plain(v) for k, v in values.items()} for did, values in stored.items()
+                     if did != UPLOAD_ID},
+        "uploads": _upload_entries(ss),
+    }
+
+
+def to_text(workspace: Mapping) -> str:
+    return HEADER + yaml.safe_dump(dict(workspace), sort_keys=False, allow_unicode=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# reading
+def parse(text: str | bytes) -> dict:
+    """A workspace file's content, checked (raises :class:`WorkspaceError`)."""
+    try:
+        data = yaml.safe_load(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise WorkspaceError(f"the file is not YAML or JSON ({exc.__class__.__name__}); load the file that "
+                             "'Download workspace' wrote.") from None
+    if not isinstance(data, dict) or FORMAT_KEY not in data:
+        raise WorkspaceError(f"this is not a workspace file (no '{FORMAT_KEY}' field); load the file that "
+                             "'Download workspace' wrote (a schema file goes into the schema editor instead).")
+    if data[FORMAT_KEY] != VERSION:
+        raise WorkspaceError(f"workspace version {data[FORMAT_KEY]!r} is not supported (this app reads version "
+                             f"{VERSION}); download the workspace again from this version of the app.")
+    unknown = sorted(set(map(str, data)) - set(_TOP))
+    if unknown:
+        raise WorkspaceError(f"unknown field {unknown[0]!r}; a workspace has {', '.join(_TOP)}.")
+    for fld, kind in (("settings", dict), ("mechanisms", dict), ("datasets", dict), ("uploads", list)):
+        if not isinstance(data.get(fld, kind()), kind):
+            raise WorkspaceError(f"field {fld!r}: expected a {kind.__name__}.")
+    return data
+
+
+def _checked(key: str, value: Any) -> Any:
+    """A setting's value from a file, in the type of its default (and through its link codec when it has one)."""
+    setting = next(s for s in SETTINGS if s.key == key)
+    default = setting.default
+    if isinstance(default, tuple):
+        value = tuple(value) if isinstance(value, list) else value
+    if isinstance(default, bool) != isinstance(value, bool):
+        raise ValueError(key)
+    if isinstance(default, float) and isinstance(value, int):
+        value = float(value)
+    if not isinstance(value, type(default)):
+        raise ValueError(key)
+    if setting.decode is not None:
+        value = setting.decode(setting.encode(value))
+    return value
+
+
+def _settings(values: Mapping, allowed: tuple[str, ...], ignored: list[str]) -> dict[str, Any]:
+    out = {}
+    for key, value in values.items():
+        if key not in allowed:
+            if key != "norm_bound_from_data_left_out":
+                ignored.append(str(key))
+            continue
+        try:
+            out[key] = _checked(key, value)
+        except (ValueError, TypeError):
+            ignored.append(str(key))
+    return out
+
+
+def _known_mechanisms(group: str, ids: Any) -> list[str]:
+    known = {m.id for m in state.selectable_mechanisms(group)}
+    return [m for m in ids if m in known] if isinstance(ids, list) else []
+
+
+def apply(workspace: Mapping, session: MutableMapping | None = None) -> list[str]:
+    """Load a parsed workspace into ``session`` (default: this session; call it from a callback); returns notes."""
+    ss = st.session_state if session is None else session
+    ignored: list[str] = []
+    for key, value in _settings(workspace.get("settings") or {}, SHARED, ignored).items():
+        ss[key] = value
+        ss.pop(f"w_{key}", None)  # a bound widget shows the loaded value
+    for group, ids in (workspace.get("mechanisms") or {}).items():
+        if group in MECH_GROUPS:
+            ss[mech_key(group)] = _known_mechanisms(group, ids)
+    store: dict = state.get("data_settings", session=ss) or {}
+    ss[slot_key("data_settings")] = store
+    builtin = {d.id for d in state.dataset_infos()}
+    for did, values in (workspace.get("datasets") or {}).items():
+        if did not in builtin:
+            ignored.append(f"datasets.{did}")
+            continue
+        loaded = _settings(values or {}, DATA_SETTINGS, ignored)
+        store[str(did)] = {**state.private_defaults(str(did)), **loaded}
+        if ss.get("dp_dataset") == did:
+            ss.update(loaded)
+    notes = _apply_uploads(workspace.get("uploads") or [], ss, ignored)
+    if ignored:
+        notes.append(f"Ignored unknown or invalid setting(s): {', '.join(sorted(set(ignored)))}.")
+    return notes
+
+
+def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str]) -> list[str]:
+    """Keep each upload's settings and schema until that file is uploaded (now, if it is the session's file)."""
+    pending: dict = state.get("workspace_uploads", session=ss) or {}
+    ss[slot_key("workspace_uploads")] = pending
+    kept: dict = state.get("upload_settings", session=ss) or {}
+    ss[slot_key("upload_settings")] = kept
+    notes = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
+            ignored.append("uploads (an entry without a fingerprint)")
+            continue
+        settings = {**state.private_defaults(UPLOAD_ID),
+                    **_settings(entry.get("settings") or {}, DATA_SETTINGS, ignored)}
+        pending[entry["fingerprint"]] = {"file": str(entry.get("file") or "upload.csv"), "settings": settings,
+                                         "schema": entry.get("schema")}
+        kept[entry["fingerprint"]] = settings
+        if (entry.get("settings") or {}).get("norm_bound_from_data_left_out"):
+            notes.append(f"{entry.get('file')}: its norm bound had been read off the data and is not in a "
+                         "workspace; B is automatic now (a bound read off the data can be taken again on the Data "
+                         "page, and stays marked not private).")
+    current = state.get("upload_table", session=ss)
+    if current is not None and current[0][0] in pending:
+        fp = current[0][0]
+        if ss.get("dp_dataset") == UPLOAD_ID:
+            ss.update(pending[fp]["settings"])
+        schemas: dict = state.get("schemas", session=ss) or {}
+        for key in [k for k in schemas if k[0] == fp]:
+            del schemas[key]  # the workspace's schema replaces the session's (applied when the table is read)
+        ss[slot_key("schema_version")] = state.get("schema_version", session=ss) + 1
+    names = ", ".join(p["file"] for p in pending.values())
+    if pending:
+        notes.append(f"Schemas and settings kept for {names}: upload the file(s) to use them (uploads are never "
+                     "stored).")
+    return notes
+
+
+def pending_upload(fingerprint: str, name: str | None) -> dict | None:
+    """The workspace entry for an uploaded file: by its hash, else the one entry with its file name."""
+    pending: dict = state.get("workspace_uploads") or {}
+    if fingerprint in pending:
+        return pending[fingerprint]
+    same_name = [entry for entry in pending.values() if name and entry["file"] == name]
+    return same_name[0] if len(same_name) == 1 else None
+
+
+def restore_schema(saved: Mapping, draft: Schema) -> Schema:
+    """The saved schema on the table whose ``draft`` is given: values the workspace left out (read off the data)
+    come from the draft, still marked ``from_data``; the table's columns decide which columns there are (a column
+    the workspace does not name keeps its draft)."""
+    columns = {str(c.get("name")): dict(c) for c in saved.get("columns") or [] if isinstance(c, Mapping)}
+    merged = []
+    for column in draft.columns:
+        drafted = column.to_dict()
+        mine = columns.get(column.name)
+        if mine is None:
+            merged.append(drafted)
+            continue
+        for fld in VALUE_FIELDS:
+            if fld not in mine and fld in drafted and mine.get("role") == drafted.get("role"):
+                mine[fld] = drafted[fld]
+                mine["from_data"] = sorted(set(mine.get("from_data") or []) | {fld})
+        merged.append(mine)
+    out = {key: value for key, value in saved.items() if key != "columns"}
+    fmt, drafted_fmt = out.get("format"), draft.to_dict().get("format") or {}
+    if isinstance(fmt, Mapping):
+        out["format"] = {**{k: v for k, v in drafted_fmt.items() if k in (fmt.get("from_data") or ())}, **fmt}
+    label = out.get("label")
+    if label is not None and label not in draft.names:
+        out["label"] = None
+    try:
+        return Schema.from_dict({**out, "columns": merged})
+    except DPCoreError:
+        return draft  # the saved schema does not fit this table: the draft (marked from_data) stands
+
+
+# ------------------------------------------------------------------------------------------------
+# widgets
+def _on_load() -> None:
+    """``on_change`` of the workspace uploader."""
+    upload = st.session_state.get("workspace_widget")
+    if upload is None:
+        return
+    try:
+        notes = apply(parse(upload.getvalue()))
+    except WorkspaceError as exc:
+        state.put("workspace_note", ("error", f"{upload.name}: {exc}"))
+        return
+    state.put("workspace_note", ("success", f"Loaded the workspace {upload.name}. " + " ".join(notes)))
+
+
+def render() -> None:
+    """The Data page's workspace panel: download the session's settings and schemas, or load a workspace file."""
+    with st.expander("Workspace: save or restore settings and schemas (never data)", icon=":material/save:"):
+        st.caption("One YAML file with the settings of every page and the schema of each file uploaded in this "
+                   "session — never the data, and no value read off an upload unless you declared it public. "
+                   "Uploads are never stored: after a reload, upload the file again and load this workspace.")
+        left, right = st.columns(2)
+        left.download_button("Download workspace", lambda: to_text(build()), file_name="dpcore-workspace.yaml",
+                             mime="application/x-yaml", on_click="ignore", key="workspace_download",
+                             icon=":material/download:")
+        right.file_uploader("Load a workspace file", type=["yaml", "yml", "json"], key="workspace_widget",
+                            on_change=_on_load, help="A file that 'Download workspace' wrote.")
+        note = state.drop("workspace_note")
+        if note:
+            kind, text = note
+            (st.error if kind == "error" else st.success)(text)
+
+
+def lost_upload_note() -> None:
+    """On Data and Explore: say that the link's upload is gone (a reload) and how to restore it."""
+    if state.get("upload_lost") and st.session_state.get("dp_upload") is None:
+        st.warning(LOST_NOTE, icon=":material/restore_page:")
