@@ -1,13 +1,16 @@
 """The lesson on a projector (issue 20): Explore, Sample size and Papers at 1280×800 in headless Chromium.
 
-What a class sees: the first screen says what the app is and where to start; legends at least 12 px; reference-line
-tags in the right margin (never on a curve); log axes labelled only at the values run or at clean ticks (no
+What a class sees: the first screen (no scrolling) says in one sentence what the app is and where to start, beside a
+chart of the default run that needs no computation; legends at least 12 px; reference-line tags in the right margin
+(never on a curve) and apart from each other; log axes labelled only at the values run or at clean ticks (no
 "5 2 1 5 2 0.1", no "2.012e+04"); the Frobenius panel on a log axis with its "releasing zero" line and a typeset
-‖·‖_F label; the SVM axis reaching 1. Screenshots go to test-artifacts/projector_*.png.
+‖·‖_F label; the SVM axis reaching 1; presentation mode (sidebar): each chart full width, one per row, legends and
+tags at 16 px, kept on the next page. Screenshots go to test-artifacts/projector_*.png.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -26,6 +29,10 @@ PROJECTOR = {"width": 1280, "height": 800}
 #: The default ε range's values: the only labels of Explore's log ε axis (no "5 2 1 5 2 0.1" minor labels).
 EPSILONS = ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
 EXPONENT = re.compile(r"e[+-]\d")
+#: The margin tags of the reference lines (pages/ui/charts.py).
+TAGS = ("PCA", "random", "majority", "release 0")
+#: The first screen's sentence (pages/ui/first_screen.py).
+INTRO = "compares differentially private ways to compute PCA"
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +62,30 @@ def _ticks(chart, axis: str) -> list[str]:
 
 def _shot(page: Page, name: str) -> None:
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
+    page.mouse.move(2, PROJECTOR["height"] - 2)  # no hover toolbar over a chart
     page.screenshot(path=str(SHOT_DIR / f"projector_{name}.png"))
+
+
+def _tags_apart_right_of_the_plot(chart) -> None:
+    """The reference-line tags of a chart sit right of its plot area and no two of them overlap."""
+    plot = chart.locator(".nsewdrag").first.bounding_box()
+    boxes = []
+    for tag in chart.locator(".annotation").all():
+        text = (tag.text_content() or "").strip()
+        if text in TAGS:
+            box = tag.locator(".annotation-text").bounding_box()
+            assert box["x"] >= plot["x"] + plot["width"] - 1, text
+            boxes.append((text, box))
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            apart = box_a["y"] + box_a["height"] <= box_b["y"] + 0.5 or box_b["y"] + box_b["height"] <= box_a["y"] + 0.5
+            assert apart, f"tags {a!r} and {b!r} overlap: {box_a} {box_b}"
+
+
+def _presentation_switch(page: Page):
+    """The sidebar's "Presentation mode" toggle (its input: checked or not)."""
+    return page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]', has_text="Presentation mode") \
+        .locator("input").first
 
 
 def test_projector_explore_first_screen_and_readable_charts(projector: Page, projector_url):
@@ -63,7 +93,7 @@ def test_projector_explore_first_screen_and_readable_charts(projector: Page, pro
     page.goto(f"{projector_url}/?data=wine&trials=2", wait_until="domcontentloaded")
     _charts(page, 4)
     wait_idle(page)
-    intro = page.get_by_text("compares differentially private ways to compute PCA")
+    intro = page.get_by_text(INTRO)
     expect(intro).to_be_visible()
     box = intro.bounding_box()
     assert box is not None and box["y"] + box["height"] <= PROJECTOR["height"]  # on the first screen
@@ -78,11 +108,7 @@ def test_projector_explore_first_screen_and_readable_charts(projector: Page, pro
         assert sizes and min(sizes) >= 12, sizes
         assert _ticks(chart, "x") == EPSILONS  # the ε values run, nothing in between
         assert not any(EXPONENT.search(label) for label in _ticks(chart, "y")), _ticks(chart, "y")
-        plot = chart.locator(".nsewdrag").first.bounding_box()
-        for tag in chart.locator(".annotation-text").all():  # reference tags sit right of the plot area
-            text = (tag.text_content() or "").strip()
-            if text in ("PCA", "random", "majority", "release 0"):
-                assert tag.bounding_box()["x"] >= plot["x"] + plot["width"] - 1, text
+        _tags_apart_right_of_the_plot(chart)
     frob = charts.filter(has=page.locator(".gtitle", has_text="Frobenius"))
     expect(frob).to_have_count(1)
     expect(frob.locator(".annotation-text", has_text="release 0")).to_have_count(1)
@@ -124,3 +150,74 @@ def test_projector_papers_figures_have_clean_log_ticks(projector: Page, projecto
     expect(image).to_be_visible()
     image.scroll_into_view_if_needed()
     _shot(page, "papers_amin")
+
+
+def test_projector_first_screen_shows_a_chart_and_where_to_start(projector: Page, projector_url):
+    """The default URL at 1280×800: the sentence and a chart of the default run, both inside the first screen; the
+    chart is a stored image, so it is there before any sweep (or plotly.js) has finished."""
+    page = projector
+    page.goto(projector_url, wait_until="domcontentloaded")
+    image = page.locator('[data-testid="stImage"] img').first
+    expect(image).to_be_visible()
+    intro = page.get_by_text(INTRO)
+    expect(intro).to_be_visible()
+    expect(page.get_by_text("Start here:")).to_be_visible()
+    expect(page.get_by_text("The default run, stored")).to_be_visible()
+    assert image.evaluate("img => img.complete && img.naturalWidth") >= 1000  # drawn at twice its size
+    for element in (image, intro):
+        box = element.bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= PROJECTOR["height"], box
+    assert image.bounding_box()["width"] >= 400  # a chart one can read, not a thumbnail
+    _shot(page, "first_screen")
+    wait_idle(page)  # let the default sweep finish before the next test shares the server
+
+
+def test_projector_presentation_mode_one_chart_per_row_kept_on_the_next_page(projector: Page, projector_url):
+    page = projector
+    page.goto(f"{projector_url}/?data=wine&trials=2", wait_until="domcontentloaded")
+    _charts(page, 4)
+    wait_idle(page)
+    switch = _presentation_switch(page)
+    expect(switch).not_to_be_checked()
+    page.locator('[data-testid="stSidebar"]').get_by_text("Presentation mode").click()
+    expect(switch).to_be_checked()
+    wait_idle(page)
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    expect(charts.first.locator(".legendtext").first).to_have_css("font-size", "16px")
+    banner = page.locator('[data-testid="stAlert"]', has_text="evaluation sandbox").first.bounding_box()  # full width
+    boxes = [charts.nth(i).bounding_box() for i in range(4)]
+    for box in boxes:  # full width, one per row
+        assert box["width"] >= 0.9 * banner["width"], (box, banner)
+    assert all(abs(b["x"] - boxes[0]["x"]) < 2 for b in boxes)
+    assert all(b["y"] >= a["y"] + a["height"] - 1 for a, b in itertools.pairwise(boxes))
+    for i in range(4):
+        chart = charts.nth(i)
+        chart.scroll_into_view_if_needed()
+        sizes = chart.locator(".legendtext").evaluate_all(
+            "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
+        assert sizes and min(sizes) >= 16, sizes
+        _tags_apart_right_of_the_plot(chart)
+    svm = charts.filter(has=page.locator(".gtitle", has_text="SVM"))
+    svm.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    _shot(page, "presentation_svm")
+    charts.first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    _shot(page, "presentation_explore")
+
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Sample size").click()
+    expect(page.get_by_role("heading", name="How many rows does each mechanism need?")).to_be_visible()
+    expect(_presentation_switch(page)).to_be_checked()  # kept for the session
+    button = page.get_by_role("button", name="Run sweep")
+    if button.count():
+        button.first.click()
+    _charts(page, 1)
+    wait_idle(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    expect(chart.locator(".legendtext").first).to_have_css("font-size", "16px")
+    chart.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    _shot(page, "presentation_sample_size")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Presentation mode").click()  # off again
+    expect(_presentation_switch(page)).not_to_be_checked()
+    wait_idle(page)
