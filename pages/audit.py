@@ -77,10 +77,10 @@ PRESETS: dict[str, dict] = {
                                       "neighbours": "all_entries"},
     "add/remove n leak (copies of e₁)": {
         "mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000,
-        "neighbours": "copies_add_remove", "neighbouring": "add_remove", "n": 21},
+        "neighbours": "copies_add_remove", "neighbouring": Neighbouring.ADD_REMOVE, "n": 21},
     "subspace basis determinism probe (ss_exact)": {
-        "mechanism": "ss_exact", "epsilon": 1.0, "delta": 1e-5, "neighbours": "in_plane", "neighbouring": "replace",
-        "n": 70, "k": 2, "action": "probe"},
+        "mechanism": "ss_exact", "epsilon": 1.0, "delta": 1e-5, "neighbours": "in_plane",
+        "neighbouring": Neighbouring.REPLACE, "n": 70, "k": 2, "action": "probe"},
     "Wishart (Sheffet) support witness at large ε": {
         "mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000, "statistic": "support",
         "neighbours": "zero_vs_unit"},

@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 from dpcore.core.privacy import NEIGHBOURING_LABELS
 from dpcore.explain import teaching
 from dpcore.explain.statements import format_bound
+from dpcore.vocabulary import Guarantee, Neighbouring
 from pages import ui
 from pages.ui import nav as _nav
 
@@ -21,7 +22,7 @@ ss = st.session_state
 LESSON_DELTA = 1e-5
 LESSON_K = 2
 EPSILON_CHOICES = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
-RELATION_COLOURS = {"replace": "#1f77b4", "add_remove": "#ff7f0e"}
+RELATION_COLOURS = {Neighbouring.REPLACE: "#1f77b4", Neighbouring.ADD_REMOVE: "#ff7f0e"}
 #: Labelled ticks of the log axes (plain numbers, no abbreviated minor labels).
 LOG_TICKS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 
@@ -164,6 +165,6 @@ st.markdown(
 eps4 = st.select_slider("ε for the statements", options=EPSILON_CHOICES, value=1.0, key="basics_invalid_eps",
                         format_func=lambda e: f"{e:g}")
 for _, row in teaching.invalid_exhibits(float(eps4)).iterrows():
-    st.error(f"{ui.guarantee_badge('claimed-invalid')} {row['statement']}", icon=":material/block:")
+    st.error(f"{ui.guarantee_badge(Guarantee.CLAIMED_INVALID)} {row['statement']}", icon=":material/block:")
 st.page_link(_nav.ROOT / "pages" / "audit.py", query_params={"preset": "sn_imtiaz"}, icon=":material/fact_check:",
              label="Run the Audit's SN preset: 5,000 releases on two neighbouring datasets prove SN is NOT 1-DP")

@@ -23,7 +23,7 @@ from dpcore.evaluation.advisor import (
 )
 from dpcore.evaluation.reporting import explained_variance, k_for_fraction, label_balance
 from dpcore.explain.display import format_delta, plain_ledger, plain_words
-from dpcore.vocabulary import CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
+from dpcore.vocabulary import NO_LABEL, CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
 from pages import ui
 from pages.ui import schema_editor, workspace
 from pages.ui.datasets import auto_bound_from_data
@@ -96,9 +96,9 @@ def _upload_section() -> None:
             return
         schema_editor.adopt_declared(table)
         ui.apply_label_guess(table)
-        cols = ["(none)", *table.columns]
+        cols = [NO_LABEL, *table.columns]
         if ss.dp_label not in cols:
-            ss.dp_label = "(none)"
+            ss.dp_label = NO_LABEL
         c1, c2, c3 = st.columns(3)
         guess = ui.label_guess()
         c1.selectbox("Label column (used only for the SVM metric)", cols, key="dp_label",
@@ -161,8 +161,8 @@ with st.container(horizontal=True, vertical_alignment="center"):
 p1, p2, p3 = st.columns(3)
 with p1:
     st.radio("Feature scaling", values(FeatureScaling), key="dp_scaling",
-             format_func={"schema": "public schema ranges", "minmax": "min–max from data (not private)",
-                          "none": "none"}.get,
+             format_func={FeatureScaling.SCHEMA: "public schema ranges",
+                          FeatureScaling.MINMAX: "min–max from data (not private)", FeatureScaling.NONE: "none"}.get,
              help="Schema ranges come from public metadata; min–max reads the data and is recorded as NOT private.")
 with p2:
     st.toggle("Automatic norm bound B", key="dp_norm_auto",
@@ -182,9 +182,10 @@ with p2:
              format_func={"clip": "clip to B", "max_norm": "divide all by max norm (not private)"}.get)
 with p3:
     st.selectbox("Centring", values(Centering), key="dp_centering",
-                 format_func={"none": "none (uncentred second moment)", "public": "public mean (schema midpoint)",
-                              "dp": "DP mean (spends ε)", "empirical": "empirical mean (NOT private)"}.get)
-    if ss.dp_centering == "dp":
+                 format_func={Centering.NONE: "none (uncentred second moment)",
+                              Centering.PUBLIC: "public mean (schema midpoint)", Centering.DP: "DP mean (spends ε)",
+                              Centering.EMPIRICAL: "empirical mean (NOT private)"}.get)
+    if ss.dp_centering == Centering.DP:
         st.number_input("ε for the DP mean", min_value=1e-3, max_value=100.0, format="%.3g", key="dp_centering_eps")
 
 if prepared is None:
@@ -261,7 +262,7 @@ def _advisor_settings(prepared) -> dict:
                 "k": min(cfg.k, prepared.d), "trials": int(ss.dp_adv_trials), "seed": cfg.seed,
                 "feature_scaling": opts["feature_scaling"], "centering": opts["centering"],
                 "neighbouring": cfg.neighbouring}
-    if opts["centering"] == "dp":
+    if opts["centering"] == Centering.DP:
         settings["centering_epsilon"] = float(ss.dp_centering_eps)
     return settings
 

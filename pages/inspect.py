@@ -20,6 +20,7 @@ from dpcore.exceptions import DPCoreError, MechanismTimeout
 from dpcore.explain import inspect as insp
 from dpcore.explain.display import diagnostic_label, format_delta, option_label, plain_ledger
 from dpcore.explain.statements import mechanism_delta_statement
+from dpcore.vocabulary import Guarantee
 from pages import ui
 from pages.ui.charts import TraceStyle, legend_layout, trace_style
 
@@ -441,7 +442,7 @@ def _guarantee_block(mech, release) -> None:
         statement = mechanism_delta_statement(mech, eps, opts) or "No small δ rescues its privacy claim."
         st.error(f"**Not differentially private.** {statement} Shown only as a labelled exhibit; see the Learn page.",
                  icon=":material/block:")
-    elif guarantee == "heuristic-mcmc":
+    elif guarantee == Guarantee.HEURISTIC_MCMC:
         st.warning("This release uses an MCMC sampler: the ε-DP guarantee holds only if the chain has converged, "
                    "which no diagnostic can prove.", icon=":material/warning:")
 

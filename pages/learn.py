@@ -13,26 +13,31 @@ from dpcore.core.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
 from dpcore.explain import inspect as insp
 from dpcore.explain.statements import format_bound, mechanism_delta_statement
 from dpcore.explain.teaching import GLOSSARY
+from dpcore.vocabulary import Guarantee
 from pages import ui
 from pages.ui import nav as _nav
 
 ui.init_state()
 
 GROUP_INTROS = {
-    "pure": "Pure ε-DP: the output distribution changes by at most a factor $e^{\\varepsilon}$ when one person's "
-            "record changes.",
-    "approx": "(ε, δ)-DP: the same factor $e^{\\varepsilon}$ plus an additive slack δ on every event's probability "
-              "(weaker than “ε-DP except with probability δ”).",
-    "heuristic-mcmc": "Would be ε-DP with an exact sampler; the implemented sampler is an MCMC chain, so the "
-                      "guarantee holds only if the chain has converged — no diagnostic can prove that. PPCA's "
-                      "convergence verdict (Inspect, sweep rows) compares the two halves of the chain's last T/2 "
-                      "scans on what it samples — the captured variance and the subspace (split-R̂ ≤ 1.05) — and "
-                      "asks for enough independent draws (effective sample size ≥ 50). 'Not converged' means the "
-                      "chain visibly had not settled; 'converged' means only that no such sign was found. The "
-                      "verdict is computed from the private data (not private) and never changes the release.",
-    "claimed-invalid": "Published with a privacy proof that is wrong. Kept only as labelled exhibits; the Inspect "
-                       "page hides them unless you ask for them.",
-    "none": "Not private: reference points (the best and the data-blind) for every comparison.",
+    Guarantee.PURE:
+        "Pure ε-DP: the output distribution changes by at most a factor $e^{\\varepsilon}$ when one person's record "
+        "changes.",
+    Guarantee.APPROX:
+        "(ε, δ)-DP: the same factor $e^{\\varepsilon}$ plus an additive slack δ on every event's probability "
+        "(weaker than “ε-DP except with probability δ”).",
+    Guarantee.HEURISTIC_MCMC:
+        "Would be ε-DP with an exact sampler; the implemented sampler is an MCMC chain, so the "
+        "guarantee holds only if the chain has converged — no diagnostic can prove that. PPCA's "
+        "convergence verdict (Inspect, sweep rows) compares the two halves of the chain's last T/2 "
+        "scans on what it samples — the captured variance and the subspace (split-R̂ ≤ 1.05) — and "
+        "asks for enough independent draws (effective sample size ≥ 50). 'Not converged' means the "
+        "chain visibly had not settled; 'converged' means only that no such sign was found. The "
+        "verdict is computed from the private data (not private) and never changes the release.",
+    Guarantee.CLAIMED_INVALID:
+        "Published with a privacy proof that is wrong. Kept only as labelled exhibits; the Inspect "
+        "page hides them unless you ask for them.",
+    Guarantee.NONE: "Not private: reference points (the best and the data-blind) for every comparison.",
 }
 
 

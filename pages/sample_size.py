@@ -12,6 +12,7 @@ from dpcore.evaluation.reporting import band_table, run_guarantees, short_name
 from dpcore.evaluation.sweep import SweepConfig, count_cells
 from dpcore.evaluation.theory import family_for, guide_range, sample_size_guides, scaling_guide
 from dpcore.explain.display import format_delta
+from dpcore.vocabulary import Band
 from pages import ui
 from pages.ui import export
 from pages.ui.charts import for_screen, presentation_toggle, release_warning_note
@@ -168,7 +169,7 @@ frame = run.frame
 
 metric = st.radio("Utility measure", ["captured_variance_ratio", "principal_angle_max_deg", "svm_accuracy"],
                   format_func=METRIC_LABELS.get, horizontal=True, key="dp_ss_metric")
-band = band_table(frame, x="n", band="sd" if cfg.band == "±1 sd" else "minmax")
+band = band_table(frame, x="n", band=Band.from_label(cfg.band))
 sub = band[band["metric"] == metric]
 guides, guide_notes, no_guides = _guides(sub, mechs, sizes) if metric == "captured_variance_ratio" else ([], [], [])
 majority = ui.majority_baseline(frame) if metric == "svm_accuracy" else None
@@ -195,7 +196,7 @@ release_warning_note(frame)
 with st.expander("Downloads", icon=":material/download:"):
     dataset_name = export.sweep_dataset(frame) or ui.current_dataset_name()
     ss_caption = export.sweep_caption(run.config, frame, dataset_id=cfg.dataset,
-                                      band="sd" if cfg.band == "±1 sd" else "minmax", sample_size=True)
+                                      band=Band.from_label(cfg.band), sample_size=True)
     export.figure_buttons(fig, caption=ss_caption, label="Chart", key="ss_dl_fig",
                           name_parts=("sample_size", dataset_name, export.METRIC_SLUGS.get(metric, metric)))
     export.csv_button(lambda: frame.to_csv(index=False), label="Sample-size sweep results (CSV)",

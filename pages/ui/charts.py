@@ -28,10 +28,11 @@ from dpcore.evaluation.reporting import (
     warning_text,
 )
 from dpcore.exceptions import DPCoreError
+from dpcore.vocabulary import Guarantee
 
 BANNER = "These charts use the true data and are an evaluation sandbox, not a private release."
-GUARANTEE_COLORS = {"pure": "green", "approx": "blue", "heuristic-mcmc": "orange",
-                    "claimed-invalid": "red", "none": "gray"}
+GUARANTEE_COLORS = {Guarantee.PURE: "green", Guarantee.APPROX: "blue", Guarantee.HEURISTIC_MCMC: "orange",
+                    Guarantee.CLAIMED_INVALID: "red", Guarantee.NONE: "gray"}
 #: Colours of private mechanisms: no reds or pinks (red means NOT PRIVATE), no greys (greys are the references).
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#393b79",
             "#637939", "#3182bd", "#31a354", "#7b4173", "#756bb1", "#8ca252")

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.evaluation.reporting import export_caption, export_filename, wrap_caption
+from dpcore.vocabulary import Neighbouring
 from pages.ui.datasets import UPLOAD_ID, dataset_info
 
 #: Exported figure size in CSS pixels (PNG is rendered at twice this: sharp on a projector).
@@ -71,7 +72,7 @@ def sweep_caption(config, frame: pd.DataFrame | None, *, dataset_id: str, band: 
 def _sizes_text(neighbouring: str) -> str:
     """The row count of a sample-size figure: its largest size is every row that reached the mechanisms, which is
     public under replace-one but not under add/remove (there the exact n is part of what DP protects)."""
-    if neighbouring == "replace":
+    if neighbouring == Neighbouring.REPLACE:
         return "n: the subsample sizes on the x axis"
     return "n: the subsample sizes on the x axis (the largest is the exact row count: NOT private under add/remove)"
 

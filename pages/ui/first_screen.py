@@ -69,6 +69,7 @@ class DefaultRun:
 def default_run() -> DefaultRun:
     """The default run as a session with no link and no changes would run it on Explore."""
     import dpcore
+    from dpcore.vocabulary import Band
     from pages.ui import state
 
     d = state.DEFAULTS
@@ -82,7 +83,7 @@ def default_run() -> DefaultRun:
         epsilons=tuple(e for e in state.EPS_GRID if lo - 1e-12 <= e <= hi + 1e-12),
         delta=state.dataset_default_delta(state.DEFAULT_DATASET), k=int(d["dp_k"]), trials=int(d["dp_trials"]),
         seed=int(d["dp_seed"]), neighbouring=d["dp_neighbouring"], time_cap=float(d["dp_time_cap"]),
-        band="sd" if d["dp_band"] == "±1 sd" else "minmax",
+        band=Band.from_label(d["dp_band"]),
         preprocess={"feature_scaling": d["dp_scaling"], "norm_bound": None, "norm_mode": d["dp_norm_mode"],
                     "centering": d["dp_centering"], "random_state": int(d["dp_seed"])})
 
@@ -144,9 +145,10 @@ def figure(table: pd.DataFrame) -> go.Figure:
 def caption(table: pd.DataFrame) -> str:
     """Where the chart's numbers come from, in the words of Explore's captions."""
     from dpcore.explain.display import format_delta
+    from dpcore.vocabulary import Band
 
     row = table.iloc[0]
-    band = "±1 sd over trials" if row["band"] == "sd" else "min–max over trials"
+    band = f"{Band(row['band']).label} over trials"
     return (f"The default run, stored (nothing is computed before this chart shows): n = {int(row['n']):,} rows, "
             f"B = {float(row['norm_bound']):.3g}, δ = {format_delta(float(row['delta']))}, {int(row['trials'])} trials "
             f"(band {band}), seed {int(row['seed'])}. The same run's four charts follow below.")

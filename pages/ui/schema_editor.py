@@ -33,7 +33,7 @@ from dpcore.data.reading import cell_text
 from dpcore.data.schema import apply_codebook, declare_values, draft_column, read_codebook
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import plain_words
-from dpcore.vocabulary import ColumnRole
+from dpcore.vocabulary import NO_LABEL, ColumnRole
 from pages import ui
 
 EDITOR_PREFIX = "schema_editor_"
@@ -196,7 +196,7 @@ def _apply_row(col: ColumnSchema, fields: Mapping[str, object], table: RawTable)
                               f"needs both public bounds; type a number (e.g. 0) instead of clearing it.")
         col = declare_values(col, **typed)
     from_data = set(col.from_data) - confirmed
-    if "public" in fields and col.is_feature:
+    if "public" in fields and col.is_feature:  # vocabulary: not a choice (the editor's "public" column)
         used = {"categories"} if col.is_categorical else {"lower", "upper"}
         from_data = from_data - used - {"role"} if bool(fields["public"]) else from_data | (used - confirmed)
     return replace(col, from_data=frozenset(from_data))
@@ -345,7 +345,7 @@ def _on_schema_upload(widget: str = "schema_upload_widget") -> None:
         ss["_dp_schema_error"] = f"{upload.name}: {plain_words(str(exc))}"
         return
     ui.set_upload_schema(schema)
-    ss.dp_label = schema.label or "(none)"
+    ss.dp_label = schema.label or NO_LABEL
     ss["_dp_schema_loaded"] = upload.name
     if loaded.format is not None:
         ss.setdefault(APPLIED_KEY, []).append(ss["_dp_upload_table"][0])
@@ -366,7 +366,7 @@ def adopt_declared(table: RawTable) -> None:
     if schema is None:
         return
     ui.set_upload_schema(schema, dpcore.data.infer_roles(table, label=schema.label))
-    ss.dp_label = schema.label or "(none)"
+    ss.dp_label = schema.label or NO_LABEL
     ss["_dp_label_guess"] = False  # the label is declared: nothing to guess
 
 

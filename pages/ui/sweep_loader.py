@@ -21,6 +21,7 @@ from dpcore.evaluation.metrics import METRIC_LABELS, METRIC_NAMES
 from dpcore.evaluation.reporting import band_table, reference_levels, results_table
 from dpcore.evaluation.sweep import COLUMNS, STATUSES
 from dpcore.exceptions import DataError
+from dpcore.vocabulary import Band
 from pages.ui import state
 from pages.ui.charts import METRIC_TITLES, METRIC_UNITS, chart_slots, for_screen, release_warning_note
 
@@ -162,8 +163,8 @@ def show(frame: pd.DataFrame, name: str) -> None:
     suffix = _privacy_banner(frame, refs)
     main = frame[~frame["mechanism"].isin(refs)]
     levels = reference_levels(frame, refs) if refs else {}
-    band_choice = st.radio("Band over trials", ["±1 sd", "min–max"], key="explore_sweep_csv_band", horizontal=True)
-    bands = band_table(main, x="epsilon", band="sd" if band_choice == "±1 sd" else "minmax")
+    band_choice = st.radio("Band over trials", [b.label for b in Band], key="explore_sweep_csv_band", horizontal=True)
+    bands = band_table(main, x="epsilon", band=Band.from_label(band_choice))
     metrics = [m for m in ("captured_variance_ratio", "frobenius_error", "principal_angle_max_deg", "svm_accuracy")
                if m != "svm_accuracy" or frame["svm_accuracy"].notna().any()]
     majority = ui.majority_baseline(frame) if "svm_majority_baseline" in frame else None
