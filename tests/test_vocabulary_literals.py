@@ -8,10 +8,12 @@ except ``dpcore/vocabulary.py``. A string constant equal to one of those values 
 * an operand of a comparison (``==``, ``!=``, ``in``, ``not in`` …), also inside a tuple/list/set operand;
 * a key of a dict with two or more such keys (a mapping keyed by the choices, ``{"pure": …, "approx": …}``);
 * a default: a parameter default, a class-level attribute or dataclass field, the fallback of
-  ``.get``/``.setdefault``/``.pop``/``getattr``, or a ``default=``/``value=`` keyword argument;
+  ``.get``/``.setdefault``/``.pop``/``getattr``, a ``default=``/``value=`` keyword argument, or the default of a
+  dashboard ``Setting(key, default, …)``;
 * a choice list: an element of a ``choices=``/``options=`` keyword argument, or of any tuple/list/set literal that
   holds two or more vocabulary values;
-* a keyword argument named after the vocabulary (``band="sd"``, ``neighbouring="replace"``, ``centering=…``);
+* a keyword argument or dict entry named after the vocabulary (``band="sd"``, ``{"neighbouring": "replace"}``,
+  ``centering=…``);
 * inside ``Literal[...]``;
 * for the display placeholders ("(none)", "±1 sd", "min–max"): any position at all (an assignment, a call
   argument), except a docstring or the text of an f-string.
@@ -47,6 +49,8 @@ VOCABULARY_KEYWORDS = frozenset({"guarantee", "neighbouring", "relation", "cente
                                  "feature_scaling", "band"})
 DEFAULT_KEYWORDS = frozenset({"default", "value"})
 CHOICE_KEYWORDS = frozenset({"choices", "options"})
+#: Constructors whose positional argument at this index is a default (the dashboard's settings registry).
+DEFAULT_POSITIONS = {"Setting": 1}
 FALLBACK_METHODS = frozenset({"get", "setdefault", "pop"})
 
 
@@ -76,6 +80,9 @@ def _hits_in_node(node: ast.AST) -> Iterator[tuple[ast.Constant, str]]:
         keys = [c for key in node.keys for c in _vocabulary_constants(key, into_collections=False)]
         if len(keys) >= 2:  # a mapping keyed by the choices (a lone "public" key of a JSON summary is another word)
             yield from ((c, "dict key") for c in keys)
+        for key, value in zip(node.keys, node.values):
+            if isinstance(key, ast.Constant) and key.value in VOCABULARY_KEYWORDS:
+                yield from ((c, f"{key.value!r} value") for c in _vocabulary_constants(value))
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         for default in (*node.args.defaults, *node.args.kw_defaults):
             yield from ((c, "parameter default") for c in _vocabulary_constants(default))
@@ -99,6 +106,9 @@ def _hits_in_call(call: ast.Call) -> Iterator[tuple[ast.Constant, str]]:
         yield from ((c, f".{call.func.attr}() fallback") for c in _vocabulary_constants(call.args[1]))
     if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 3:
         yield from ((c, "getattr() fallback") for c in _vocabulary_constants(call.args[2]))
+    position = DEFAULT_POSITIONS.get(call.func.id) if isinstance(call.func, ast.Name) else None
+    if position is not None and len(call.args) > position:
+        yield from ((c, f"{call.func.id}() default") for c in _vocabulary_constants(call.args[position]))
     for keyword in call.keywords:
         if keyword.arg in DEFAULT_KEYWORDS:
             yield from ((c, f"{keyword.arg}= argument") for c in _vocabulary_constants(keyword.value))
@@ -151,6 +161,8 @@ def f(g="pure", *, band: Literal["sd", "x"] = "x"):
     radio("Band", ["±1 sd", "min–max"])
     table(frame, band="minmax")
     getattr(args, "feature_scaling", "schema")
+    Setting("dp_centering", "dp", "center")
+    preset = {"neighbouring": "add_remove", "n": 21}
     raise ValueError(f"guarantee must be pure, got {g!r}; see 'none'")
 class C:
     guarantee = "approx"
@@ -163,7 +175,7 @@ if "public" in fields:  # vocabulary: not a choice
     values = [hit.split(": ", 1)[1].split(" (")[0] for hit in literal_hits(sample, "sample.py")]
     assert sorted(values) == sorted(["'pure'", "'sd'", "'claimed-invalid'", "'none'", "'approx'", "'heuristic-mcmc'",
                                      "'pure'", "'replace'", "'public'", "'±1 sd'", "'min–max'", "'minmax'",
-                                     "'approx'", "'(none)'", "'schema'"])
+                                     "'approx'", "'(none)'", "'schema'", "'dp'", "'add_remove'"])
 
 
 def test_no_vocabulary_literal_outside_the_vocabulary() -> None:
