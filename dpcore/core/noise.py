@@ -7,6 +7,7 @@ Floating-point samplers are not hardened against the Mironov (2012) attack — a
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,20 +29,37 @@ def make_rng(random_state: RandomState = None) -> np.random.Generator:
     return np.random.default_rng(random_state)
 
 
-def _mirror_upper(G: np.ndarray) -> np.ndarray:
-    """Symmetric matrix whose upper triangle (incl. diagonal) is that of G."""
-    U = np.triu(G)
-    return U + np.triu(U, 1).T
+@functools.lru_cache(maxsize=16)
+def _triangle_positions(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat positions in a d×d array of the upper triangle (incl. diagonal, row by row) and of its mirror image."""
+    rows, cols = np.triu_indices(d)
+    upper, lower = rows * d + cols, cols * d + rows
+    upper.setflags(write=False)
+    lower.setflags(write=False)
+    return upper, lower
+
+
+def _symmetric_from_triangle(values: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric d×d matrix whose upper triangle (incl. diagonal, row by row) is ``values``.
+
+    Only the d(d+1)/2 entries that are independent draws are generated (half the random numbers of drawing a
+    full d×d matrix and discarding its lower triangle; the law of the result is the same).
+    """
+    upper, lower = _triangle_positions(d)
+    out = np.empty(d * d)
+    out[upper] = values
+    out[lower] = values
+    return out.reshape(d, d)
 
 
 def symmetric_gaussian(d: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
     """Symmetric d×d matrix, upper triangle incl. diagonal i.i.d. N(0, σ²), mirrored below."""
-    return _mirror_upper(rng.normal(0.0, sigma, size=(d, d)))
+    return _symmetric_from_triangle(rng.normal(0.0, sigma, size=d * (d + 1) // 2), d)
 
 
 def symmetric_laplace(d: int, scale: float, rng: np.random.Generator) -> np.ndarray:
     """Symmetric d×d matrix, upper triangle incl. diagonal i.i.d. Laplace(0, scale), mirrored below."""
-    return _mirror_upper(rng.laplace(0.0, scale, size=(d, d)))
+    return _symmetric_from_triangle(rng.laplace(0.0, scale, size=d * (d + 1) // 2), d)
 
 
 def laplace(scale: float, rng: np.random.Generator, size: int | tuple[int, ...] | None = None):

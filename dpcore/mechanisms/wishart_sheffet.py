@@ -27,9 +27,9 @@ def support_event_probability(extra_df: int) -> float:
     """P(Ĉ − C(D′) is not positive definite) under D for neighbours D, D′ = D ∪ {x}, ‖x‖ = 1, with m = df − d
     extra degrees of freedom: uᵀW⁻¹u ~ 1/χ²_{m+1}, so the event {uᵀW⁻¹u ≥ 1} has probability P(χ²_{m+1} ≤ 1).
     It is impossible under D′, so a proof can only hold when this is at most δ."""
-    from scipy import stats
+    from scipy import special  # the χ² CDF as a ufunc (scipy.stats' distribution machinery costs ~0.1 ms a call)
 
-    return float(stats.chi2.cdf(1.0, extra_df + 1))
+    return float(special.chdtr(extra_df + 1, 1.0))
 
 
 def sheffet_degrees_of_freedom(d: int, epsilon: float, delta: float, constant: float = 28.0) -> int:
