@@ -10,4 +10,9 @@ loads its heavy imports) and share their settings through :mod:`pages.ui.state`.
 if __name__ == "__main__":
     from pages.ui import nav as _nav
 
-    _nav.run_app()
+    try:
+        _nav.run_app()
+    finally:  # after the page: the class's sweeps are precomputed in the background (once per server; DP_PRECOMPUTE=0)
+        from pages.ui.precompute import start as _precompute
+
+        _precompute()

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from dpcore.data import PreparedData
+
+# No background precomputation in the app runs of the tests (AppTest and the servers they start inherit this);
+# tests of pages/ui/precompute.py turn it on themselves.
+os.environ.setdefault("DP_PRECOMPUTE", "0")
 
 
 def unit_rows(n: int, d: int, seed: int = 0, spectrum: np.ndarray | None = None) -> np.ndarray:

@@ -4,6 +4,8 @@ path."""
 
 from __future__ import annotations
 
+import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from dpcore.exceptions import PrivacyLeakWarning
+from dpcore.runtime.scheduler import SharedPool
 from pages.ui import server_cache
 from pages.ui import state as ui_state
 
@@ -76,11 +79,22 @@ def test_upload_never_reaches_the_server_caches(monkeypatch):
         return real(dataset_id, options)
 
     monkeypatch.setattr(server_cache, "builtin_prepared", spy)
+    submitted: list[tuple[bool, list]] = []  # (shared_contexts, the tasks' share keys) of every job on the pool
+    real_submit = SharedPool.submit
+
+    def submit_spy(self, tasks, *args, **kwargs):
+        submitted.append((kwargs.get("shared_contexts", False), [task.share for task in tasks]))
+        return real_submit(self, tasks, *args, **kwargs)
+
+    monkeypatch.setattr(SharedPool, "submit", submit_spy)
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["dp_dataset"] = "wine"
+    at.session_state["dp_seed"] = 9191  # cells no other test computed: the wine sweep submits them
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert called == ["wine"]  # the built-in dataset took the shared path
+    assert submitted and all(shared and all(key is not None for key in keys) for shared, keys in submitted)
+    submitted.clear()
     at.switch_page("pages/data.py").run()
     at.session_state["dp_upload"] = _csv()
     at.session_state["dp_upload_name"] = "private.csv"
@@ -97,6 +111,8 @@ def test_upload_never_reaches_the_server_caches(monkeypatch):
     assert not any(key[0] == prepared.fingerprint for key in list(store.cells))
     session_cells = ui_state.stored("cells", at.session_state)
     assert any(key[0] == prepared.fingerprint for key in dict.keys(session_cells))  # its releases: session only
+    # and its cells were never offered to other sessions: no share key, no shared contexts on the pool
+    assert submitted and all(not shared and all(key is None for key in keys) for shared, keys in submitted)
 
 
 def test_a_second_session_reuses_the_public_releases_with_the_same_numbers(monkeypatch):
@@ -120,3 +136,102 @@ def test_a_second_session_reuses_the_public_releases_with_the_same_numbers(monke
     columns = [c for c in first.columns if c != "runtime_s"]
     assert len(first) > 0
     assert first[columns].equals(second[columns])
+
+
+# ------------------------------------------------------------------ precomputation at server start (#20 item 8)
+@pytest.fixture
+def fresh_caches():
+    """Empty server-level caches (other tests may have filled them with the same public cells)."""
+    server_cache.builtin_prepared.clear()
+    server_cache.public_store.clear()
+    yield
+    server_cache.builtin_prepared.clear()
+    server_cache.public_store.clear()
+
+
+@pytest.mark.slow
+def test_precomputed_default_sweep_is_the_one_explore_asks_for(monkeypatch, fresh_caches):
+    """Precompute Wine's default Explore sweep, then open Explore on Wine: every release is taken from the store
+    (none computed), so the precomputed plans have exactly the cell keys of the page's defaults."""
+    from pages.ui import precompute
+    from pages.ui.pool import shared_pool
+
+    run = precompute.Precompute([precompute.Item("wine", tuple(ui_state.DEFAULT_MECHANISMS), "wine")], 300.0)
+    run.run(pool=shared_pool(), delay=0.0)
+    assert run.state == "done" and run.cells_done > 0 and run.cells_reused == 0
+    store = server_cache.public_store()
+    assert len(store.cells) == run.cells_done
+    puts: list = []
+    real_put = store.put
+    monkeypatch.setattr(store, "put", lambda key, row: (puts.append(key), real_put(key, row)))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dp_dataset"] = "wine"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    frame = ui_state.stored("explore_result", at.session_state).frame
+    assert len(frame) > 0 and set(frame.status) == {"ok"}
+    assert not puts  # the page computed nothing: every cell was precomputed
+
+
+def test_precompute_is_off_by_switch_and_without_the_server_caches(monkeypatch):
+    from pages.ui import precompute
+
+    monkeypatch.setenv(precompute.SWITCH, "0")
+    assert not precompute.enabled() and precompute.start() is None
+    monkeypatch.setenv(precompute.SWITCH, "1")
+    monkeypatch.setenv(server_cache.SWITCH, "0")
+    assert not precompute.enabled() and precompute.start() is None
+    monkeypatch.setenv(server_cache.SWITCH, "1")
+    assert precompute.enabled()
+
+
+def test_precompute_plans_adult_defaults_then_the_lesson_then_small_public_datasets(monkeypatch):
+    from pages.ui import precompute
+
+    monkeypatch.delenv(precompute.DATASETS_ENV, raising=False)
+    items = precompute.plan_items()
+    assert [i.dataset_id for i in items[:2]] == ["adult", "adult"]
+    assert set(items[1].mechanisms) == set(precompute.LESSON_MECHANISMS)
+    assert set(items[0].mechanisms) == set(ui_state.DEFAULT_MECHANISMS)
+    sizes = {d.id: d.n for d in ui_state.dataset_infos()}
+    rest = [i.dataset_id for i in items[2:]]
+    assert rest == sorted(rest, key=sizes.get) and all(sizes[d] <= precompute.MAX_ROWS for d in rest)
+    monkeypatch.setenv(precompute.DATASETS_ENV, "wine, not-a-dataset")
+    assert [i.dataset_id for i in precompute.plan_items()] == ["wine"]
+
+
+@pytest.mark.slow
+def test_precompute_stops_when_asked_and_keeps_what_finished(fresh_caches):
+    """Cancellable: a slow precomputation (PPCA) stops on request; the sweep's job is cancelled."""
+    from dpcore.runtime.scheduler import SharedPool
+    from pages.ui import precompute
+
+    pool = SharedPool(1)
+    try:
+        run = precompute.Precompute([precompute.Item("wine", ("ppca",), "wine PPCA"),
+                                     precompute.Item("breast_cancer", ("laplace",), "never reached")], 300.0)
+        thread = threading.Thread(target=run.run, kwargs={"pool": pool, "delay": 0.0})
+        thread.start()
+        deadline = time.monotonic() + 120
+        while pool.active_jobs() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run.stop()
+        assert run.wait(120) and run.state == "stopped"
+        thread.join(10)
+        assert pool.active_jobs() == 0
+        assert not any(dataset == "breast_cancer" for dataset in server_cache.public_store().fingerprints.values())
+    finally:
+        pool.close()
+
+
+def test_precompute_gives_up_after_its_budget(fresh_caches):
+    from dpcore.runtime.scheduler import SharedPool
+    from pages.ui import precompute
+
+    pool = SharedPool(processes=False)
+    try:
+        run = precompute.Precompute([precompute.Item("wine", ("laplace",), "wine")], 0.0)
+        run.run(pool=pool, delay=0.0)
+        assert run.state == "over budget" and run.cells_done == 0
+    finally:
+        pool.close()

@@ -509,7 +509,8 @@ class SharedPool:
                     self._account(now)
                     for obj in ready:
                         slot = conns.get(obj) or sentinels.get(obj)
-                        if slot is not None and slot.job is not None:
+                        # (a worker that died is ready twice, pipe and sentinel: the first look removed its slot)
+                        if slot is not None and slot.job is not None and slot in self._slots:
                             self._receive(slot, obj is slot.worker.conn)
                     for slot in [s for s in self._slots if s.job is not None and not s.paused and s.ran >= s.limit]:
                         job, index, ran = slot.job, slot.task, slot.ran

@@ -17,6 +17,20 @@ cost grows with the number of live objects — ~170,000 once numpy, pandas, scip
 imported. :func:`freeze_startup_objects` moves the objects alive when this module is first imported out of the
 collector's reach (``gc.freeze``), so each run's collection only looks at newer objects.
 
+**Cells in flight.** The store only holds *finished* releases. A sweep on public data also gives each cell its key
+(:meth:`dpcore.evaluation.sweep.SweepPlan.cell_key`) as the shared pool's share key, so a cell that another session
+(or the precomputation at server start, :mod:`pages.ui.precompute`) has queued or running is computed once: the
+later sessions attach to that computation and receive the same row (a failure too, which is never kept).
+:func:`is_public` decides it, for the store and the pool alike: only data prepared here from a registry id has a
+public fingerprint, so an upload's cells carry no share key, never reach the store and never meet another session.
+
+**Seeds (privacy review item 12: no fixed default seed on a release path).** Sharing never chooses a seed: a cell's
+seed is part of its key, so two sessions share a computation only when each would have drawn exactly that release
+from exactly that data. The dashboard's fixed default seed applies to the public built-in data only (reproducible
+lessons; the noise of a release of public data protects nobody), while an upload starts from a fresh seed from OS
+entropy (:func:`pages.ui.state.select_dataset`) — and an upload is never shared, whatever its seed: a user who
+types a seed for private data makes their own releases reproducible, not anyone else's.
+
 ``DP_SERVER_CACHE=0`` (environment) switches all three off — the per-session code path, for benchmarks
 (``benchmarks/bench_server.py``). Uploaded data never goes through here: it stays in ``st.session_state``.
 """
