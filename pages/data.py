@@ -366,8 +366,8 @@ def _utility_advisor(dataset, prepared) -> None:
     if clicked:
         curve = _run_advisor(dataset, settings)
         if curve is not None:
-            ss["_dp_adv_result"] = (key, curve)
-    result = ss.get("_dp_adv_result")
+            ui.put("adv_result", (key, curve))
+    result = ui.get("adv_result")
     if result is not None and result[0][0] != key[0]:
         result = None  # computed on another dataset: never show it next to this one
     if result is None:
@@ -400,11 +400,10 @@ def _utility_advisor(dataset, prepared) -> None:
 with st.expander("Clipping advisor: clip fraction and utility versus the norm bound B", icon=":material/content_cut:"):
     scaling = {k: v for k, v in ui.preprocess_options().items() if k in ("feature_scaling", "centering")}
     clip_key = (ui.dataset_key(), tuple(sorted(scaling.items())))
-    norms = ss["_dp_clip_curve"][1] if ss.get("_dp_clip_curve", (None,))[0] == clip_key else None
-    if norms is None:
-        with ui.handle_errors():
-            norms = dpcore.data.clip_fraction_curve(dataset, default_candidates(dataset, 25, **scaling), **scaling)
-            ss["_dp_clip_curve"] = (clip_key, norms)
+    norms = None
+    with ui.handle_errors():
+        norms = ui.memo("clip_curve", clip_key, lambda: dpcore.data.clip_fraction_curve(
+            dataset, default_candidates(dataset, 25, **scaling), **scaling))
     if norms is not None:
         xs, ys = norms["norm_bound"], norms["clip_fraction"]
         fig = go.Figure(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"color": "#d62728"}))

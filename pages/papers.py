@@ -14,7 +14,7 @@ from pages import ui
 
 ui.init_state()
 ss = st.session_state
-_QUICK = "_dp_papers_quick"  # {experiment name: RunResult of this session's quick re-run}
+_QUICK = ui.slot_key("papers_quick")  # {experiment name: RunResult of this session's quick re-run}
 #: Measured quick-run times without the PNG (2 shared cores): the button says what to expect.
 QUICK_SECONDS = {"chaudhuri_fig5": 5, "amin_fig1": 12, "imtiaz_fig1": 5, "chaudhuri_table2": 8,
                  "singhal_steinke_dimension": 30, "jiang_table1": 5}

@@ -17,9 +17,6 @@ from pages import ui
 from pages.ui import export
 from pages.ui.charts import for_screen, presentation_toggle, release_warning_note
 
-#: Page defaults: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (both cheap for fast
-#: mechanisms: the default sweep takes well under a second on wine and css_synthetic).
-SS_DEFAULTS = {"dp_ss_trials": 5, "dp_ss_sizes": 8}
 #: Datasets with fewer rows than this get a note suggesting a larger one.
 SMALL_N = 500
 #: Larger built-in datasets suggested for a clearer picture (those that are registered).
@@ -30,10 +27,7 @@ GUIDE_MARGIN = 0.1
 AUTO_WORK = 4e9
 
 ui.init_state()
-ss = st.session_state
-for _key, _value in SS_DEFAULTS.items():
-    if _key not in ss:
-        ss[_key] = _value
+ss = st.session_state  # the page's defaults (dp_ss_trials, dp_ss_sizes) are in pages.ui.state.SETTINGS
 st.title("How many rows does each mechanism need?")
 ui.evaluation_banner()
 
@@ -159,7 +153,7 @@ except dpcore.DPCoreError as exc:
 fast = all(dpcore.get_mechanism(m).output == "covariance" for m in mechs)
 work = len(config.mechanisms) * config.trials * sum(s * prepared.d**2 + prepared.d**3 for s in sizes)
 run = ui.run_or_reuse(
-    prepared, {"main": config}, slot="_dp_ss_result", button_key="ss_run", label="Sample-size sweep",
+    prepared, {"main": config}, slot=ui.slot_key("ss_result"), button_key="ss_run", label="Sample-size sweep",
     auto=cfg.autorun and fast and work <= AUTO_WORK,
     caption=f"{n_cells} releases ({len(mechs)} mechanisms + the non-private PCA and random-subspace references, "
             f"{len(sizes)} sizes × {config.trials} trials).")

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.data import SchemaError, draft_schema, infer_roles, read_table
 from dpcore.vocabulary import ColumnRole
 from pages.ui import schema_editor as editor
+from pages.ui import state as ui_state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -25,11 +26,8 @@ def no_exception(at: AppTest) -> None:
 
 
 def _schema(at: AppTest):
-    table_key = at.session_state["_dp_upload_table"][0]
-    stored = at.session_state["_dp_schema"] if "_dp_schema" in at.session_state else None  # noqa: SIM401
-    if stored is not None:  # one schema per session (e44eec8)
-        return stored[1]
-    return at.session_state["_dp_schemas"][table_key][0]  # one schema per file read
+    table_key = ui_state.memo_key("upload_table", session=at.session_state)
+    return ui_state.stored("schemas", at.session_state)[table_key][0]  # one schema per file read
 
 
 def _data_page(data: bytes, name: str) -> AppTest:
@@ -83,7 +81,7 @@ def test_a_40_column_table_is_made_public_in_at_most_ten_actions():
     assert actions <= 10
     assert any("All 39 feature columns are public" in md.value for md in at.markdown)
     assert any("end-to-end private" in s.value for s in at.success)
-    assert at.session_state["_dp_prepared"][1].is_private
+    assert ui_state.stored("prepared", at.session_state).is_private
 
 
 @pytest.mark.slow
@@ -99,10 +97,10 @@ def test_typed_values_equal_to_the_data_count_as_public_and_bounds_on_non_featur
     assert _schema(at)[first].values_public
     assert at.data_editor[0].value.set_index("column").loc[first, "status"] == editor.PUBLIC
     # a bound typed on the identifier row is refused with a message, and nothing is saved
-    version = at.session_state["_dp_schema_version"]
+    version = ui_state.stored("schema_version", at.session_state)
     _save_grid(at, {pos["respondent_id"]: {"lower": 0.0, "upper": 10.0}})
     assert any("'respondent_id'" in e.value and "not a feature" in e.value for e in at.error)
-    assert _schema(at)["respondent_id"].lower is None and at.session_state["_dp_schema_version"] == version
+    assert _schema(at)["respondent_id"].lower is None and ui_state.stored("schema_version", at.session_state) == version
     assert any("What counts as public" in md.value for md in at.markdown)
     assert any("Paste works" in c.value for c in at.caption)
 
@@ -230,5 +228,5 @@ def test_an_upload_detection_cannot_read_reaches_the_declared_schema_and_the_nex
     assert not at.error, [e.value for e in at.error]
     schema = _schema(at)
     assert schema.is_public and schema.label == "grp" and at.session_state["dp_label"] == "grp"
-    assert at.session_state["_dp_prepared"][1].is_private
+    assert ui_state.stored("prepared", at.session_state).is_private
     assert {m.label: m.value for m in at.metric}["Labels"] == "2 classes"

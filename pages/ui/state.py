@@ -142,6 +142,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_insp_eps", 1.0),
     Setting("dp_insp_points", 2000),
     Setting("dp_insp_color", True),
+    # Sample size: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (cheap for fast mechanisms)
     Setting("dp_ss_trials", 5),
     Setting("dp_ss_sizes", 8),
 )

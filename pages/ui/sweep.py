@@ -24,6 +24,7 @@ from dpcore.exceptions import DPCoreError
 from pages.ui.datasets import current_dataset_name
 from pages.ui.pool import pool_notice, shared_pool
 from pages.ui.server_cache import SessionCells, is_public
+from pages.ui.state import slot_key
 
 #: Minimum seconds between two progress-bar updates of a sweep the page waits for.
 PROGRESS_INTERVAL = 0.2
@@ -34,7 +35,7 @@ REDRAW_S = 1.5
 #: A slow sweep is waited for this long inside the page run before it streams (small ones finish inside).
 SYNC_WAIT_S = 2.0
 #: Session-state key of the per-session cell cache, and its size bound (rows).
-CELL_CACHE = "_dp_cells"
+CELL_CACHE = slot_key("cells")
 CELL_CACHE_MAX = 50_000
 
 
