@@ -35,49 +35,13 @@ def _bare(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _group_codes(columns: Sequence[np.ndarray], *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Group number of every row over several key columns, and the first row of each group.
-
-    ``sort=True`` numbers the groups in sorted key order, ``sort=False`` in order of first appearance; a missing
-    key value is a value of its own. Pure NumPy on factorised keys: no pandas groupby machinery per call.
-    """
-    n = len(columns[0]) if columns else 0
-    combined = np.zeros(n, dtype=np.int64)
-    for col in columns:
-        codes, uniques = pd.factorize(col, sort=sort, use_na_sentinel=False)
-        # lexicographic (previous groups, this key); re-numbering keeps the codes small
-        _, combined = np.unique(combined * len(uniques) + codes, return_inverse=True)
-    combined = combined.reshape(-1)
-    n_groups = int(combined.max()) + 1 if n else 0
-    first = np.full(n_groups, n, dtype=np.int64)
-    np.minimum.at(first, combined, np.arange(n))
-    if not sort:  # renumber by first appearance
-        order = np.argsort(first, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(n_groups)
-        combined, first = rank[combined], first[order]
-    return combined, first
-
-
-def _group_sum(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    return np.bincount(codes, weights=values, minlength=n_groups)
-
-
-def _group_stats(codes: np.ndarray, values: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
-    """count, mean, sd (ddof 1; NaN for a single value) of the non-NaN ``values`` of each group."""
-    have = ~np.isnan(values)
-    count = _group_sum(codes, have.astype(float), n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = _group_sum(codes, np.where(have, values, 0.0), n_groups) / count
-        dev = np.where(have, values - mean[codes], 0.0)
-        sd = np.sqrt(_group_sum(codes, dev * dev, n_groups) / (count - 1))
-    sd[count < 2] = np.nan
-    return {"count": count.astype(np.int64), "mean": np.where(count > 0, mean, np.nan), "sd": sd, "have": have}
-
-
-def _key_column(series: pd.Series, rows: np.ndarray):
-    """The values of ``series`` at ``rows`` with its dtype (an array: no index to align)."""
-    return series.array.take(rows)
+def _key_columns(frame: pd.DataFrame, keys: Sequence[str], index: pd.Index,
+                 at: np.ndarray | None = None) -> dict[str, object]:
+    """The key columns of a grouped result (``index``: its group keys; ``at``: which groups, default all), each with
+    its column's dtype in ``frame``."""
+    flat = index.to_frame(index=False)
+    return {k: pd.array(flat[k].to_numpy() if at is None else flat[k].to_numpy()[at], dtype=frame[k].dtype)
+            for k in keys}
 
 
 def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = Band.SD,
@@ -86,8 +50,8 @@ def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = Band.SD,
 
     ``band="sd"`` gives mean ± one standard deviation (0 with a single trial); ``"minmax"`` the range over trials.
     Rows are ordered by metric, then by the sorted group keys (rows with a missing key are left out). Metrics with
-    no value in a group are dropped (e.g. Frobenius error of subspace-only mechanisms). Vectorised: one grouping
-    of the rows, then per-group sums for every metric.
+    no value in a group are dropped (e.g. Frobenius error of subspace-only mechanisms). One pandas group-by of the
+    rows gives every metric's count, mean and sd (or min and max).
     """
     if band not in BANDS:
         raise InvalidParameterError(f"band must be one of {vocabulary_values(Band)}, got {band!r}.")
@@ -95,35 +59,25 @@ def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = Band.SD,
     keys = [*by, x]
     out_cols = [*keys, "metric", "mean", "lo", "hi", "count"]
     cols = [m for m in metrics if m in frame.columns]
-    use = (frame["status"] == "ok").to_numpy(dtype=bool) & frame[keys].notna().all(axis=1).to_numpy(dtype=bool)
-    rows = np.flatnonzero(use)
-    if not cols or not rows.size:
+    use = (frame["status"] == "ok") & frame[keys].notna().all(axis=1)
+    if not cols or not use.any():
         return pd.DataFrame(columns=out_cols)
-    codes, first = _group_codes([frame[k].to_numpy()[rows] for k in keys], sort=True)
-    n_groups = first.size
-    parts: dict[str, list] = {"group": [], "metric": [], "mean": [], "lo": [], "hi": [], "count": []}
-    for metric in cols:
-        values = frame[metric].to_numpy(dtype=float)[rows]
-        stats = _group_stats(codes, values, n_groups)
-        keep = np.flatnonzero(stats["count"] > 0)
-        mean = stats["mean"]
-        if band == Band.SD:
-            sd = np.where(np.isnan(stats["sd"]), 0.0, stats["sd"])
-            lo, hi = mean - sd, mean + sd
-        else:
-            lo = np.full(n_groups, np.inf)
-            hi = np.full(n_groups, -np.inf)
-            np.minimum.at(lo, codes, np.where(stats["have"], values, np.inf))
-            np.maximum.at(hi, codes, np.where(stats["have"], values, -np.inf))
-        for name, arr in (("group", keep), ("mean", mean[keep]), ("lo", lo[keep]), ("hi", hi[keep]),
-                          ("count", stats["count"][keep]), ("metric", np.full(keep.size, metric, dtype=object))):
-            parts[name].append(arr)
-    group = np.concatenate(parts.pop("group"))
-    if not group.size:
+    rows = frame.loc[use, [*keys, *cols]].astype(dict.fromkeys(cols, float))
+    grouped = rows.groupby(keys, sort=True, observed=True)[cols]
+    count, mean = grouped.count(), grouped.mean()
+    if band == Band.SD:
+        sd = grouped.std().fillna(0.0)
+        lo, hi = mean - sd, mean + sd
+    else:
+        lo, hi = grouped.min(), grouped.max()
+    metric_at, group_at = np.nonzero(count.to_numpy().T > 0)  # metric by metric, groups in sorted key order
+    if not group_at.size:
         return pd.DataFrame(columns=out_cols)
-    source = rows[first][group]  # a row of the sweep holding each output row's key values
-    out = {k: _key_column(frame[k], source) for k in keys}
-    out.update({name: np.concatenate(arrs) for name, arrs in parts.items()})
+    out = _key_columns(frame, keys, count.index, group_at)
+    out["metric"] = [cols[i] for i in metric_at]
+    for name, table in (("mean", mean), ("lo", lo), ("hi", hi)):
+        out[name] = table.to_numpy(dtype=float).T[metric_at, group_at]
+    out["count"] = count.to_numpy(dtype=np.int64).T[metric_at, group_at]
     return pd.DataFrame(out, columns=out_cols)
 
 
@@ -131,51 +85,52 @@ def reference_levels(frame: pd.DataFrame, mechanisms: Iterable[str],
                      metrics: Sequence[str] = METRIC_NAMES) -> dict[str, dict[str, float]]:
     """``{metric: {mechanism: mean over ok rows}}`` for ε-independent reference mechanisms (sorted by id)."""
     frame = _bare(frame)
-    use = ((frame["status"] == "ok") & frame["mechanism"].isin(list(mechanisms))).to_numpy(dtype=bool)
-    rows = np.flatnonzero(use)
     cols = [m for m in metrics if m in frame]
-    if not rows.size:
-        return {m: {} for m in cols}
-    codes, first = _group_codes([frame["mechanism"].to_numpy()[rows]], sort=True)
-    names = [str(v) for v in frame["mechanism"].to_numpy()[rows[first]]]
-    levels: dict[str, dict[str, float]] = {}
-    for metric in cols:
-        stats = _group_stats(codes, frame[metric].to_numpy(dtype=float)[rows], first.size)
-        levels[metric] = {name: float(v) for name, v in zip(names, stats["mean"]) if not np.isnan(v)}
-    return levels
+    use = (frame["status"] == "ok") & frame["mechanism"].isin(list(mechanisms))
+    rows = frame.loc[use, ["mechanism", *cols]].astype(dict.fromkeys(cols, float))
+    means = rows.groupby("mechanism", sort=True, observed=True)[cols].mean()
+    return {metric: {str(name): float(v) for name, v in means[metric].items() if not np.isnan(v)} for metric in cols}
+
+
+#: Release statuses counted by :func:`results_table`, in the order they are listed.
+_STATUSES = ("ok", "bottom", "timeout", "error")
 
 
 def results_table(frame: pd.DataFrame, metrics: Sequence[str] = METRIC_NAMES) -> pd.DataFrame:
     """Per mechanism × ε × δ × k × n: cells run, status counts, mean metrics and mean runtime.
 
     Timed-out, ⊥ and failed cells are counted (not dropped), and their first message is kept. Groups appear in
-    the order of their first row. Vectorised: one grouping of the rows, then per-group counts and sums.
+    the order of their first row (a missing key is a value of its own). One pandas group-by.
     """
     frame = _bare(frame)
     keys = [k for k in ("mechanism", "guarantee", "neighbouring", "epsilon", "delta", "k", "n") if k in frame]
     if frame.empty:
         return pd.DataFrame()
-    codes, first = _group_codes([frame[k].to_numpy() for k in keys], sort=False)
-    n_groups = first.size
-    out: dict[str, object] = {k: _key_column(frame[k], first) for k in keys}
-    out["trials"] = np.bincount(codes, minlength=n_groups)
-    status = frame["status"].to_numpy(dtype=object)
-    counts = {s: np.bincount(codes, weights=status == s, minlength=n_groups).astype(int)
-              for s in ("ok", "bottom", "timeout", "error")}
-    out["status"] = [", ".join(f"{s} {c[i]}" for s, c in counts.items() if c[i]) for i in range(n_groups)]
+    status = frame["status"]
     is_ok = status == "ok"
+    work = pd.DataFrame({s: (status == s).astype(np.int64) for s in _STATUSES}, index=frame.index)
     for m in metrics:
         if m in frame:
-            values = frame[m].to_numpy(dtype=float)
-            out[m] = _group_stats(codes, np.where(is_ok & np.isfinite(values), values, np.nan), n_groups)["mean"]
-    out["runtime_s"] = _group_stats(codes, frame["runtime_s"].to_numpy(dtype=float), n_groups)["mean"]
-    message = np.full(n_groups, "", dtype=object)
+            values = frame[m].astype(float)
+            work[f"metric:{m}"] = values.where(is_ok & np.isfinite(values))
+    work["runtime_s"] = frame["runtime_s"].astype(float)
     if "message" in frame:
-        msgs = frame["message"].fillna("").astype(str).to_numpy(dtype=object)
-        rows = np.flatnonzero(msgs != "")
-        grp, idx = np.unique(codes[rows], return_index=True)  # first non-empty message of each group
-        message[grp] = msgs[rows[idx]]
-    out["message"] = message.astype(str)
+        messages = frame["message"].fillna("").astype(str)
+        work["message"] = messages.where(messages != "").astype(object)
+    grouped = work.join(frame[keys]).groupby(keys, sort=False, dropna=False, observed=True)
+    sums = grouped[list(_STATUSES)].sum()
+    out: dict[str, object] = _key_columns(frame, keys, sums.index)
+    out["trials"] = grouped.size().to_numpy(dtype=np.int64)
+    out["status"] = [", ".join(f"{s} {c}" for s, c in zip(_STATUSES, counts) if c)
+                     for counts in sums.itertuples(index=False)]
+    means = grouped[[c for c in work if c.startswith("metric:") or c == "runtime_s"]].mean()
+    for m in metrics:
+        if f"metric:{m}" in means:
+            out[m] = means[f"metric:{m}"].to_numpy()
+    out["runtime_s"] = means["runtime_s"].to_numpy()
+    first_message = grouped["message"].first() if "message" in work else None
+    out["message"] = ([""] * len(sums) if first_message is None
+                      else first_message.fillna("").astype(str).to_numpy())
     return pd.DataFrame(out)
 
 
