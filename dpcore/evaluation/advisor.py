@@ -322,13 +322,12 @@ def clipping_utility_curve(
 
 
 def _mean_sd(values: np.ndarray, n_ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise mean and sample sd over the finite entries (NaN without any; sd 0 with one)."""
-    filled = np.where(np.isfinite(values), values, 0.0)
-    count = np.maximum(n_ok, 1)
-    mean = filled.sum(axis=1) / count
-    sq = np.where(np.isfinite(values), (values - mean[:, None]) ** 2, 0.0).sum(axis=1)
-    sd = np.sqrt(sq / np.maximum(n_ok - 1, 1))
-    return np.where(n_ok > 0, mean, np.nan), np.where(n_ok > 0, sd, np.nan)
+    """Row-wise mean and sample sd over the non-NaN entries (``n_ok`` of them: NaN without any; sd 0 with one)."""
+    with warnings.catch_warnings():  # a row without any result is NaN, as intended
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(values, axis=1)
+        sd = np.nanstd(values, axis=1, ddof=1)
+    return mean, np.where(n_ok == 1, 0.0, sd)
 
 
 def best_norm_bound(curve: pd.DataFrame) -> float | None:
