@@ -13,7 +13,17 @@ server's alone (no drawing), and without the browser competing for the cores.
 With ``--compare`` the classroom runs twice, on two fresh servers: with the server-level caches of built-in data
 off (``DP_SERVER_CACHE=0``, the code path before them) and on.
 
-Run: ``.venv/bin/python benchmarks/bench_classroom.py [--sessions 20] [--client browser|ws] [--compare] [--cold]``.
+``--servers cold,warm`` (issue 22 item 4, websocket clients): the N sessions meet a **cold** server (fresh, no
+precomputation: ``DP_PRECOMPUTE=0``, nobody opened a page before) and a **warm** one (one session opened a page,
+which starts the background precomputation of :mod:`pages.ui.precompute`; the class comes once its log says it
+finished). ``--scenario lesson`` opens Explore with the lesson's five mechanisms (``?mech=…``: Analyze Gauss,
+Laplace, MOD-SULQ, PPCA, IT-U × 7 ε × 5 trials on Adult) and presses **Run sweep** (that sweep does not start by
+itself); the client then also answers the page's auto-rerun requests (the fragment that streams the releases) as a
+browser does. Reported per session: time to the first chart (the first finished script run with four charts) and
+to the complete chart (four charts and no progress bar left: every release drawn).
+
+Run: ``.venv/bin/python benchmarks/bench_classroom.py [--sessions 20] [--client browser|ws] [--compare] [--cold]``,
+or ``… --client ws --servers cold,warm --scenario explore|lesson``.
 Skips (exit 0, a message) when Chromium or Playwright (``--client ws``: websockets) is missing. Results:
 ``benchmarks/results/classroom.json`` (``classroom_ws.json`` for ``--client ws``).
 The browser runs on the same cores as the server (2 on the machine the numbers in docs/benchmarks.md come from,
@@ -45,6 +55,7 @@ from bench_server import (  # noqa: E402
     free_port,
     missing_browser,
     serve,
+    server_cpu,
     settle,
 )
 
@@ -106,6 +117,165 @@ async def _ws_session(url: str, start: asyncio.Event, t0: list[float]) -> float:
                 return time.perf_counter() - t0[0]
 
 
+#: The lesson's mechanisms (pages/ui/precompute.py LESSON_MECHANISMS), as Explore's ``mech`` URL parameter.
+LESSON_QUERY = "mech=analyze_gauss,laplace,mod_sulq,ppca,itu"
+
+
+class _Page:
+    """What one script run of a websocket session has on screen: the latest element at each delta path (a chart
+    redrawn or a progress bar emptied replaces what was at its path), and the Run button's widget id."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[tuple, str] = {}
+        self.run_button: str | None = None
+        self.text: list[str] = []
+
+    @property
+    def charts(self) -> int:
+        return sum(kind == "plotly_chart" for kind in self.kinds.values())
+
+    @property
+    def progress(self) -> bool:
+        return "progress" in self.kinds.values()
+
+    def read(self, msg) -> None:
+        delta, path = msg.delta, tuple(msg.metadata.delta_path)
+        if delta.WhichOneof("type") == "add_block":
+            self.kinds[path] = "block"
+        if delta.WhichOneof("type") != "new_element":
+            return
+        kind = delta.new_element.WhichOneof("type")
+        self.kinds[path] = kind
+        if kind == "button" and delta.new_element.button.label == "Run sweep":
+            self.run_button = delta.new_element.button.id
+        elif kind == "markdown":
+            self.text.append(delta.new_element.markdown.body)
+
+
+async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], query: str, click: bool) -> dict:
+    """One session through Streamlit's websocket protocol, as a browser drives it: open the default page (Explore)
+    with ``query``, press Run sweep when ``click``, answer auto-rerun requests (a streaming sweep's fragment) until a
+    finished run shows four charts and no progress bar. Returns the seconds to the first and to the complete chart."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    def rerun(page_hash: str = "", button: str | None = None, fragment: str = "") -> bytes:
+        msg = BackMsg()
+        msg.rerun_script.query_string = query
+        msg.rerun_script.page_script_hash = page_hash
+        if button is not None:
+            state = msg.rerun_script.widget_states.widgets.add()
+            state.id, state.trigger_value = button, True
+        if fragment:
+            msg.rerun_script.fragment_id, msg.rerun_script.is_auto_rerun = fragment, True
+        return msg.SerializeToString()
+
+    await start.wait()
+    first = complete = None
+    pollers: dict[str, asyncio.Task] = {}
+
+    async def poll(ws, fragment: str, interval: float, page_hash: str) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            await ws.send(rerun(page_hash, fragment=fragment))
+
+    async with websockets.connect(url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
+                                  max_size=None, open_timeout=TIMEOUT_MS / 1000) as ws:
+        await ws.send(rerun())
+        page, page_hash, clicked, asked = _Page(), "", not click, False
+        mechanisms = len(query.split("=", 1)[1].split(",")) if query else 3
+        try:
+            while complete is None:
+                msg = ForwardMsg.FromString(await asyncio.wait_for(ws.recv(), TIMEOUT_MS / 1000))
+                kind = msg.WhichOneof("type")
+                if kind == "new_session":
+                    page_hash = msg.new_session.page_script_hash or page_hash
+                elif kind == "delta":
+                    page.read(msg)
+                elif kind == "auto_rerun" and msg.auto_rerun.fragment_id not in pollers:
+                    pollers[msg.auto_rerun.fragment_id] = asyncio.create_task(
+                        poll(ws, msg.auto_rerun.fragment_id, msg.auto_rerun.interval, page_hash))
+                elif kind == "script_finished":
+                    full = msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+                    if full and not clicked and page.run_button is not None:
+                        clicked = True  # the lesson's sweep waits for the button, as in a browser
+                        await ws.send(rerun(page_hash, button=page.run_button))
+                    elif full and clicked and page.charts >= 4:
+                        asked = asked or any(f"{mechanisms} mechanisms" in text for text in page.text)
+                        now = time.perf_counter() - t0[0]
+                        first = now if first is None else first
+                        if not page.progress:
+                            complete = now
+                    if full:
+                        page = _Page()
+        finally:
+            for task in pollers.values():
+                task.cancel()
+    return {"first_chart_s": first, "complete_s": complete, "settings_kept": asked}
+
+
+async def _ws_classroom(url: str, sessions: int, scenario: str) -> dict:
+    """``sessions`` websocket sessions open Explore at the same moment; times to first and complete charts."""
+    query, click = (LESSON_QUERY, True) if scenario == "lesson" else ("", False)
+    start, t0 = asyncio.Event(), [0.0]
+    tasks = [asyncio.create_task(_ws_lesson_session(url, start, t0, query, click)) for _ in range(sessions)]
+    await asyncio.sleep(0.5)
+    t0[0] = time.perf_counter()
+    start.set()
+    results = await asyncio.gather(*tasks)
+    first = [r["first_chart_s"] for r in results]
+    complete = [r["complete_s"] for r in results]
+    return {"sessions": sessions, "first_chart_p50_s": percentile(first, 0.5),
+            "first_chart_p95_s": percentile(first, 0.95), "first_chart_max_s": max(first),
+            "complete_p50_s": percentile(complete, 0.5), "complete_p95_s": percentile(complete, 0.95),
+            "complete_max_s": max(complete), "first_chart_s": sorted(first), "complete_s": sorted(complete),
+            "sessions_showing_the_asked_mechanisms": sum(r["settings_kept"] for r in results)}
+
+
+def _wait_for_log(log: Path, text: str, limit: float) -> float:
+    """Seconds until ``text`` appears in the server's log (RuntimeError past ``limit``)."""
+    t0 = time.monotonic()
+    while text not in log.read_text(errors="replace"):
+        if time.monotonic() - t0 > limit:
+            raise RuntimeError(f"{text!r} not in {log} after {limit:.0f} s")
+        time.sleep(0.5)
+    return time.monotonic() - t0
+
+
+def run_servers(servers: list[str], sessions: int, scenario: str, port: int, precompute_limit: float) -> dict:
+    """The classroom on a cold and/or a warm (precomputed) server; see the module docstring."""
+    import tempfile
+
+    results = {}
+    for kind in servers:
+        env = {CACHE_SWITCH: "1", "DP_PRECOMPUTE": "1" if kind == "warm" else "0",
+               "DP_PRECOMPUTE_DATASETS": "adult"}
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "server.log"
+            with serve(free_port(port), env, log=log) as (url, pid):
+                out: dict = {"load_before": os.getloadavg()}
+                if kind == "warm":  # one page view starts the precomputation; the class comes once it is over
+                    t0 = [time.perf_counter()]
+                    start = asyncio.Event()
+                    start.set()
+                    asyncio.run(_ws_lesson_session(url, start, t0, "", False))
+                    out["precompute_s"] = _wait_for_log(log, "precompute finished", precompute_limit)
+                    out["precompute_log"] = [line.split("INFO", 1)[-1].strip()
+                                             for line in log.read_text().splitlines() if "precompute" in line]
+                    settle(pid)
+                before = server_cpu(pid)
+                print(f"{kind} server, {scenario}: {sessions} sessions (load {os.getloadavg()[0]:.1f})…", flush=True)
+                out.update(asyncio.run(_ws_classroom(url, sessions, scenario)))
+                out["server_cpu_s"] = settle(pid) - before
+                out["load_after"] = os.getloadavg()
+        print(f"  {kind}: first chart p50 {out['first_chart_p50_s']:.1f} s, p95 {out['first_chart_p95_s']:.1f} s; "
+              f"complete p50 {out['complete_p50_s']:.1f} s, p95 {out['complete_p95_s']:.1f} s; server "
+              f"{out['server_cpu_s']:.1f} CPU-s", flush=True)
+        results[kind] = out
+    return results
+
+
 async def _classroom(url: str, pid: int, sessions: int, warm_up: bool, client: str) -> dict:
     from contextlib import AsyncExitStack
 
@@ -158,8 +328,15 @@ def main() -> int:
     parser.add_argument("--client", choices=("browser", "ws"), default="browser",
                         help="headless Chromium contexts, or light websocket clients (the server's time alone)")
     parser.add_argument("--quick", action="store_true", help="5 sessions")
+    parser.add_argument("--servers", help="cold,warm: the class meets a fresh server and/or one whose precomputation "
+                                          "has finished (websocket clients)")
+    parser.add_argument("--scenario", choices=("explore", "lesson"), default="explore",
+                        help="with --servers: Explore's defaults, or the lesson's five mechanisms and Run sweep")
+    parser.add_argument("--precompute-limit", type=float, default=1800.0, help="seconds to wait for it (warm)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still stops its server (finally)
+    if args.servers:
+        return _main_servers(args)
     why = missing_browser() if args.client == "browser" else _missing_ws()
     if why:
         print(f"skipped: {why}")
@@ -189,6 +366,26 @@ def main() -> int:
     name = "classroom.json" if args.client == "browser" else "classroom_ws.json"
     (RESULTS / name).write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {RESULTS / name}")
+    return 0
+
+
+def _main_servers(args) -> int:
+    why = _missing_ws()
+    if why:
+        print(f"skipped: {why}")
+        return 0
+    servers = [s.strip() for s in args.servers.split(",") if s.strip() in ("cold", "warm")]
+    sessions = 5 if args.quick else args.sessions
+    results = run_servers(servers, sessions, args.scenario, args.port, args.precompute_limit)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = {"benchmark": "classroom, cold and warm (precomputed) server", "scenario": args.scenario,
+           "page": "Explore on Adult, " + ("the lesson's five mechanisms, Run sweep" if args.scenario == "lesson"
+                                           else "default settings"),
+           "sessions": sessions, "client": "websocket (Streamlit protocol, no browser)", "cpu_count": os.cpu_count(),
+           "goal": "first chart p95 <= 10 s for 20 sessions", "results": results}
+    name = RESULTS / f"classroom_servers_{args.scenario}.json"
+    name.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {name}")
     return 0
 
 
