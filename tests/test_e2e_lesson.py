@@ -1,10 +1,12 @@
-"""The lecturer's walk of issue 14, end to end in headless Chromium: five lesson steps, one test each.
+"""The lecturer's walk of issues 14 and 20, end to end in headless Chromium at projector size (1280×800): five lesson
+steps, one test each.
 
-1. privacy costs accuracy (Explore's privacy–utility chart); 2. some published mechanisms are not private (an
+1. privacy costs accuracy (the first screen: one sentence and a chart of the default run without scrolling; Explore's
+privacy–utility charts, then in presentation mode, one per row); 2. some published mechanisms are not private (an
 invalid curve styled as such on Explore, the Audit's SN preset proves SN is NOT 1-DP); 3. students try their own CSV
 (upload, switch back to a built-in dataset, the ledger is green again); 4. what δ and the neighbouring relation mean
 (the Privacy basics page); 5. two mechanisms at one ε exported for a slide (a PNG with its caption).
-Screenshots of every step go to test-artifacts/lesson_*.png.
+Screenshots of every step go to test-artifacts/lesson_*.png (full page, 1280 px wide).
 """
 
 from __future__ import annotations
@@ -15,17 +17,35 @@ import struct
 
 import pytest
 from playwright.sync_api import Page, expect
-from test_e2e import (  # noqa: F401  (the browser fixtures: Debian's Chromium, the viewport)
+from test_e2e import (  # noqa: F401  (the browser fixtures: Debian's Chromium)
     SHOT_DIR,
     TIMEOUT_MS,
     _serve,
-    browser_context_args,
     browser_type_launch_args,
-    shot,
     wait_idle,
 )
 
 pytestmark = pytest.mark.browser
+
+#: A classroom projector.
+PROJECTOR = {"width": 1280, "height": 800}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """The whole walk runs at projector size."""
+    return {**browser_context_args, "viewport": PROJECTOR}
+
+
+def shot(page: Page, name: str) -> None:
+    """Full-page screenshot at the projector's width (Streamlit scrolls inside its main container, so the viewport
+    grows to fit it for the picture, then goes back to 1280×800)."""
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight || 800")
+    page.set_viewport_size({"width": PROJECTOR["width"], "height": max(PROJECTOR["height"], int(height))})
+    page.mouse.move(2, 2)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOT_DIR / f"{name}.png"), full_page=True)
+    page.set_viewport_size(PROJECTOR)
 
 @pytest.fixture(scope="module")
 def lesson_url():
@@ -61,10 +81,23 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+def _in_first_screen(page: Page, locator) -> None:
+    box = locator.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= PROJECTOR["height"], box
+
+
 def test_lesson_1_privacy_costs_accuracy(page: Page, lesson_url):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{lesson_url}/?{WINE}", wait_until="domcontentloaded")
     expect(page.get_by_role("heading", name=EXPLORE_HEADING)).to_be_visible()
+    # the cold open: what the app is, where to start, and a chart — before any sweep, without scrolling
+    intro = page.get_by_text("compares differentially private ways to compute PCA")
+    stored = page.locator('[data-testid="stImage"] img').first
+    expect(intro).to_be_visible()
+    expect(stored).to_be_visible()
+    _in_first_screen(page, intro)
+    _in_first_screen(page, stored)
+    page.screenshot(path=str(SHOT_DIR / "lesson_1_first_screen.png"))
     _charts_drawn(page)
     first = page.locator('[data-testid="stPlotlyChart"]').first
     expect(first.locator(".gtitle")).to_contain_text("Captured variance")
@@ -73,6 +106,21 @@ def test_lesson_1_privacy_costs_accuracy(page: Page, lesson_url):
     wait_idle(page)
     _no_traceback(page)
     shot(page, "lesson_1_explore")
+
+    # presentation mode for the back row: each chart full width, larger text; off again for the next step
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Presentation mode").click()
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    expect(charts.first.locator(".legendtext").first).to_have_css("font-size", "16px")
+    wait_idle(page)
+    widths = [charts.nth(i).bounding_box()["width"] for i in range(4)]
+    banner = page.locator('[data-testid="stAlert"]', has_text="evaluation sandbox").first.bounding_box()
+    assert min(widths) >= 0.9 * banner["width"], (widths, banner)  # one chart per row
+    _no_traceback(page)
+    shot(page, "lesson_1_explore_presentation")
+    sidebar.get_by_text("Presentation mode").click()
+    expect(charts.first.locator(".legendtext").first).to_have_css("font-size", "12px")
+    wait_idle(page)
 
 
 def test_lesson_2_invalid_mechanism_is_unmistakable(page: Page, lesson_url):
