@@ -11,6 +11,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 import dpcore
@@ -26,8 +27,9 @@ from pages.ui.charts import TraceStyle, legend_layout, trace_style
 
 ui.init_state()
 ss = st.session_state
-_LABEL_PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
-                  "#9d755d", "#bab0ac", "#1b9e77", "#7570b3")
+#: Label colours: plotly's Tableau 10 with its green moved before its red (two or three labels show no red, the
+#: colour of NOT PRIVATE), then two of Dark2 (12 labels in all).
+_LABEL_PALETTE = (*(qualitative.T10[i] for i in (0, 1, 4, 2, 3, 5, 6, 7, 8, 9)), *qualitative.Dark2[0:3:2])
 
 
 def _mechanism_picker():
