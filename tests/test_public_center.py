@@ -144,3 +144,14 @@ def test_cli_center_public_without_a_public_schema_is_refused(capsys, tmp_path, 
 def test_cli_center_public_on_a_dataset_without_public_ranges_is_refused(capsys):
     code, _, err = _cli(capsys, *_RELEASE, "--dataset", "css_synthetic", "--center", "public")
     assert code == 2 and "--center public needs public ranges" in err and "center=<array" not in err
+
+
+def test_the_what_if_pipelines_share_the_schemas_bound():
+    """The schema's default B (one per numeric column and per one-hot group) is given to both what-if pipelines,
+    so the comparison isolates the bounds (public vs read off the data), not B."""
+    from dpcore.data import read_table
+    from dpcore.evaluation.whatif import upload_pipelines
+
+    both = upload_pipelines(read_table(_bytes(_frame())), load_schema(SCHEMA))
+    assert both["declared"].norm_bound == both["data_derived"].norm_bound == pytest.approx(math.sqrt(5.0))
+    assert both["data_derived"].clip_fraction == 0.0

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..data import PreparedData, load_table, preprocess
 from ..exceptions import PrivacyLeakWarning
-from ..vocabulary import FeatureScaling
+from ..vocabulary import FeatureScaling, NormMode
 
 #: Pipeline ids, in display order, and their labels.
 PIPELINES = ("declared", "data_derived")
@@ -43,8 +43,13 @@ def upload_pipelines(table, schema, *, categorical: str = "onehot", missing: str
     derived = load_table(table, label=schema.label, roles=schema.roles, categorical=categorical, missing=missing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # recorded in the ledgers
+        declared_data = preprocess(declared, feature_scaling=FeatureScaling.SCHEMA.value, **options)
+        # One B for both (the schema's default unless one is given: both encodings hold values in [0, 1] and one
+        # indicator per one-hot group, so it clips neither), so that only the bounds differ between them.
+        if options.get("norm_bound") is None and options.get("norm_mode", NormMode.CLIP) == NormMode.CLIP:
+            options["norm_bound"] = declared_data.norm_bound
         return {
-            "declared": preprocess(declared, feature_scaling=FeatureScaling.SCHEMA.value, **options),
+            "declared": declared_data,
             "data_derived": preprocess(derived, feature_scaling=FeatureScaling.MINMAX.value, **options),
         }
 
