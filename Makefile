@@ -1,11 +1,15 @@
 # make run   -> start the dashboard on http://localhost:8501
 # make test  -> the whole suite (unit, statistical, CLI, AppTest; browser tests when Chromium exists); CI runs it
-# make test-fast -> the edit loop: everything not marked slow or browser (under 2 minutes on 2 cores)
+# make test-fast -> the edit loop: everything not marked slow or browser (about a minute on 2 cores)
+# Both spread test files over every core (pytest-xdist; one file stays on one worker, so a module's server or pool
+# fixture is started once). JOBS=1 runs them in one process.
 PY      ?= python3
 VENV    := .venv
 STAMP   := $(VENV)/.installed
 PORT    ?= 8501
 LOCK    := $(wildcard requirements.lock)
+JOBS    ?= auto
+XDIST   := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
 $(STAMP): pyproject.toml $(LOCK)
 	rm -rf $(VENV)
@@ -22,10 +26,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check dpcore pages app.py tests benchmarks
-	$(VENV)/bin/python -m pytest -ra
+	$(VENV)/bin/python -m pytest -ra $(XDIST)
 
 test-fast: $(STAMP)
-	$(VENV)/bin/python -m pytest -q -m "not slow and not browser"
+	$(VENV)/bin/python -m pytest -q -m "not slow and not browser" $(XDIST)
 
 e2e: $(STAMP)
 	E2E_REQUIRED=1 $(VENV)/bin/python -m pytest -m browser -v
