@@ -23,6 +23,7 @@ from ..core.noise import laplace
 from ..core.privacy import LedgerEntry, l1_sensitivity_eigenvalues
 from ..core.timing import Deadline
 from ..samplers.bingham import KentBinghamSampler
+from ..samplers.gibbs import blas_threads_for
 from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling
@@ -57,6 +58,7 @@ class _Iterative(Mechanism):
     guarantee = Guarantee.PURE
     utility_family = "exponential"  # the subspace comes from exponential-mechanism draws
     cost = "O(d⁴) + rejections (d eigendecompositions of shrinking size)"
+    one_shot = False
     domain = ("every ε > 0; both relations (eigenvalue L1 sensitivity 2 replace-one, 1 add/remove; score "
               "sensitivity 1); eigenvalues clipped to [0, n] only under replace-one, where n is public")
 
@@ -109,7 +111,14 @@ def sample_iterative_vectors(C: np.ndarray, eps_vec: list[float], exponent: str,
     """The vector loop of Algorithm 1: θ̂ᵢ for budgets ``eps_vec`` (d×len(eps_vec), orthonormal) and the
     number of Kent proposals per vector. Projection via incremental Householder complements."""
     d = C.shape[0]
-    factor = EXPONENT_FACTORS[exponent]
+    with blas_threads_for(d):  # d eigendecompositions of size ≤ d: one BLAS thread when d is small (issue #22)
+        return _iterative_vectors(C, eps_vec, EXPONENT_FACTORS[exponent], rng, deadline, what)
+
+
+def _iterative_vectors(C: np.ndarray, eps_vec: list[float], factor: float, rng: np.random.Generator,
+                       deadline: Deadline, what: str) -> tuple[np.ndarray, list[int]]:
+    """Body of :func:`sample_iterative_vectors` (``factor``: the Bingham exponent per unit of εᵢ)."""
+    d = C.shape[0]
     Ci = np.array(C, dtype=float)
     P = np.eye(d)
     thetas = np.empty((d, len(eps_vec)))

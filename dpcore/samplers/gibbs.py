@@ -32,7 +32,8 @@ Implementation notes (performance and the numerical guards of spec §3.4 pitfall
 * The chains run with BLAS limited to one thread (``threadpoolctl``, in-process): every call here is small dense
   linear algebra (m×m blocks, d×m rank-1 updates) for which OpenBLAS's thread start-up and synchronisation cost more
   than they save — with the default threads a release on Adult (d = 108, k = 5) took 3.6× the wall time of the same
-  release on one thread (issue #22). The d×d eigendecomposition of M done once per call stays on all cores.
+  release on one thread (issue #22). The d×d eigendecomposition of M done once per call stays on all cores only
+  from d = :data:`SMALL_DENSE_BELOW` on (:func:`blas_threads_for`).
 
 MCMC has no convergence certificate: PPCA built on this sampler is heuristic-DP. Per recorded scan the chain keeps
 sign-invariant statistics of its state — the score tr(VᵀMV) and the principal angles between span(V) and the
@@ -46,10 +47,11 @@ data: non-private.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +67,8 @@ RTHETA_MAX_PROPOSALS = 10_000_000
 CONVERGENCE_THRESHOLD = 0.01
 #: BLAS threads used by the chains (small dense linear algebra; see the module docstring).
 SAMPLER_BLAS_THREADS = 1
+#: Below this order a d×d eigendecomposition also runs on one BLAS thread (:func:`blas_threads_for`).
+SMALL_DENSE_BELOW = 256
 #: Scalar proposals tried in rtheta_bing before switching to vectorised batches.
 _SCALAR_TRIES = 12
 #: Block size m from which the column update goes through the tridiagonal form (fewer flops); below it a dense
@@ -253,17 +257,31 @@ def f_statistic(running_sum: np.ndarray, t: int) -> float:
     return float(np.linalg.norm(running_sum) / (t * math.sqrt(k)))
 
 
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    """One ``threadpoolctl`` controller per process: finding the loaded BLAS libraries walks every shared object of
+    the process (1–10 ms), so it is done once; scipy's LAPACK is imported first so that its OpenBLAS is among them."""
+    import scipy.linalg  # noqa: F401 - load scipy's OpenBLAS before the libraries are listed
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Limit every loaded BLAS (numpy's and scipy's OpenBLAS) to :data:`SAMPLER_BLAS_THREADS` thread(s) in-process.
 
-    scipy's LAPACK is imported first: a library loaded inside the block would keep its default threads.
+    The libraries are those loaded when this was first used (numpy's and scipy's; see :func:`_blas_controller`).
     """
-    import scipy.linalg  # noqa: F401 - load scipy's OpenBLAS before the limit is applied
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=SAMPLER_BLAS_THREADS, user_api="blas"):
+    with _blas_controller().limit(limits=SAMPLER_BLAS_THREADS, user_api="blas"):
         yield
+
+
+def blas_threads_for(d: int):
+    """The thread limit for dense linear algebra on d×d matrices: one thread below :data:`SMALL_DENSE_BELOW`
+    (OpenBLAS's threads cost more than they save there, and far more when other processes load the cores), the
+    library default above."""
+    return single_threaded_blas() if d < SMALL_DENSE_BELOW else nullcontext()
 
 
 #: Sign-invariant statistics recorded per scan (columns of ``GibbsResult.stat_traces``): the score, and the sum and
@@ -522,7 +540,8 @@ def bmf_gibbs(
         if V0.shape != (d, k) or not np.allclose(V0.T @ V0, np.eye(k), atol=1e-8):
             raise InvalidParameterError(f"V0 must be a {d}×{k} matrix with orthonormal columns.")
     start = time.perf_counter()
-    top = np.linalg.eigh(M)[1][:, ::-1][:, :k].copy()  # d×d: all cores; reference directions of the diagnostic
+    with blas_threads_for(d):  # d×d: all cores only when d is large; reference directions of the diagnostic
+        top = np.linalg.eigh(M)[1][:, ::-1][:, :k].copy()
     states, traces, kept, stats = [], [], [], []
     with single_threaded_blas():
         for c in range(chains):
@@ -542,8 +561,10 @@ def bmf_gibbs(
 __all__ = [
     "CONVERGENCE_THRESHOLD",
     "SAMPLER_BLAS_THREADS",
+    "SMALL_DENSE_BELOW",
     "STAT_NAMES",
     "GibbsResult",
+    "blas_threads_for",
     "bmf_gibbs",
     "f_statistic",
     "rtheta_bing",
