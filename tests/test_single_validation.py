@@ -85,3 +85,29 @@ def test_the_cli_does_not_copy_the_audit_registries():
     copies = [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, (ast.Tuple, ast.List, ast.Set))
               and sum(isinstance(e, ast.Constant) and e.value in names for e in node.elts) >= 2]
     assert copies == []
+
+
+def test_the_advisor_picks_by_the_one_shot_field_not_by_the_cost_text(monkeypatch):
+    from dpcore.evaluation import advisor
+    from dpcore.mechanisms import list_mechanisms
+    from dpcore.vocabulary import Guarantee
+
+    expected = [m.id for m in list_mechanisms() if m.output == "covariance" and m.one_shot
+                and m.guarantee in (Guarantee.PURE, Guarantee.APPROX)]
+    assert [m.id for m in advisor.advisor_mechanisms()] == expected
+    laplace = type(get_mechanism("laplace"))
+    monkeypatch.setattr(laplace, "cost", "O(d³) + rejections, Gibbs, MCMC, iterations")  # prose does not decide
+    assert "laplace" in [m.id for m in advisor.advisor_mechanisms()]
+    monkeypatch.setattr(laplace, "one_shot", False)
+    assert "laplace" not in [m.id for m in advisor.advisor_mechanisms()]
+
+
+def test_every_sampling_or_iterative_mechanism_is_marked_not_one_shot():
+    """The cost prose and the field agree: a note naming rejection sampling, Gibbs/MCMC or an exponential search
+    belongs to a mechanism with ``one_shot = False``."""
+    from dpcore.mechanisms import list_mechanisms
+
+    words = ("rejection", "gibbs", "mcmc", "iteration", "exponential in")
+    unmarked = [m.id for m in list_mechanisms() if m.one_shot and any(w in m.cost.lower() for w in words)]
+    assert unmarked == []
+    assert {"itu", "ad", "kt", "ppca", "ppm", "ss_exact"} <= {m.id for m in list_mechanisms() if not m.one_shot}

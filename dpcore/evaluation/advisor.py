@@ -48,9 +48,6 @@ CURVE_COLUMNS = (
     "n_ok",
 )
 
-#: Cost notes that mark a mechanism as slow (sampling or iterative) for the interactive advisor.
-_SLOW_COST_WORDS = ("rejection", "gibbs", "mcmc", "iteration", "exponential")
-
 #: Number of candidate bounds in the default grid.
 DEFAULT_NUM_CANDIDATES = 12
 #: Quantile of the row norms at the small end of the default grid.
@@ -62,16 +59,12 @@ ProgressCallback = Callable[[int, int, str], "bool | None"]
 def advisor_mechanisms() -> list[Mechanism]:
     """Registry mechanisms suited to the interactive advisor: private, covariance output, one-shot cost.
 
-    Covariance-perturbation mechanisms (``output == "covariance"``) with a pure or approximate DP guarantee whose
-    ``cost`` note mentions no rejection sampling, MCMC or iterations (those are too slow for a grid of B × trials).
+    Covariance-perturbation mechanisms (``output == "covariance"``) with a pure or approximate DP guarantee and a
+    one-shot release (``Mechanism.one_shot``: no rejection sampling, MCMC or iterations, which are too slow for a
+    grid of B × trials).
     """
-    out = []
-    for m in list_mechanisms():
-        cost = (m.cost or "").lower()
-        if m.output == "covariance" and m.guarantee in (Guarantee.PURE, Guarantee.APPROX) and not any(
-                w in cost for w in _SLOW_COST_WORDS):
-            out.append(m)
-    return out
+    return [m for m in list_mechanisms()
+            if m.output == "covariance" and m.guarantee in (Guarantee.PURE, Guarantee.APPROX) and m.one_shot]
 
 
 def default_candidates(dataset: Dataset | np.ndarray, num: int = DEFAULT_NUM_CANDIDATES, *,

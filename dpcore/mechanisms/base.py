@@ -164,6 +164,9 @@ class Mechanism(ABC):
     reference: ClassVar[str]  # paper, algorithm and equation
     formula: ClassVar[str] = ""  # LaTeX
     cost: ClassVar[str] = ""
+    #: True when a release is one closed-form perturbation (milliseconds); False when it samples by rejection, runs
+    #: MCMC or iterates (seconds, data-dependent). The interactive clipping advisor runs one-shot mechanisms only.
+    one_shot: ClassVar[bool] = True
     guarantee: ClassVar[str]
     output: ClassVar[str]  # "covariance" | "subspace"
     uses_delta: ClassVar[bool] = False

@@ -38,6 +38,7 @@ class KapralovTalwar(Mechanism):
                r"\hat\lambda_i=\hat\theta_i^\top R_i\hat\theta_i+\mathrm{Lap}(1/\varepsilon_\lambda),\; "
                r"R_{i+1}=R_i-\hat\lambda_i\hat\theta_i\hat\theta_i^\top")
     cost = "O(k·d³) + rejections"
+    one_shot = False
     guarantee = Guarantee.PURE
     output = "covariance"
     order = 45

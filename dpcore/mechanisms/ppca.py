@@ -55,6 +55,7 @@ class PPCA(Mechanism):
     formula = (r"p(\hat V) \propto \exp\!\big(\tfrac{\varepsilon}{2}\,\mathrm{tr}(\hat V^\top C \hat V)\big),"
                r"\quad \hat V^\top \hat V = I_k")
     cost = "O(T·k·d³) Gibbs (k > 1); O(d³) + rejections (k = 1)"
+    one_shot = False
     guarantee = Guarantee.HEURISTIC_MCMC
     output = "subspace"
     strict_k = True

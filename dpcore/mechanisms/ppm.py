@@ -63,6 +63,7 @@ class PrivatePowerMethod(Mechanism):
     formula = (r"X_\ell=\mathrm{QR}(C X_{\ell-1}+G_\ell),\; G_\ell\sim\mathcal N(0,\sigma^2)^{d\times k},\; "
                r"\sigma=\Delta\sqrt{L/(2\rho)},\; \rho=(\sqrt{\varepsilon+\ln(1/\delta)}-\sqrt{\ln(1/\delta)})^2")
     cost = "O(L·d²·k)"
+    one_shot = False  # L power iterations
     guarantee = Guarantee.APPROX
     output = "subspace"
     uses_delta = True

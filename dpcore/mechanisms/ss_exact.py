@@ -70,6 +70,7 @@ class SinghalSteinkeExact(Mechanism):
                r"\hat S = S_1 \text{ iff } \max(0,q(S_1)-s_2-1)+\mathrm{TLap}(2/\varepsilon, A_T) > A_T,\ "
                r"A_T=\tfrac{2}{\varepsilon}\ln\!\big(1+\tfrac{e^\varepsilon-1}{2\delta}\big)")
     cost = "O(C(n, k−1)·(n² + nd)) — exponential in k (teaching sizes only)"
+    one_shot = False
     guarantee = Guarantee.APPROX
     output = "subspace"
     uses_delta = True
