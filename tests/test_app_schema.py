@@ -171,7 +171,7 @@ def _schema():
 def test_schema_table_and_apply_edits():
     table, schema = _schema()
     before = editor.schema_table(schema)
-    assert list(before.columns) == ["column", "role", "lower", "upper", "categories", "public", "status", "clamped",
+    assert list(before.columns) == ["column", "role", "status", "lower", "upper", "public", "clamped", "categories",
                                     "reason"]
     after = before.copy()
     after.loc[2, "upper"] = 12.0

@@ -100,7 +100,7 @@ def upload_table():
     raw = ss.get("dp_upload")
     if raw is None:
         return None
-    declared = ss.get("schema_editor_declared")  # a loaded schema declaring the format (pages/ui/schema_editor.py)
+    declared = get("schema_declared")  # a loaded schema declaring the format (pages/ui/schema_editor.py)
     fmt = getattr(declared, "format", None)
     opts = _read_options() if fmt is None else \
         {"format": fmt, "column_names": None if fmt.header else tuple(declared.names)}  # read as declared

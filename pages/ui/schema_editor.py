@@ -45,17 +45,16 @@ EXCLUDED = "not a feature"
 #: Larger tables skip the status colours (styling every cell of a very wide table slows each rerun).
 STYLED_ROWS = 1000
 #: The grid grows with the table up to this many rows, then scrolls.
-GRID_MAX_ROWS = 24
+GRID_MAX_ROWS = 30
 GRID_ROW_PX = 35
-TABLE_COLUMNS = ["column", "role", "lower", "upper", "categories", "public", "status", "clamped", "reason"]
+#: The grid's columns, the status first (visible next to the name however wide the names are).
+TABLE_COLUMNS = ["column", "role", "status", "lower", "upper", "public", "clamped", "categories", "reason"]
 #: Widget keys of the filter and the bulk form (plain widget state).
 FILTER_KEY, ROLE_FILTER_KEY = "schema_filter", "schema_role_filter"
-NOTE_KEY = "schema_editor_note"
-#: A loaded schema that declares the file format: uploads are read with that format (nothing detected), also a file
-#: that detection cannot read and the next file uploaded (read by :func:`pages.ui.datasets.upload_table`).
-DECLARED_KEY = "schema_editor_declared"
-#: The table keys (file, reading) the declared schema was already applied to (a later edit is not overwritten).
-APPLIED_KEY = "schema_editor_declared_applied"
+#: Session slots (pages/ui/state.py): a loaded schema that declares the file format — uploads are read with that
+#: format (nothing detected), also a file that detection cannot read and the next file uploaded (read by
+#: :func:`pages.ui.datasets.upload_table`) — and the table keys it was already applied to (a later edit is kept).
+DECLARED, APPLIED, NOTE = "schema_declared", "schema_declared_applied", "schema_note"
 VALUE_FIELDS = ("lower", "upper", "categories")
 TYPED_RULE = ("**What counts as public:** a value you type, paste, set in bulk or import from a codebook is your "
               "declaration — public (green), even when it equals the data's value. Values the app filled in from "
@@ -338,27 +337,31 @@ def _on_schema_upload(widget: str = "schema_upload_widget") -> None:
     try:
         loaded = dpcore.data.load_schema(upload.getvalue())
         if loaded.format is not None:
-            ss[DECLARED_KEY] = loaded
+            ui.put(DECLARED, loaded)
         table = ui.upload_table()
         schema = merge_loaded(loaded, table)
     except DPCoreError as exc:
-        ss["_dp_schema_error"] = f"{upload.name}: {plain_words(str(exc))}"
+        ui.put("schema_error", f"{upload.name}: {plain_words(str(exc))}")
         return
     ui.set_upload_schema(schema)
     ss.dp_label = schema.label or NO_LABEL
-    ss["_dp_schema_loaded"] = upload.name
+    ui.put("schema_loaded", upload.name)
     if loaded.format is not None:
-        ss.setdefault(APPLIED_KEY, []).append(ss["_dp_upload_table"][0])
+        _applied().append(ui.upload_table_key())
+
+
+def _applied() -> list:
+    applied = ui.get(APPLIED)
+    return applied if applied is not None else ui.put(APPLIED, [])
 
 
 def adopt_declared(table: RawTable) -> None:
     """A file read under a loaded schema's declared format gets that schema (roles, values and label) instead of a
     draft — once per file and reading, before the label picker is drawn (so no label is guessed)."""
-    ss = st.session_state
-    if ss.get(DECLARED_KEY) is None or "_dp_upload_table" not in ss:
+    key = ui.upload_table_key()
+    if ui.get(DECLARED) is None or key is None:
         return
-    key = ss["_dp_upload_table"][0]
-    applied = ss.setdefault(APPLIED_KEY, [])
+    applied = _applied()
     if key in applied:
         return
     applied.append(key)
@@ -366,31 +369,31 @@ def adopt_declared(table: RawTable) -> None:
     if schema is None:
         return
     ui.set_upload_schema(schema, dpcore.data.infer_roles(table, label=schema.label))
-    ss.dp_label = schema.label or NO_LABEL
-    ss["_dp_label_guess"] = False  # the label is declared: nothing to guess
+    st.session_state.dp_label = schema.label or NO_LABEL
+    ui.put("label_guess", False)  # the label is declared: nothing to guess
 
 
 def declared_schema_for(table: RawTable) -> Schema | None:
     """The loaded schema that declares the file format, checked against ``table`` (None without one, or when the
     table's columns do not fit it: then a message says so and the draft is used)."""
-    declared = st.session_state.get(DECLARED_KEY)
+    declared = ui.get(DECLARED)
     if declared is None:
         return None
     try:
         return merge_loaded(declared, table)
     except DPCoreError as exc:
-        st.session_state["_dp_schema_error"] = (f"The loaded schema does not fit this file ({plain_words(str(exc))}); "
-                                                "the draft read off the data is shown instead.")
+        ui.put("schema_error", f"The loaded schema does not fit this file ({plain_words(str(exc))}); "
+                               "the draft read off the data is shown instead.")
         return None
 
 
 def _forget_declared() -> None:
-    st.session_state.pop(DECLARED_KEY, None)
+    ui.drop(DECLARED)
 
 
 def declared_format_controls() -> None:
     """Under a loaded schema's declared format: say so, and offer to detect the format again."""
-    declared = st.session_state.get(DECLARED_KEY)
+    declared = ui.get(DECLARED)
     if declared is None:
         return
     st.caption(f":green[:material/verified: Read with the loaded schema's declared format "
@@ -419,10 +422,10 @@ def _on_codebook_upload() -> None:
         entries = read_codebook(upload.getvalue(), upload.name)
         schema = apply_codebook(ui.upload_schema(table), entries, table)
     except DPCoreError as exc:
-        ss["_dp_schema_error"] = plain_words(str(exc))
+        ui.put("schema_error", plain_words(str(exc)))
         return
     ui.set_upload_schema(schema)
-    ss[NOTE_KEY] = f"Imported {len(entries)} column(s) from the codebook {upload.name}: their values are declared."
+    ui.put(NOTE, f"Imported {len(entries)} column(s) from the codebook {upload.name}: their values are declared.")
 
 
 def _on_bulk(table: RawTable, names: list[str], declare_shown: bool) -> None:
@@ -435,17 +438,17 @@ def _on_bulk(table: RawTable, names: list[str], declare_shown: bool) -> None:
                              upper=ss.get("schema_bulk_upper", ""), categories=ss.get("schema_bulk_categories", ""),
                              role=None if role in (None, KEEP_ROLE) else role, declare_shown=declare_shown)
     except DPCoreError as exc:
-        ss["_dp_schema_error"] = plain_words(str(exc))
+        ui.put("schema_error", plain_words(str(exc)))
         return
     ui.set_upload_schema(schema)
     what = "declared the shown values public for" if declare_shown else "set"
-    ss[NOTE_KEY] = f"Bulk edit: {what} {len(chosen)} column(s)."
+    ui.put(NOTE, f"Bulk edit: {what} {len(chosen)} column(s).")
 
 
 def _reset(table: RawTable) -> None:
     report = dpcore.data.infer_roles(table, label=ui.label_value())
     ui.set_upload_schema(dpcore.data.draft_schema(table, report), report)
-    st.session_state[NOTE_KEY] = "Reset to the draft read off the data: every value is red again."
+    ui.put(NOTE, "Reset to the draft read off the data: every value is red again.")
 
 
 def _color(value: str) -> str:
@@ -494,13 +497,13 @@ def _status_lines(schema: Schema) -> None:
 
 
 def _messages() -> None:
-    ss = st.session_state
-    if ss.get("_dp_schema_error"):
-        st.error(ss.pop("_dp_schema_error"))
-    if ss.get("_dp_schema_loaded"):
-        st.success(f"Loaded the schema {ss.pop('_dp_schema_loaded')}.")
-    if ss.get(NOTE_KEY):
-        st.success(ss.pop(NOTE_KEY), icon=":material/done_all:")
+    error, loaded, note = ui.drop("schema_error"), ui.drop("schema_loaded"), ui.drop(NOTE)
+    if error:
+        st.error(error)
+    if loaded:
+        st.success(f"Loaded the schema {loaded}.")
+    if note:
+        st.success(note, icon=":material/done_all:")
 
 
 def _bulk_panel(table: RawTable, schema: Schema, names: list[str]) -> None:
@@ -537,9 +540,9 @@ def _bulk_panel(table: RawTable, schema: Schema, names: list[str]) -> None:
 
 
 def _name_width(shown: pd.DataFrame) -> int:
-    """Pixels for the pinned name column: the longest shown name, within [120, 340]."""
+    """Pixels for the pinned name column: the longest shown name, within [120, 280]."""
     longest = int(shown["column"].str.len().max()) if len(shown) else 10
-    return int(min(max(7.4 * longest + 28, 120), 340))
+    return int(min(max(7.4 * longest + 28, 120), 280))
 
 
 def _column_config(shown: pd.DataFrame) -> dict:
@@ -572,13 +575,14 @@ def _column_config(shown: pd.DataFrame) -> dict:
 def _grid(table: RawTable, schema: Schema, names: list[str], clamped: Mapping[str, float]) -> None:
     """The editor grid of the filtered columns, in a form: edits are saved together."""
     ss = st.session_state
-    full = schema_table(schema, ss.get("_dp_roles"), clamped)
+    full = schema_table(schema, ui.get("roles"), clamped)
     shown = full[full["column"].isin(names)].reset_index(drop=True)
-    key = f"{EDITOR_PREFIX}{ss.get('_dp_schema_version', 0)}"
+    version = ui.get("schema_version")
+    key = f"{EDITOR_PREFIX}{version}"
     styled = shown.style.map(_color, subset=["status"]).map(_clamp_color, subset=["clamped"]) \
         if len(shown) <= STYLED_ROWS else shown
     height = GRID_ROW_PX * (min(len(shown), GRID_MAX_ROWS) + 1) + 3
-    with st.form(f"schema_grid_form_{ss.get('_dp_schema_version', 0)}", border=False):
+    with st.form(f"schema_grid_form_{version}", border=False):
         st.data_editor(
             styled, key=key, hide_index=True, num_rows="fixed", width="stretch", height=height,
             disabled=["column", "status", "clamped", "reason"],

@@ -417,6 +417,10 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("schema_version", int, Scope.SESSION, 0, doc="bumped when the schema is replaced (the editor restarts)"),
     Slot("schema_error", str, Scope.UPLOAD, doc="a schema file that could not be loaded"),
     Slot("schema_loaded", str, Scope.UPLOAD, doc="name of the schema file just loaded"),
+    Slot("schema_note", str, Scope.UPLOAD, doc="what a bulk edit, a codebook import or a reset did (shown once)"),
+    Slot("schema_declared", _ANY, Scope.SESSION, doc="a loaded schema declaring the file format: uploads are read "
+                                                     "with it (also the next file)"),
+    Slot("schema_declared_applied", list, Scope.SESSION, doc="table keys the declared schema was applied to"),
     Slot("upload_note", bool, Scope.UPLOAD, False, doc="a new upload: the Data page says how it was read"),
     Slot("label_guess", _ANY, Scope.UPLOAD, doc="None: not guessed yet; False: no guess; else a LabelGuess"),
     Slot("upload_files", dict, Scope.SESSION, doc="name of each file uploaded in this session, by fingerprint"),
