@@ -243,36 +243,43 @@ def _wait_for_log(log: Path, text: str, limit: float) -> float:
     return time.monotonic() - t0
 
 
-def run_servers(servers: list[str], sessions: int, scenario: str, port: int, precompute_limit: float) -> dict:
-    """The classroom on a cold and/or a warm (precomputed) server; see the module docstring."""
+def _precompute(url: str, pid: int, log: Path, limit: float) -> dict:
+    """One page view starts the server's precomputation; wait until its log says it is over."""
+    t0 = [time.perf_counter()]
+    start = asyncio.Event()
+    start.set()
+    asyncio.run(_ws_lesson_session(url, start, t0, "", False))
+    seconds = _wait_for_log(log, "precompute finished", limit)
+    settle(pid)
+    lines = [line.split("INFO", 1)[-1].strip() for line in log.read_text().splitlines() if "precompute" in line]
+    return {"precompute_s": seconds, "precompute_log": lines}
+
+
+def run_servers(servers: list[str], sessions: int, scenarios: list[str], port: int, limit: float) -> dict:
+    """The classroom on cold servers (a fresh one per scenario) and/or one warm (precomputed) server that every
+    scenario meets in turn; see the module docstring."""
     import tempfile
 
-    results = {}
+    results: dict = {}
     for kind in servers:
-        env = {CACHE_SWITCH: "1", "DP_PRECOMPUTE": "1" if kind == "warm" else "0",
-               "DP_PRECOMPUTE_DATASETS": "adult"}
-        with tempfile.TemporaryDirectory() as tmp:
-            log = Path(tmp) / "server.log"
-            with serve(free_port(port), env, log=log) as (url, pid):
-                out: dict = {"load_before": os.getloadavg()}
-                if kind == "warm":  # one page view starts the precomputation; the class comes once it is over
-                    t0 = [time.perf_counter()]
-                    start = asyncio.Event()
-                    start.set()
-                    asyncio.run(_ws_lesson_session(url, start, t0, "", False))
-                    out["precompute_s"] = _wait_for_log(log, "precompute finished", precompute_limit)
-                    out["precompute_log"] = [line.split("INFO", 1)[-1].strip()
-                                             for line in log.read_text().splitlines() if "precompute" in line]
-                    settle(pid)
-                before = server_cpu(pid)
-                print(f"{kind} server, {scenario}: {sessions} sessions (load {os.getloadavg()[0]:.1f})…", flush=True)
-                out.update(asyncio.run(_ws_classroom(url, sessions, scenario)))
-                out["server_cpu_s"] = settle(pid) - before
-                out["load_after"] = os.getloadavg()
-        print(f"  {kind}: first chart p50 {out['first_chart_p50_s']:.1f} s, p95 {out['first_chart_p95_s']:.1f} s; "
-              f"complete p50 {out['complete_p50_s']:.1f} s, p95 {out['complete_p95_s']:.1f} s; server "
-              f"{out['server_cpu_s']:.1f} CPU-s", flush=True)
-        results[kind] = out
+        env = {CACHE_SWITCH: "1", "DP_PRECOMPUTE": "1" if kind == "warm" else "0", "DP_PRECOMPUTE_DATASETS": "adult"}
+        rounds = [scenarios] if kind == "warm" else [[scenario] for scenario in scenarios]
+        for batch in rounds:
+            with tempfile.TemporaryDirectory() as tmp:
+                log = Path(tmp) / "server.log"
+                with serve(free_port(port), env, log=log) as (url, pid):
+                    warm = _precompute(url, pid, log, limit) if kind == "warm" else {}
+                    for scenario in batch:
+                        load = os.getloadavg()
+                        print(f"{kind} server, {scenario}: {sessions} sessions (load {load[0]:.1f})…", flush=True)
+                        before = server_cpu(pid)
+                        out = {"load_before": load, **warm, **asyncio.run(_ws_classroom(url, sessions, scenario))}
+                        out["server_cpu_s"] = settle(pid) - before
+                        out["load_after"] = os.getloadavg()
+                        print(f"  {kind}/{scenario}: first chart p50 {out['first_chart_p50_s']:.1f} s, p95 "
+                              f"{out['first_chart_p95_s']:.1f} s; complete p50 {out['complete_p50_s']:.1f} s, p95 "
+                              f"{out['complete_p95_s']:.1f} s; server {out['server_cpu_s']:.1f} CPU-s", flush=True)
+                        results[f"{kind}/{scenario}"] = out
     return results
 
 
@@ -330,8 +337,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 sessions")
     parser.add_argument("--servers", help="cold,warm: the class meets a fresh server and/or one whose precomputation "
                                           "has finished (websocket clients)")
-    parser.add_argument("--scenario", choices=("explore", "lesson"), default="explore",
-                        help="with --servers: Explore's defaults, or the lesson's five mechanisms and Run sweep")
+    parser.add_argument("--scenario", default="explore",
+                        help="with --servers: explore (Explore's defaults) and/or lesson (the lesson's five "
+                             "mechanisms and Run sweep), comma-separated")
     parser.add_argument("--precompute-limit", type=float, default=1800.0, help="seconds to wait for it (warm)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still stops its server (finally)
@@ -376,14 +384,15 @@ def _main_servers(args) -> int:
         return 0
     servers = [s.strip() for s in args.servers.split(",") if s.strip() in ("cold", "warm")]
     sessions = 5 if args.quick else args.sessions
-    results = run_servers(servers, sessions, args.scenario, args.port, args.precompute_limit)
+    scenarios = [s.strip() for s in args.scenario.split(",") if s.strip() in ("explore", "lesson")]
+    results = run_servers(servers, sessions, scenarios, args.port, args.precompute_limit)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = {"benchmark": "classroom, cold and warm (precomputed) server", "scenario": args.scenario,
-           "page": "Explore on Adult, " + ("the lesson's five mechanisms, Run sweep" if args.scenario == "lesson"
-                                           else "default settings"),
+    out = {"benchmark": "classroom, cold and warm (precomputed) server", "scenarios": {
+               "explore": "Explore on Adult, default settings (3 mechanisms, auto-run)",
+               "lesson": "Explore on Adult, the lesson's five mechanisms (?mech=...), Run sweep"},
            "sessions": sessions, "client": "websocket (Streamlit protocol, no browser)", "cpu_count": os.cpu_count(),
            "goal": "first chart p95 <= 10 s for 20 sessions", "results": results}
-    name = RESULTS / f"classroom_servers_{args.scenario}.json"
+    name = RESULTS / f"classroom_servers_{'_'.join(scenarios)}.json"
     name.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {name}")
     return 0
