@@ -151,6 +151,7 @@ def test_the_warning_and_the_guarantees_qualifier_only_for_a_non_private_pipelin
     ledger, names = _ledger(feature_scaling="minmax")
     warning, qualifier = non_private_warning(ledger, names), guarantees_qualifier(ledger, names)
     assert "no release on this data is end-to-end private" in warning and "'colour'" in warning
+    assert "non-private step" in warning  # the words other pages' tests look for
     assert "only given its inputs" in qualifier and "**NOT private** because of: " in qualifier
     assert "min–max scaling read off the data" in qualifier
 

@@ -146,8 +146,9 @@ def non_private_warning(ledger: Iterable, feature_names: Sequence[str] = ()) -> 
     if not steps:
         return None
     listed = "; ".join(f"({i}) {s}" for i, s in enumerate(steps, 1)) if len(steps) > 1 else steps[0]
-    return (f"**The preprocessing is not private**, so no release on this data is end-to-end private. Non-private "
-            f"step{'s' if len(steps) > 1 else ''}: {listed}. The Data page's ledger lists each one; a confirmed "
+    some = "non-private steps" if len(steps) > 1 else "a non-private step"
+    return (f"**The preprocessing includes {some}**, so no release on this data is end-to-end private: {listed}. "
+            "The Data page's ledger lists each one; a confirmed "
             "public schema (format, roles, label, bounds and categories) and per-record options (schema scaling, a "
             "public norm bound, a public or DP centre, missing values filled with 0) make the pipeline private.")
 
