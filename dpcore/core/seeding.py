@@ -16,10 +16,12 @@ children. A seeded run is reproducible; real releases should pass ``None``.
 from __future__ import annotations
 
 import enum
+import secrets
 
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ._validation import check_int
 
 RandomState = None | int | np.random.SeedSequence | np.random.Generator
 
@@ -32,6 +34,21 @@ class Stage(enum.IntEnum):
     SWEEP_CELL = 3  # one cell of a sweep (keyed by the cell's values)
     SUBSAMPLE = 4  # public row subsampling in sweeps
     AUDIT = 5  # the releases of an audit
+
+
+#: Largest seed :func:`fresh_seed` gives: seeds stay in 1 … 2³¹ − 2, which every seed widget of the dashboard takes
+#: (int32; 0 there means "fresh randomness") and which a recorded run can be reproduced with.
+MAX_FRESH_SEED = 2**31 - 2
+
+
+def fresh_seed() -> int:
+    """A run seed from OS entropy in 1 … :data:`MAX_FRESH_SEED` (never 0 or a fixed default); record it with the run."""
+    return 1 + secrets.randbelow(MAX_FRESH_SEED)
+
+
+def seed_or_fresh(seed: object, name: str = "seed") -> int:
+    """The integer seed given (checked: a whole number ≥ 0), or a :func:`fresh_seed` for None."""
+    return fresh_seed() if seed is None else check_int(seed, name, 0)
 
 
 def check_random_state(random_state: RandomState) -> None:

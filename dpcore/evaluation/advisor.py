@@ -29,6 +29,7 @@ from ..core._validation import (
     check_k,
     check_time_limit,
 )
+from ..core.seeding import seed_or_fresh
 from ..core.timing import Deadline
 from ..data import Dataset, PreparedData, clip_fraction_curve, preprocess, suggest_norm_bounds
 from ..data.preprocess import CENTERINGS, FEATURE_SCALINGS, as_dataset
@@ -144,7 +145,7 @@ def _check_curve_settings(dataset: Dataset | np.ndarray, *, mechanism: str, epsi
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, required=mech.uses_delta) if mech.uses_delta else 0.0
     trials = check_int(trials, "trials", 1, 1000)
-    seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else check_int(seed, "seed", 0)
+    seed = seed_or_fresh(seed)
     options = mech.validate_options(mechanism_options)
     k = check_k(k, as_dataset(dataset).X.shape[1], strict=mech.strict_k)  # scaling and centring keep d
     if mech.invalid:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..core._validation import check_delta, check_epsilon, check_int, check_neighbouring, check_positive
-from ..core.seeding import Stage, stage_rng, stage_seed
+from ..core.seeding import Stage, seed_or_fresh, stage_rng, stage_seed
 from ..data.prepared import PreparedData
 from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
@@ -116,7 +116,7 @@ class SweepConfig:
             sizes = sorted({check_int(s, "sample size", 2) for s in self.sample_sizes})
         return SweepConfig(
             mechanisms=mechs, epsilons=epsilons, deltas=deltas, ks=ks,
-            trials=check_int(self.trials, "trials", 1, 10_000), seed=_sweep_seed(self.seed),
+            trials=check_int(self.trials, "trials", 1, 10_000), seed=seed_or_fresh(self.seed),
             sample_sizes=sizes, neighbouring=check_neighbouring(self.neighbouring),
             mechanism_options={m: dict(o) for m, o in self.mechanism_options.items()},
             time_cap=None if self.time_cap is None else check_positive(self.time_cap, "time_cap"),
@@ -128,13 +128,6 @@ class SweepConfig:
     def as_dict(self) -> dict:
         d = asdict(self)
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
-
-
-def _sweep_seed(seed: int | None) -> int:
-    """The sweep's integer seed: the one given, or a fresh one from OS entropy (never a fixed default)."""
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1)[0])
-    return check_int(seed, "seed", 0)
 
 
 def cell_seed(seed: int, mechanism: str, epsilon: float, delta: float, k: int, trial: int, n: int) -> int:

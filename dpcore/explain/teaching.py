@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..core._validation import check_delta, check_epsilon, check_int
 from ..core.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS, l2_sensitivity_upper_triangle
-from ..core.seeding import RandomState, Stage, stage_rng
+from ..core.seeding import RandomState, Stage, fresh_seed, stage_rng
 from ..data.datasets import Dataset, load_dataset
 from ..data.prepared import PreparedData
 from ..data.preprocess import preprocess
@@ -244,7 +244,7 @@ def neighbouring_comparison(data: PreparedData, epsilon: float = 1.0, delta: flo
     delta = check_delta(delta, required=True)
     mech = get_mechanism(COMPARISON_MECHANISM)
     if seed is None:  # one fresh seed for both relations (common random numbers), never a fixed default
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
+        seed = fresh_seed()
     eps_grid = sorted({float(check_epsilon(e)) for e in (*epsilons, epsilon)})
     rows, curves = [], []
     for relation in mech.neighbourings:

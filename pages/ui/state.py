@@ -21,7 +21,6 @@ Widgets stay bound to the flat session keys (Streamlit needs a key per widget); 
 from __future__ import annotations
 
 import math
-import secrets
 from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -31,6 +30,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.core.privacy import GUARANTEES, NEIGHBOURING_LABELS
+from dpcore.core.seeding import fresh_seed  # the one fresh-seed rule (the sweep's too); re-exported here
 from dpcore.explain.display import default_delta, delta_vs_n_warning, format_delta
 from dpcore.vocabulary import NO_LABEL, Band, Centering, FeatureScaling, Guarantee, Neighbouring, values
 from pages.ui import nav as _nav
@@ -616,11 +616,6 @@ def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
         ss.dp_seed = fresh_seed()
     if ss.get("w_dp_dataset") not in (None, dataset_id):
         ss.pop("w_dp_dataset")  # Explore's own picker shows the new dataset
-
-
-def fresh_seed() -> int:
-    """A run seed from OS entropy, in the seed widget's range (never the fixed default)."""
-    return 1 + secrets.randbelow(2**31 - 2)
 
 
 def reset_data_settings() -> None:
