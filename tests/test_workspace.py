@@ -132,6 +132,7 @@ def test_workspace_round_trip_restores_schema_and_settings_but_no_data():
         assert f"{value:g}" not in text and repr(value) not in text, value  # nothing read off the file
     for cell in data.decode().splitlines()[1:4]:
         assert cell.split(",")[0] not in text
+    assert ui_state.memo_key("upload_table", session=at.session_state)[0] not in text  # no hash of the file
 
     fresh = _data_page()  # a new session: the upload is gone
     _upload(fresh, data, "visits.csv")

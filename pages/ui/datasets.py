@@ -155,7 +155,7 @@ def _from_workspace(draft):
     """The draft, or the schema a loaded workspace keeps for this file (its values read off the data again)."""
     from pages.ui import workspace  # the workspace module builds on this one
 
-    entry = workspace.pending_upload(upload_table_key()[0], st.session_state.get("dp_upload_name"))
+    entry = workspace.pending_upload(st.session_state.get("dp_upload_name"))
     if entry is None or not entry.get("schema"):
         return draft
     return workspace.restore_schema(entry["schema"], draft)
@@ -206,7 +206,7 @@ def store_upload(data: bytes, name: str) -> None:
             left = data_settings() if on_upload else (get("data_settings") or {}).get(UPLOAD_ID)
             if left:
                 kept[file_fingerprint(old)] = dict(left)
-        restored = kept.get(file_fingerprint(data)) or _workspace_settings(file_fingerprint(data), name)
+        restored = kept.get(file_fingerprint(data)) or _workspace_settings(name)
         clear_scope(Scope.UPLOAD)  # nothing read off the file left applies to this one
         ss.dp_upload, ss.dp_upload_name = data, name
         put("upload_note", True)
@@ -217,10 +217,11 @@ def store_upload(data: bytes, name: str) -> None:
         ss.update(restored)
 
 
-def _workspace_settings(fingerprint: str, name: str) -> dict | None:
+def _workspace_settings(name: str) -> dict | None:
+    """The data settings a loaded workspace keeps for a file of this name."""
     from pages.ui import workspace  # the workspace module builds on this one
 
-    entry = workspace.pending_upload(fingerprint, name)
+    entry = workspace.pending_upload(name)
     return None if entry is None else dict(entry["settings"])
 
 

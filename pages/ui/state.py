@@ -424,7 +424,7 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("upload_note", bool, Scope.UPLOAD, False, doc="a new upload: the Data page says how it was read"),
     Slot("label_guess", _ANY, Scope.UPLOAD, doc="None: not guessed yet; False: no guess; else a LabelGuess"),
     Slot("upload_files", dict, Scope.SESSION, doc="name of each file uploaded in this session, by fingerprint"),
-    Slot("workspace_uploads", dict, Scope.SESSION, doc="a loaded workspace's uploads, by fingerprint"),
+    Slot("workspace_uploads", dict, Scope.SESSION, doc="a loaded workspace's uploads, by file name"),
     Slot("workspace_note", tuple, Scope.SESSION, doc="what loading a workspace file did: (kind, text), shown once"),
     # computed on the current data
     Slot("prepared", _ANY, Scope.DATASET, memo=True, doc="the preprocessed data for the settings"),

@@ -2,9 +2,10 @@
 YAML file and loaded again on the Data page (issue 19, "A workspace that survives").
 
 What is written: the shared settings (ε range, δ, k, trials, mechanisms, …; not the run seed), each built-in
-dataset's data settings (public data), and per uploaded file its name, a hash of its bytes (to recognise the file
-when it is uploaded again; not reversible), its data settings and its schema. **Nothing read off an upload goes into
-the file** unless the user declared it public: a schema value still marked ``from_data`` (a bound, a category
+dataset's data settings (public data), and per uploaded file its name, its data settings and its schema. A file is
+recognised by its name when it is uploaded again — not by a hash of its bytes: a hash lets anyone who knows all
+records but one test guesses of the last one offline. **Nothing read off an upload goes into the file** unless the
+user declared it public: a schema value still marked ``from_data`` (a bound, a category
 list, a detected format field) is left out, and so is a norm bound read off the data. When the file is uploaded
 again those values are read off it afresh — and stay marked ``from_data`` (not private), so a round trip never
 turns a number read off the data into a public one (privacy review items 10 and 11).
@@ -103,7 +104,7 @@ def _upload_entries(session: Mapping) -> list[dict]:
         keys = [k for k in schemas if k[0] == fp]
         if current is not None and current[0] in keys:
             keys = [current[0]]
-        entry = {"file": name, "fingerprint": fp, "settings": public_data_settings(settings)}
+        entry = {"file": name, "settings": public_data_settings(settings)}
         if keys:
             entry["schema"] = public_schema_dict(schemas[keys[-1]][0])
         entries.append(entry)
@@ -219,30 +220,27 @@ def apply(workspace: Mapping, session: MutableMapping | None = None) -> list[str
 
 
 def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str]) -> list[str]:
-    """Keep each upload's settings and schema until that file is uploaded (now, if it is the session's file)."""
+    """Keep each upload's settings and schema, by file name, until that file is uploaded (now, if it is the
+    session's file)."""
     pending: dict = state.get("workspace_uploads", session=ss) or {}
     ss[slot_key("workspace_uploads")] = pending
-    kept: dict = state.get("upload_settings", session=ss) or {}
-    ss[slot_key("upload_settings")] = kept
     notes = []
     for entry in entries:
-        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
-            ignored.append("uploads (an entry without a fingerprint)")
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) or not entry["file"]:
+            ignored.append("uploads (an entry without a file name)")
             continue
         settings = {**state.private_defaults(UPLOAD_ID),
                     **_settings(entry.get("settings") or {}, DATA_SETTINGS, ignored)}
-        pending[entry["fingerprint"]] = {"file": str(entry.get("file") or "upload.csv"), "settings": settings,
-                                         "schema": entry.get("schema")}
-        kept[entry["fingerprint"]] = settings
+        pending[entry["file"]] = {"file": entry["file"], "settings": settings, "schema": entry.get("schema")}
         if (entry.get("settings") or {}).get("norm_bound_from_data_left_out"):
             notes.append(f"{entry.get('file')}: its norm bound had been read off the data and is not in a "
                          "workspace; B is automatic now (a bound read off the data can be taken again on the Data "
                          "page, and stays marked not private).")
     current = state.get("upload_table", session=ss)
-    if current is not None and current[0][0] in pending:
+    if current is not None and ss.get("dp_upload_name") in pending:
         fp = current[0][0]
         if ss.get("dp_dataset") == UPLOAD_ID:
-            ss.update(pending[fp]["settings"])
+            ss.update(pending[ss["dp_upload_name"]]["settings"])
         schemas: dict = state.get("schemas", session=ss) or {}
         for key in [k for k in schemas if k[0] == fp]:
             del schemas[key]  # the workspace's schema replaces the session's (applied when the table is read)
@@ -254,13 +252,9 @@ def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str]) -> lis
     return notes
 
 
-def pending_upload(fingerprint: str, name: str | None) -> dict | None:
-    """The workspace entry for an uploaded file: by its hash, else the one entry with its file name."""
-    pending: dict = state.get("workspace_uploads") or {}
-    if fingerprint in pending:
-        return pending[fingerprint]
-    same_name = [entry for entry in pending.values() if name and entry["file"] == name]
-    return same_name[0] if len(same_name) == 1 else None
+def pending_upload(name: str | None) -> dict | None:
+    """The loaded workspace's entry for an uploaded file of this name (None when there is none)."""
+    return (state.get("workspace_uploads") or {}).get(name) if name else None
 
 
 def restore_schema(saved: Mapping, draft: Schema) -> Schema:
