@@ -229,3 +229,37 @@ def test_deadline_raises_timeout():
     time.sleep(0.01)
     with pytest.raises(MechanismTimeout):
         bmf_gibbs(np.eye(6), 2, 100, np.random.default_rng(0), deadline=deadline)
+
+
+def test_small_dense_linear_algebra_runs_on_one_blas_thread_in_process(monkeypatch):
+    """Issue #22: IT-U's vector loop (d eigendecompositions) and the Gibbs sampler's reference eigh run on one BLAS
+    thread below d = SMALL_DENSE_BELOW, in-process, and the default threads come back afterwards; from that size
+    on the library default is kept."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import dpcore.mechanisms.itu as itu
+    from dpcore.samplers.gibbs import SMALL_DENSE_BELOW, blas_threads_for
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen: list[set[int]] = []
+    real = KentBinghamSampler.from_score.__func__
+
+    def spy(cls, C, c, **kwargs):
+        seen.append(blas_threads())
+        return real(cls, C, c, **kwargs)
+
+    monkeypatch.setattr(itu.KentBinghamSampler, "from_score", classmethod(spy))
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 12))
+    C = X.T @ X / 200
+    with threadpool_limits(limits=2, user_api="blas"):  # as a 2-core machine's default
+        before = blas_threads()
+        thetas, _ = itu.sample_iterative_vectors(C, [0.5, 0.5, 0.5], "paper", rng, Deadline(None), "test")
+        after = blas_threads()
+        with blas_threads_for(SMALL_DENSE_BELOW):
+            large = blas_threads()
+    assert len(seen) == 3 and all(s == {1} for s in seen)
+    assert before == after == large == {2}
+    np.testing.assert_allclose(thetas.T @ thetas, np.eye(3), atol=1e-10)
