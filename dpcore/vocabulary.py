@@ -11,7 +11,16 @@ from __future__ import annotations
 from enum import StrEnum
 
 
-class Guarantee(StrEnum):
+class Choice(StrEnum):
+    """A string enum whose members stand in for their plain values everywhere: ``==``, hashing, ``str``, f-strings,
+    JSON and ``repr`` (so a cache key or message built with ``repr`` is the same for ``"replace"`` and
+    ``Neighbouring.REPLACE``). YAML's safe dumper still needs the plain value (``str(member)``)."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Guarantee(Choice):
     """The privacy guarantee a mechanism declares, strongest first (the definition order is the ranking)."""
 
     PURE = "pure"                        #: ε-DP
@@ -54,7 +63,7 @@ GUARANTEE_SHORT_LABELS = {
 PRIVATE_GUARANTEES = frozenset({Guarantee.PURE, Guarantee.APPROX, Guarantee.HEURISTIC_MCMC})
 
 
-class Neighbouring(StrEnum):
+class Neighbouring(Choice):
     """Which datasets are neighbours: the relation a DP guarantee is stated under."""
 
     REPLACE = "replace"        #: replace one record (n is public; all five source papers)
@@ -81,7 +90,7 @@ NEIGHBOURING_SHORT_LABELS = {
 }
 
 
-class Band(StrEnum):
+class Band(Choice):
     """The band drawn around a mean curve over trials."""
 
     SD = "sd"          #: mean ± one standard deviation
@@ -113,7 +122,7 @@ BAND_MEANINGS = {Band.SD: "mean ± 1 sd", Band.MINMAX: "min–max"}
 NO_LABEL = "(none)"
 
 
-class ColumnRole(StrEnum):
+class ColumnRole(Choice):
     """What a column of an uploaded table is used for."""
 
     NUMERIC = "numeric"          #: a number with public bounds [lower, upper]
@@ -154,7 +163,7 @@ ROLE_DESCRIPTIONS = {
 }
 
 
-class FeatureScaling(StrEnum):
+class FeatureScaling(Choice):
     """Per-feature scaling in :func:`dpcore.data.preprocess`."""
 
     SCHEMA = "schema"  #: clamp to PUBLIC ranges and map to [0, 1] (per record: free)
@@ -162,7 +171,7 @@ class FeatureScaling(StrEnum):
     MINMAX = "minmax"  #: ranges read off the data (NOT private)
 
 
-class Centering(StrEnum):
+class Centering(Choice):
     """Centring in :func:`dpcore.data.preprocess`."""
 
     NONE = "none"
@@ -171,14 +180,14 @@ class Centering(StrEnum):
     EMPIRICAL = "empirical"  #: the data mean (NOT private)
 
 
-class NormMode(StrEnum):
+class NormMode(Choice):
     """How rows are bounded in :func:`dpcore.data.preprocess`."""
 
     CLIP = "clip"          #: clip to a public bound B (free)
     MAX_NORM = "max_norm"  #: divide by the largest row norm (NOT private)
 
 
-class MissingPolicy(StrEnum):
+class MissingPolicy(Choice):
     """Missing values in an uploaded table."""
 
     DROP = "drop"  #: drop incomplete rows (n depends on the data: NOT private)
@@ -186,7 +195,7 @@ class MissingPolicy(StrEnum):
     MEAN = "mean"  #: column means (NOT private)
 
 
-class CategoricalPolicy(StrEnum):
+class CategoricalPolicy(Choice):
     """Text columns in an uploaded table."""
 
     ONEHOT = "onehot"  #: indicator columns
