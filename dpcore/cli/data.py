@@ -164,19 +164,10 @@ def _declared_format(args):
     return replace(schema.file_format, **given)
 
 
-def _read_header(path: str, delimiter: str) -> tuple[list[str], str]:
-    import csv as _csv
-    import io
-
-    from ..stats._arrow import _open_text_head
-
-    head = _open_text_head(Path(path))
-    return [h.strip() for h in next(_csv.reader(io.StringIO(head, newline=""), delimiter=delimiter))], delimiter
-
-
 def _dask_statistics(args, path: str, parquet: bool, file_format, common: dict, options: dict):
     from .. import stats
     from ..data import load_schema
+    from ..stats._arrow import csv_header, has_sep_line
     from ..stats._dask import _require_dask
     from ..stats._encode import SchemaEncoder
 
@@ -202,12 +193,18 @@ def _dask_statistics(args, path: str, parquet: bool, file_format, common: dict, 
             files = sorted(_glob.glob(path)) or [path]
             if not Path(files[0]).is_file():
                 raise InvalidParameterError(f"no CSV file matches {path!r}.")
-            names, delim = _read_header(files[0], file_format.delimiter)
+            if file_format.header and has_sep_line(files[0], file_format):
+                raise InvalidParameterError(f"{files[0]} starts with Excel's 'sep=' line, which Dask would read as "
+                                            "the header; delete that line, or run without --dask.")
+            # the streamed reader's header rule (declared encoding, blank lines, quoted names)
+            names = csv_header(files[0], file_format, [c.name for c in schema.columns])
+            delim = file_format.delimiter
             encoder.check_columns(names)
             # every cell as text: the partitions then apply the in-memory reader's per-cell rules (missing
             # tokens, decimal mark, thousands separator, non-finite policy) through the same per-record transform
-            ddf = dd.read_csv(files, sep=delim, header=0, names=names, usecols=encoder.columns, dtype=object,
-                              keep_default_na=False, na_filter=False, blocksize="64MB")
+            ddf = dd.read_csv(files, sep=delim, header=0 if file_format.header else None, names=names,
+                              usecols=encoder.columns, dtype=object, keep_default_na=False, na_filter=False,
+                              blocksize="64MB")
         _note(args, f"Dask: {ddf.npartitions} partitions on {client.scheduler_info().get('address', args.dask)} "
                     f"({len(client.scheduler_info().get('workers', {}))} workers).")
         return stats.from_dask(ddf, schema, name=Path(path).stem.replace("*", "") or "dask", file_format=file_format,

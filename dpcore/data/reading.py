@@ -506,7 +506,7 @@ def _read_text(text: str, fmt: FileFormat, column_names: Sequence[str] | None, m
     if first is None:
         raise DataError("the file is empty; upload a CSV with a header row and at least two data rows.")
     if fmt.header:
-        header = _clean_header([h.strip() for h in (rows[first] or [])])
+        header = header_names(rows[first])
         rows = rows[first + 1:]
         first_line = first + 2
     elif column_names is None:
@@ -564,6 +564,12 @@ def _clean_header(header: list[str]) -> list[str]:
         seen.add(h)
         out.append(h)
     return out
+
+
+def header_names(fields: Sequence[str] | None) -> list[str]:
+    """The column names of a header record's fields (None: an unparseable line): the one header rule of every CSV
+    reader — in memory here, streamed and on Dask through :func:`dpcore.stats._arrow.csv_header`."""
+    return _clean_header([h.strip() for h in (fields or [])])
 
 
 def _check_rows(n_rows: int) -> None:

@@ -11,6 +11,7 @@ import gzip
 import io
 import queue
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +19,16 @@ import pandas as pd
 import pyarrow as pa
 
 from ..data.preprocess import ChunkSource
-from ..data.reading import _LINE_BREAK, _blank, _clean_header, _parse_line, _parse_lines, _typed_frame
+from ..data.reading import (
+    _LINE_BREAK,
+    FileFormat,
+    _blank,
+    _clean_header,
+    _parse_line,
+    _parse_lines,
+    _typed_frame,
+    header_names,
+)
 from ..exceptions import DataError, InvalidParameterError
 from ._encode import SchemaEncoder
 
@@ -106,12 +116,6 @@ def _opener(path: Path):
     return open
 
 
-def _open_text_head(path: Path, size: int = 65_536) -> str:
-    with _opener(path)(path, "rb") as fh:
-        raw = fh.read(size)
-    return raw.decode("utf-8-sig", errors="replace")
-
-
 def text_blocks(path: Path, encoding: str, block_bytes: int):
     """The file's text in blocks, decoded as :func:`dpcore.data.reading.read_table` decodes a declared format
     (a UTF-8 BOM skipped, undecodable bytes and NUL as U+FFFD)."""
@@ -161,6 +165,47 @@ def _first_record(lines: list[str], delimiter: str) -> int | None:
     return next((i for i, line in enumerate(lines) if not _blank(_parse_line(line, delimiter))), None)
 
 
+def _is_sep_line(line: str) -> bool:
+    """Excel's "sep=;" first line (naming the separator)."""
+    first = line.strip().lower()
+    return first.startswith("sep=") and len(first) == 5
+
+
+def csv_lines(path: Path, fmt: FileFormat, block_bytes: int = CSV_BLOCK_BYTES):
+    """Blocks of the file's physical lines under ``fmt`` (its encoding), Excel's leading "sep=;" line removed when the
+    format has a header row (as the in-memory reader removes it)."""
+    started = False
+    for lines in physical_lines(text_blocks(path, fmt.encoding, block_bytes)):
+        if not started:
+            if fmt.header and lines and _is_sep_line(lines[0]):
+                lines = lines[1:]
+            started = True
+        yield lines
+
+
+def has_sep_line(path: str | Path, fmt: FileFormat) -> bool:
+    """True when the file starts with Excel's "sep=;" line (which :func:`csv_lines` skips)."""
+    first = next(physical_lines(text_blocks(Path(path), fmt.encoding, 4096)), [])
+    return bool(first) and _is_sep_line(first[0])
+
+
+def csv_header(path: str | Path, fmt: FileFormat, column_names: Sequence[str] | None = None, *,
+               block_bytes: int = CSV_BLOCK_BYTES) -> list[str]:
+    """The column names of a CSV file read with its declared ``fmt``: the first non-blank record (after a "sep="
+    line) through :func:`dpcore.data.reading.header_names`, as the in-memory reader reads it; ``column_names`` (the
+    schema's columns, cleaned alike) for a format without a header row. Streamed and Dask reading use it."""
+    if not fmt.header:
+        if column_names is None:
+            raise InvalidParameterError("a format without a header row needs the column names (the schema's "
+                                        "columns, in order).")
+        return _clean_header(list(column_names))
+    for lines in csv_lines(Path(path), fmt, block_bytes):
+        first = _first_record(lines, fmt.delimiter)
+        if first is not None:
+            return header_names(_parse_line(lines[first], fmt.delimiter))
+    raise DataError("the file is empty; a CSV with a header row is needed.")
+
+
 class CsvSource(ChunkSource):
     """A CSV file (optionally ``.gz``/``.bz2``) read block by block with the declared file format and the
     in-memory reader's per-line rules (:func:`dpcore.data.reading.read_table` with ``format=``): one record per
@@ -194,24 +239,12 @@ class CsvSource(ChunkSource):
         self.d = encoder.d
 
     def _lines(self):
-        """Blocks of physical lines after the header (the header, or Excel's "sep=" line, removed)."""
-        started = False
-        for lines in physical_lines(text_blocks(self.path, self.format.encoding, self.block_size)):
-            if not started:
-                first = lines[0].strip().lower() if lines else ""
-                if self.format.header and first.startswith("sep=") and len(first) == 5:  # Excel's "sep=;" line
-                    lines = lines[1:]
-                started = True
-            yield lines
+        """Blocks of physical lines (Excel's "sep=" line removed; the header row is still there)."""
+        return csv_lines(self.path, self.format, self.block_size)
 
     def _header(self) -> list[str]:
-        if not self.format.header:
-            return _clean_header([c.name for c in self.encoder.schema.columns])
-        for lines in self._lines():
-            first = _first_record(lines, self.delimiter)
-            if first is not None:
-                return _clean_header([h.strip() for h in (_parse_line(lines[first], self.delimiter) or [])])
-        raise DataError("the file is empty; a CSV with a header row is needed.")
+        return csv_header(self.path, self.format, [c.name for c in self.encoder.schema.columns],
+                          block_bytes=self.block_size)
 
     def records(self):
         """DataFrames of the needed columns' cells (stripped text, None for missing), in file order: Arrow-backed
