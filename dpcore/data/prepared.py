@@ -21,6 +21,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,6 +29,51 @@ from ..core.privacy import Diagnostics, LedgerEntry, ledger_is_private
 from ..exceptions import DataError
 
 _NORM_SLACK = 1e-9
+
+
+# ==================================================================================================
+# What every preprocessed-data container offers
+# ==================================================================================================
+
+@runtime_checkable
+class PreparedSummary(Protocol):
+    """What :class:`PreparedData` and :class:`dpcore.stats.SufficientStats` both offer: the size and second moment
+    of the unit rows (C = Σ uᵢuᵢᵀ, n, d), the bound B they were divided by, the names, what the data cost (the
+    loading and preprocessing ``ledger``) and the exact, NOT private, ``diagnostics``. Type a function against it
+    when it reads nothing else (e.g. a ledger report), so that it takes either container."""
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def d(self) -> int: ...
+
+    @property
+    def C(self) -> np.ndarray: ...
+
+    @property
+    def norm_bound(self) -> float: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def feature_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def ledger(self) -> tuple[LedgerEntry, ...]: ...
+
+    @property
+    def info(self) -> dict: ...
+
+    @property
+    def diagnostics(self) -> Diagnostics: ...
+
+    @property
+    def clip_fraction(self) -> float: ...
+
+    @property
+    def is_private(self) -> bool: ...
 
 
 # ==================================================================================================

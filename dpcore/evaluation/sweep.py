@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..core._validation import check_delta, check_epsilon, check_int, check_neighbouring, check_positive
 from ..core.seeding import Stage, seed_or_fresh, stage_rng, stage_seed
-from ..data.prepared import PreparedData
+from ..data.prepared import PreparedData, PreparedSummary
 from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
 from ..runtime.parallel import Outcome, Task, resolve_jobs, run_tasks
@@ -82,8 +82,9 @@ class SweepConfig:
     allow_invalid: bool = False
     svm_holdout: float = 0.3
 
-    def validated(self, data: PreparedData) -> SweepConfig:
-        """Check every value against ``data``; bad arguments fail before any cell runs."""
+    def validated(self, data: PreparedSummary) -> SweepConfig:
+        """Check every value against ``data`` (its d; in memory or statistics); bad arguments fail before any cell
+        runs."""
         if not self.mechanisms:
             raise InvalidParameterError("choose at least one mechanism.")
         mechs = list(dict.fromkeys(self.mechanisms))
@@ -290,12 +291,12 @@ class SweepPlan:
         return frame
 
 
-def non_private_preprocessing(data: PreparedData) -> list[str]:
+def non_private_preprocessing(data: PreparedSummary) -> list[str]:
     """Names of the non-private steps in ``data``'s ledger (loading and preprocessing), in ledger order."""
-    return list(dict.fromkeys(e.step for e in getattr(data, "ledger", ()) if not e.private))
+    return list(dict.fromkeys(e.step for e in data.ledger if not e.private))
 
 
-def add_privacy_columns(frame: pd.DataFrame, data: PreparedData) -> None:
+def add_privacy_columns(frame: pd.DataFrame, data: PreparedSummary) -> None:
     """Fill :data:`PRIVACY_COLUMNS` of a sweep frame (in place) from ``data``'s ledger and each row's mechanism.
 
     Added when the frame is assembled (not per cell), so rows reused from a cache of cells always describe the

@@ -64,7 +64,8 @@ class SufficientStats:
 
     ``moments`` (C, Σu, n) describe every row; ``sample`` holds the unit rows of the reservoir (in file order) with
     their ``sample_labels`` and ``sample_positions``. ``ledger`` lists every loading and preprocessing step (what the
-    result costs), ``diagnostics`` the exact counts (NOT private).
+    result costs), ``diagnostics`` the exact counts (NOT private). Shares
+    :class:`~dpcore.data.prepared.PreparedSummary` with :class:`PreparedData`.
     """
 
     moments: Moments
