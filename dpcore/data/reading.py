@@ -735,10 +735,21 @@ def _encoding_label(codec: str) -> str:
             "utf-32-le": "UTF-32", "utf-32-be": "UTF-32"}.get(name, codec)
 
 
+def is_sep_line(line: str) -> bool:
+    """True for Excel's "sep=;" first line (it names the separator; it is not the header)."""
+    first = line.strip().lower()
+    return first.startswith("sep=") and len(first) == 5
+
+
+def declared_codec(encoding: str) -> str:
+    """The codec that reads text in a declared ``encoding``: a UTF-8 BOM is skipped ("utf-8-sig")."""
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
 def _without_sep_line(text: str) -> tuple[str, str | None]:
     """The text without Excel's leading "sep=;" line, and the separator it names (None when there is none)."""
     first, _, rest = text.partition("\n")
-    if first.strip().lower().startswith("sep=") and len(first.strip()) == 5:
+    if is_sep_line(first):
         return rest, first.strip()[4]
     return text, None
 
@@ -754,8 +765,7 @@ def _read_declared(raw: bytes, fmt: FileFormat, column_names: Sequence[str] | No
     """Read with exactly ``fmt``: nothing is sniffed or detected, and no record can make the reading fail."""
     if fmt.kind != "csv":
         return _read_typed(raw, fmt, sheet), ReadInfo(fmt.kind, file_format=fmt, declared=True), {}
-    codec = "utf-8-sig" if codecs.lookup(fmt.encoding).name == "utf-8" else fmt.encoding
-    text = raw.decode(codec, errors="replace").replace("\x00", "\ufffd")
+    text = raw.decode(declared_codec(fmt.encoding), errors="replace").replace("\x00", "\ufffd")
     if fmt.header:
         text, _ = _without_sep_line(text)
     frame, counts = _read_text(text, fmt, column_names, max_rows, strict=False)

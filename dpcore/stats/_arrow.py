@@ -27,7 +27,9 @@ from ..data.reading import (
     _parse_line,
     _parse_lines,
     _typed_frame,
+    declared_codec,
     header_names,
+    is_sep_line,
 )
 from ..exceptions import DataError, InvalidParameterError
 from ._encode import SchemaEncoder
@@ -119,8 +121,7 @@ def _opener(path: Path):
 def text_blocks(path: Path, encoding: str, block_bytes: int):
     """The file's text in blocks, decoded as :func:`dpcore.data.reading.read_table` decodes a declared format
     (a UTF-8 BOM skipped, undecodable bytes and NUL as U+FFFD)."""
-    codec = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
-    decoder = codecs.getincrementaldecoder(codec)(errors="replace")
+    decoder = codecs.getincrementaldecoder(declared_codec(encoding))(errors="replace")
     with _opener(path)(path, "rb") as fh:
         while True:
             raw = fh.read(block_bytes)
@@ -165,19 +166,13 @@ def _first_record(lines: list[str], delimiter: str) -> int | None:
     return next((i for i, line in enumerate(lines) if not _blank(_parse_line(line, delimiter))), None)
 
 
-def _is_sep_line(line: str) -> bool:
-    """Excel's "sep=;" first line (naming the separator)."""
-    first = line.strip().lower()
-    return first.startswith("sep=") and len(first) == 5
-
-
 def csv_lines(path: Path, fmt: FileFormat, block_bytes: int = CSV_BLOCK_BYTES):
     """Blocks of the file's physical lines under ``fmt`` (its encoding), Excel's leading "sep=;" line removed when the
     format has a header row (as the in-memory reader removes it)."""
     started = False
     for lines in physical_lines(text_blocks(path, fmt.encoding, block_bytes)):
         if not started:
-            if fmt.header and lines and _is_sep_line(lines[0]):
+            if fmt.header and lines and is_sep_line(lines[0]):
                 lines = lines[1:]
             started = True
         yield lines
@@ -186,7 +181,7 @@ def csv_lines(path: Path, fmt: FileFormat, block_bytes: int = CSV_BLOCK_BYTES):
 def has_sep_line(path: str | Path, fmt: FileFormat) -> bool:
     """True when the file starts with Excel's "sep=;" line (which :func:`csv_lines` skips)."""
     first = next(physical_lines(text_blocks(Path(path), fmt.encoding, 4096)), [])
-    return bool(first) and _is_sep_line(first[0])
+    return bool(first) and is_sep_line(first[0])
 
 
 def csv_header(path: str | Path, fmt: FileFormat, column_names: Sequence[str] | None = None, *,
