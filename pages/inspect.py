@@ -23,7 +23,7 @@ from dpcore.explain.display import diagnostic_label, format_delta, option_label,
 from dpcore.explain.statements import mechanism_delta_statement
 from dpcore.vocabulary import Guarantee
 from pages import ui
-from pages.ui.charts import TraceStyle, legend_layout, trace_style
+from pages.ui.charts import TraceStyle, chart_slots, for_screen, legend_layout, presentation_toggle, trace_style
 
 ui.init_state()
 ss = st.session_state
@@ -471,11 +471,11 @@ def _metrics_row(release, data) -> dict:
 def _charts(mech, release, data, values: dict, seed: int) -> None:
     view = insp.noise_view(release, data)
     # a subspace-only release has no noise matrix: the spectrum gets the whole row instead of half of it
-    left, right = st.columns(2) if view is not None else (st.container(), None)
+    left, right = chart_slots(2) if view is not None else (st.container(), None)  # one per row when presenting
     with left:
         spec = insp.spectrum_comparison(data.eigenvalues, release)
-        st.plotly_chart(_spectrum_figure(spec, trace_style(mech.id, release.guarantee)), theme="streamlit",
-                        key="insp_spectrum")
+        st.plotly_chart(for_screen(_spectrum_figure(spec, trace_style(mech.id, release.guarantee))),
+                        theme="streamlit", key="insp_spectrum")
         if spec.private is None:
             st.caption("This mechanism releases only a subspace, so there is no private spectrum to compare.")
         else:
@@ -484,7 +484,7 @@ def _charts(mech, release, data, values: dict, seed: int) -> None:
             st.caption(f"Private series: {spec.source}.{note}")
     if right is not None:
         with right:
-            st.plotly_chart(_heatmap_figure(view), theme="streamlit", key="insp_noise")
+            st.plotly_chart(for_screen(_heatmap_figure(view)), theme="streamlit", key="insp_noise")
             trunc = f" Showing the leading {view.matrix.shape[0]} of {view.truncated_from} coordinates." \
                 if view.truncated_from else ""
             st.caption(f"Frobenius norm of the whole matrix: {view.frobenius:.4g}.{trunc}")
@@ -590,6 +590,8 @@ def _diagnostics(mech, release) -> None:
 
 st.title("Inspect a mechanism")
 ui.evaluation_banner()
+with st.sidebar:
+    presentation_toggle()
 data = ui.current_prepared()
 if data is None:
     st.stop()

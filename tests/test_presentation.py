@@ -91,3 +91,20 @@ def test_presentation_mode_from_the_sidebar_one_chart_per_row_kept_across_pages(
     at.switch_page("pages/explore.py").run()
     assert at.sidebar.toggle(key=charts.PRESENTATION_KEY).value is True
     assert all("column" not in chain for key, chain in _parents(at.main).items() if key in EXPLORE_CHARTS)
+
+
+@pytest.mark.slow
+def test_inspect_stacks_its_spectrum_and_noise_charts_in_presentation_mode():
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update({"data": "wine"})
+    at.run()
+    at.switch_page("pages/inspect.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {"insp_spectrum", "insp_noise"} <= set(_parents(at.main))
+    assert all("column" in _parents(at.main)[key] for key in ("insp_spectrum", "insp_noise"))
+    at.sidebar.toggle(key=charts.PRESENTATION_KEY).set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    chains = _parents(at.main)
+    assert all("column" not in chains[key] for key in ("insp_spectrum", "insp_noise"))
+    figures = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}
+    assert figures["insp_spectrum"]["layout"]["font"]["size"] >= charts.PRESENT_FONT
