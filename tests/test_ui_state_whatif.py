@@ -39,6 +39,8 @@ def _run_panel(at):
     assert not at.exception, [e.value for e in at.exception]
     table = _cost_table(at)
     assert table is not None and "whatif_chart" in [el.key for el in at.get("plotly_chart")]
+    # the panel says how the two curves are scored (each against its own pipeline's PCA)
+    assert any("on its own pipeline's data" in c.value for c in at.caption)
     return table
 
 

@@ -1,4 +1,4 @@
-"""The pages' shared helpers in one namespace (``from pages import _ui as ui``), split by concern:
+"""The pages' shared helpers in one namespace (``from pages import ui``), split by concern:
 
 * :mod:`pages.ui.state` — the one owner of session state: the settings (declared once, typed snapshot, URL codec),
   the slot registry (``slot_key``, ``get``/``put``/``drop``, ``memo``/``recall``), ``init_state``;
