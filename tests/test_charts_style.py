@@ -412,8 +412,10 @@ def test_svm_panel_tags_random_and_majority_do_not_touch():
     band[["mean", "lo", "hi"]] = [[0.77, 0.75, 0.80]] * len(band)
     fig = charts.metric_figure(band, "svm_accuracy", references={"pca": 0.81, "random": 0.756},
                                baselines={charts.MAJORITY_LABEL: 0.758}).to_dict()
-    entries = sum(1 for t in fig["data"] if t.get("showlegend", True) and t.get("name"))
-    plot_px = charts.plot_area_px(fig["layout"]["height"], entries)
+    names = [t["name"] for t in fig["data"] if t.get("showlegend", True) and t.get("name")]
+    rows = charts.legend_rows(names, width=charts.HALF_WIDTH - 60 - fig["layout"]["margin"]["r"])
+    plot_px = fig["layout"]["height"] - charts.chart_frame(rows) - charts.TAG_SLACK
+    assert plot_px >= charts.PLOT_HEIGHT - charts.TAG_SLACK - 1  # the plot keeps its height whatever the legend
     centres = sorted(_tag_centres(fig, plot_px).items(), key=lambda kv: kv[1])
     assert [name for name, _ in centres] == ["PCA", "majority", "random"]  # top to bottom, as the lines
     gaps = [b[1] - a[1] for a, b in itertools.pairwise(centres)]
@@ -430,3 +432,20 @@ def test_a_level_at_zero_on_a_linear_axis_keeps_its_tag_on_its_line():
     fig = charts.metric_figure(band, "principal_angle_max_deg", references={"pca": 0.0, "random": 88.0}).to_dict()
     assert {a["text"]: a["yshift"] for a in fig["layout"]["annotations"] if a.get("hovertext")} == \
         {"PCA": 0, "random": 0}
+
+
+def test_legend_rows_follow_the_entries_length_as_measured_in_chromium():
+    """Rows counted in Chromium at 1280×800 (Explore, Wine and the five-mechanism Adult run): 5, 6 and 4 rows in a
+    half-width chart at 12 px; 3 and 5 rows full width at 16 px."""
+    cap = ["Laplace · ε-DP", "MOD-SULQ · (ε,δ)-DP", "Analyze Gauss · (ε,δ)-DP",
+           "Non-private PCA · reference, not private", "Random subspace · reference, uses no data"]
+    five = ["Laplace · ε-DP", "IT-U · ε-DP", "MOD-SULQ · (ε,δ)-DP", "Analyze Gauss · (ε,δ)-DP",
+            "PPCA · heuristic ε-DP · ⚠ capped (time limit) in 14 of 14 releases", *cap[3:]]
+    half = charts.HALF_WIDTH - 60 - charts.TAG_MARGIN
+    assert charts.legend_rows(cap, width=half) == 5
+    assert charts.legend_rows([*cap, "majority class"], width=half) == 6
+    assert charts.legend_rows([*cap[:3], "releasing zero (Ĉ = 0)"], width=half) == 4
+    assert charts.legend_rows(five, width=half) == 6
+    assert charts.legend_rows(cap, width=820 - 60 - 107, font=16) == 3
+    assert charts.legend_rows(five, width=820 - 60 - 107, font=16) == 5
+    assert charts.legend_rows([], width=half) == 0

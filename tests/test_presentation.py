@@ -36,11 +36,14 @@ def test_presentation_figure_has_larger_text_a_taller_plot_and_tags_apart():
     assert layout["title"]["font"]["size"] >= 20
     tags = [a for a in layout["annotations"] if a.get("hovertext")]
     assert tags and all(a["font"]["size"] >= 16 for a in tags)
-    assert layout["height"] >= charts.PRESENT_HEIGHT
+    assert layout["height"] >= charts.PRESENT_PLOT_HEIGHT + charts.chart_frame(1, charts.PRESENT_FONT)
     assert layout["margin"]["r"] >= charts.TAG_MARGIN * 16 / 12  # room for the larger tags
     lo, hi = layout["meta"]["tag_axis"]
-    entries = sum(1 for t in big["data"] if t.get("showlegend", True) and t.get("name"))
-    plot_px = charts.plot_area_px(layout["height"], entries, charts.PRESENT_FONT, charts.PRESENT_PER_ROW)
+    names = [t["name"] for t in big["data"] if t.get("showlegend", True) and t.get("name")]
+    width = charts.FULL_WIDTH - layout["margin"]["l"] - layout["margin"]["r"]
+    rows = charts.legend_rows(names, width=width, font=charts.PRESENT_FONT)
+    plot_px = layout["height"] - charts.chart_frame(rows, charts.PRESENT_FONT) - charts.TAG_SLACK
+    assert plot_px >= charts.PRESENT_PLOT_HEIGHT - charts.TAG_SLACK - 1
     centres = sorted((hi - a["y"]) * plot_px / (hi - lo) - a["yshift"] for a in tags)
     assert min(b - a for a, b in itertools.pairwise(centres)) >= charts.TAG_GAP * 16 - 0.1
 

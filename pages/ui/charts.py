@@ -223,14 +223,20 @@ def figure_from_dict(spec: dict) -> go.Figure:
 #: Chart fonts, readable on a projector at 1280×800 (legend, axis ticks, reference-line tags).
 LEGEND_FONT = 12
 TAG_FONT = 12
-#: Legend entries per row in a half-width chart (long entries: a guarantee, a warning note).
-LEGEND_PER_ROW = 3
+#: A half-width chart's width on the dashboard at 1280×800 and a full-width one's (px, measured in Chromium).
+HALF_WIDTH = 400
+FULL_WIDTH = 820
+#: The plot area's height (px) every chart keeps, whatever the rows its legend takes.
+PLOT_HEIGHT = 200
 #: Short tags printed in the right margin next to each reference line (the legend carries the full name), so no
 #: label ever sits on a curve; the right margin holds the widest tag.
 REFERENCE_TAGS = {"pca": "PCA", "random": "random"}
 TAG_MARGIN = 80
 #: The least distance between two tags' centres, in font sizes (a tag's box is about 1.6 font sizes tall).
 TAG_GAP = 1.7
+#: Pixels the plot area is taken to be shorter than :func:`chart_frame` leaves when tags are spread (room for a
+#: browser's fonts: an underestimate only spreads the tags a little further).
+TAG_SLACK = 10
 #: The Frobenius panel's floor of usefulness: releasing Ĉ = 0 has normalised error ‖C − 0‖_F / ‖C‖_F = 1.
 ZERO_LABEL = "releasing zero (Ĉ = 0)"
 ZERO_TAG = "release 0"
@@ -313,12 +319,26 @@ def _is_tag(note: dict) -> bool:
     return note.get("xref") == "x domain" and note.get("x") == 1 and note.get("yref") == "y"
 
 
-def plot_area_px(height: float, legend_entries: int, legend_font: float = LEGEND_FONT, per_row: int = 2) -> float:
-    """A cautious estimate of the plot area's height in a chart ``height`` pixels tall with ``legend_entries`` under
-    it (``per_row`` to a row): less the title strip, the x axis (ticks and title) and the legend rows. Measured in
-    Chromium at 1280×800: 126–164 px of a 362 px half-width chart (estimate 130–154), 289–313 px of a 498 px
-    full-width one in presentation mode (estimate 274); an underestimate only spreads the tags a little further."""
-    return max(60.0, height - 160 - math.ceil(legend_entries / per_row) * 2 * legend_font)
+def legend_rows(names: Sequence[str], *, width: float, font: float = LEGEND_FONT) -> int:
+    """The rows a horizontal legend of ``names`` takes when Plotly wraps it to ``width`` px (the plot area's
+    width): each entry its symbol and gap (~4.4 font sizes) and ~0.43 font sizes per character (measured in
+    Chromium at 12 and 16 px: the rows of Explore's charts to the row)."""
+    rows, used = 0, math.inf
+    for name in names:
+        size = font * (4.4 + 0.43 * len(name))
+        rows, used = (rows + 1, size) if used + size > width else (rows, used + size)
+    return rows
+
+
+def chart_frame(rows: int, font: float = LEGEND_FONT) -> float:
+    """A chart's pixels outside its plot area: the title strip, the x axis (ticks and title) and ``rows`` legend
+    rows (measured: plot areas of 126, 145 and 164 px in 362 px charts with 6, 5 and 4 rows at 12 px; 289 and 313 px
+    of 498 px with 3 and 2 rows at 16 px — this model gives 126, 145, 164 and 289, 315)."""
+    return 100 + 2 * font + rows * 1.6 * font
+
+
+def _legend_names(traces: Iterable[dict]) -> list[str]:
+    return [str(t["name"]) for t in traces if t.get("showlegend", True) and t.get("name")]
 
 
 def spread_tags(layout: dict, plot_px: float) -> None:
@@ -467,11 +487,12 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
     notes += _failed_marks(warned, drawn, x_label, log_x=log_x, guarantees=guarantees)
     if note:
         notes.append({"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5})
-    entries = sum(1 for t in traces if t.get("showlegend", True))
+    margin_r = TAG_MARGIN if lines else 10
+    rows = legend_rows(_legend_names(traces), width=HALF_WIDTH - 60 - margin_r)
     yaxis = _y_axis(metric, y_title, log_y, y_lo, y_hi, levels)
     layout: dict[str, Any] = {
-        "title": {"text": title, "font": {"size": 15}}, "height": chart_height(340, entries),
-        "margin": {"l": 60, "r": TAG_MARGIN if lines else 10, "t": 45, "b": 40},
+        "title": {"text": title, "font": {"size": 15}}, "height": round(PLOT_HEIGHT + chart_frame(rows)),
+        "margin": {"l": 60, "r": margin_r, "t": 45, "b": 40},
         "legend": legend_layout(),
         "xaxis": _x_axis(cols[x], x_title, log_x),
         "yaxis": yaxis,
@@ -482,7 +503,7 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
         layout["shapes"] = shapes
     if notes:
         layout["annotations"] = notes
-    spread_tags(layout, plot_area_px(layout["height"], entries))
+    spread_tags(layout, layout["height"] - chart_frame(rows) - TAG_SLACK)
     return figure_from_dict({"data": traces, "layout": layout})
 
 
@@ -544,11 +565,6 @@ def legend_layout() -> dict[str, Any]:
             "font": {"size": LEGEND_FONT}, "tracegroupgap": 0}
 
 
-def chart_height(base: int, legend_entries: int) -> int:
-    """A chart's height grown for its legend rows (about three entries per row in a half-width chart)."""
-    return base + 22 * max(0, math.ceil(legend_entries / LEGEND_PER_ROW) - 1)
-
-
 # ------------------------------------------------------------------------------------------------
 # presentation mode: a lecture on a projector (1280×800)
 #: Session key of the "Presentation mode" switch (a shared setting, :data:`pages.ui.state.SETTINGS`).
@@ -556,9 +572,8 @@ PRESENTATION_KEY = "dp_presentation"
 #: Chart text in presentation mode (px): ticks, legend, axis titles and tags; the title.
 PRESENT_FONT = 16
 PRESENT_TITLE = 20
-#: A full-width chart's height in presentation mode before its second legend row, and legend entries per row.
-PRESENT_HEIGHT = 470
-PRESENT_PER_ROW = 3
+#: The plot area's height (px) of a full-width chart in presentation mode.
+PRESENT_PLOT_HEIGHT = 320
 #: The page's text in presentation mode: Streamlit sizes everything relative to the root font size (16 px).
 PRESENT_CSS = "<style>html { font-size: 18px; }</style>"
 
@@ -613,10 +628,11 @@ def presentation_figure(fig: go.Figure) -> go.Figure:
     if any(_is_tag(note) for note in notes):
         margin["r"] = round(max(float(margin.get("r") or 0), TAG_MARGIN) * scale)
     margin["t"] = max(float(margin.get("t") or 0), 55)
-    entries = sum(1 for t in spec["data"] if t.get("showlegend", True) and t.get("name"))
-    rows = math.ceil(entries / PRESENT_PER_ROW)
-    layout["height"] = max(float(layout.get("height") or 0), PRESENT_HEIGHT) + (PRESENT_FONT + 12) * max(0, rows - 1)
-    spread_tags(layout, plot_area_px(layout["height"], entries, PRESENT_FONT, PRESENT_PER_ROW))
+    rows = legend_rows(_legend_names(spec["data"]), width=FULL_WIDTH - float(margin.get("l") or 60)
+                       - float(margin.get("r") or 10), font=PRESENT_FONT)
+    frame = chart_frame(rows, PRESENT_FONT)
+    layout["height"] = round(max(float(layout.get("height") or 0), PRESENT_PLOT_HEIGHT + frame))
+    spread_tags(layout, layout["height"] - frame - TAG_SLACK)
     return figure_from_dict(spec)
 
 
