@@ -12,10 +12,11 @@ Pipeline, each step recorded in the ledger (``private=False`` steps also emit a 
 3. **norm bound** — ``"clip"``: x ← x·min(1, B/‖x‖) with a public B (per record: free; the clip fraction is a
    non-private diagnostic); ``"max_norm"``: B = maxᵢ‖xᵢ‖ — NOT private. Rows are finally divided by B.
 
-Implementation: every step is one per-record :class:`RowTransform` (the only clipping code is :func:`clip_rows`),
-applied by :func:`run_preprocessing` to any :class:`ChunkSource` — an in-memory array here, a streamed file or a
-Dask DataFrame in :mod:`dpcore.stats`. One pass accumulates C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows; a
-data-derived choice (min–max ranges, an empirical or DP mean, the largest norm) costs one more pass before it.
+Implementation: every step is one per-record :class:`~dpcore.data.transform.RowTransform` (the only clipping code
+is :func:`~dpcore.data.transform.clip_rows`), applied by :func:`run_preprocessing` to any :class:`ChunkSource` — an
+in-memory array here, a streamed file or a Dask DataFrame in :mod:`dpcore.stats`. One pass accumulates
+C = Σ uᵢuᵢᵀ, Σ uᵢ and n of the unit rows; a data-derived choice (min–max ranges, an empirical or DP mean, the
+largest norm) costs one more pass before it.
 
 Default B (``norm_bound=None`` with ``"clip"``): under a public schema whose encoding declares its one-hot groups
 (``Dataset.feature_groups``), the largest norm the schema allows — √ of one per numeric column and one per one-hot
@@ -46,6 +47,7 @@ from ..vocabulary import Centering, FeatureScaling, Neighbouring, NormMode, valu
 from .datasets import Dataset, schema_norm_bound
 from .encode import center_of_groups
 from .prepared import Moments, PreparedData, RowSource
+from .transform import RowTransform, clip_rows
 
 FEATURE_SCALINGS = values(FeatureScaling)
 NORM_MODES = values(NormMode)
@@ -76,89 +78,6 @@ def _resolve_center(center: object, d: int, unit_box: bool,
     if c.shape != (d,) or not np.all(np.isfinite(c)):
         raise InvalidParameterError(f"center must be a finite array of length d = {d}; got shape {c.shape}.")
     return c
-
-
-# ==================================================================================================
-# The per-record transform: the one code path for scaling, centring and clipping
-# ==================================================================================================
-
-def clip_rows(X: np.ndarray, bound: float, *, divide: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """x ← x·min(1, B/‖x‖) — and x ← x/B as well with ``divide=True``; returns (rows, mask of clipped rows).
-
-    The only clipping step in dpcore (preprocessing, streamed statistics, Dask partitions). Each row's norm is
-    computed once; ``X`` is never modified (a new array is returned where anything changes).
-    """
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if not np.isfinite(norms.sum()):
-        norms = _finite_norms(X, norms)
-    clipped = norms > bound
-    if divide:
-        factor = 1.0 / np.maximum(norms, bound)  # 1/B, or (B/‖x‖)/B for a clipped row
-        return X * factor[:, None], clipped
-    if clipped.any():
-        X = X.copy()
-        X[clipped] *= (bound / norms[clipped])[:, None]
-    return X, clipped
-
-
-def _finite_norms(X: np.ndarray, norms: np.ndarray) -> np.ndarray:
-    """Norms of rows whose squared norm overflowed, computed after scaling; NaN/inf entries raise."""
-    bad = ~np.isfinite(norms)
-    rows = X[bad]
-    if not np.all(np.isfinite(rows)):
-        raise DataError("data contains NaN or infinite values; impute or drop them first.")
-    scale = np.abs(rows).max(axis=1)
-    norms = norms.copy()
-    norms[bad] = scale * np.linalg.norm(rows / scale[:, None], axis=1)
-    return norms
-
-
-@dataclass(frozen=True, eq=False)
-class RowTransform:
-    """Raw row → unit row, record by record, with public (or declared) parameters only.
-
-    1. scaling: ``(clamp(x, lo, hi) − lo)/width`` (``clamp`` for a public schema; min–max ranges need no clamp);
-    2. DP centring only: clip to ``pre_clip`` = B before the centre is subtracted (the rows the DP mean saw);
-    3. subtract ``center``;
-    4. clip to ``bound`` = B (``clip=False``: the bound is the largest norm, nothing to clip) and divide by B.
-    """
-
-    bound: float
-    lo: np.ndarray | None = None
-    hi: np.ndarray | None = None
-    width: np.ndarray | None = None
-    clamp: bool = False
-    pre_clip: float | None = None
-    center: np.ndarray | None = None
-    clip: bool = True
-
-    def scaled(self, raw: np.ndarray) -> tuple[np.ndarray, int, np.ndarray | None]:
-        """Steps 1–3: (rows, number of clamped entries, mask of rows clipped before centring or None)."""
-        Y, clamped, pre = raw, 0, None
-        if self.lo is not None:
-            if self.clamp:
-                Y = np.clip(raw, self.lo, self.hi)
-                clamped = int(np.count_nonzero(raw != Y))
-                Y -= self.lo
-            else:
-                Y = raw - self.lo
-            Y /= self.width
-        if self.pre_clip is not None:
-            Y, pre = clip_rows(Y, self.pre_clip)
-        if self.center is not None:
-            Y = Y - self.center
-        return Y, clamped, pre
-
-    def unit(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """All steps: (unit rows, mask of clipped rows, number of clamped entries)."""
-        Y, clamped, pre = self.scaled(raw)
-        if self.clip:
-            U, clipped = clip_rows(Y, self.bound, divide=True)
-        else:
-            U, clipped = Y * (1.0 / self.bound), np.zeros(Y.shape[0], dtype=bool)
-        if pre is not None:
-            clipped |= pre
-        return U, clipped, clamped
 
 
 class TransformedRows(RowSource):
