@@ -2,8 +2,9 @@
 
 from .csv import WideDataWarning, example_csv_bytes, load_csv, load_table
 from .datasets import Dataset, DatasetInfo, OptionSpec, dataset_ids, get_dataset_info, list_datasets, load_dataset
+from .norm_curves import clip_fraction_curve, suggest_norm_bounds
 from .prepared import PreparedData
-from .preprocess import clip_fraction_curve, preprocess, suggest_norm_bounds
+from .preprocess import preprocess
 from .reading import FileFormat, RawTable, ReadInfo, read_table
 from .roles import ColumnDecision, RoleReport, infer_roles
 from .schema import ColumnSchema, Schema, SchemaError, draft_schema, load_schema
