@@ -235,3 +235,24 @@ def test_precompute_gives_up_after_its_budget(fresh_caches):
         assert run.state == "over budget" and run.cells_done == 0
     finally:
         pool.close()
+
+
+@pytest.mark.slow
+def test_the_first_page_run_starts_the_precomputation_once(monkeypatch):
+    """app.py's hook: after a page run the server's precomputation starts, once per process (stubbed here)."""
+    from pages.ui import precompute
+
+    monkeypatch.setenv(precompute.SWITCH, "1")
+    monkeypatch.setattr(precompute, "_CURRENT", None)
+    ran: list = []
+    monkeypatch.setattr(precompute.Precompute, "run", lambda self, *args, **kwargs: ran.append(self))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dp_dataset"] = "wine"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.run()
+    deadline = time.monotonic() + 30
+    while not ran and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(ran) == 1 and precompute.current() is ran[0]
+    assert [item.dataset_id for item in ran[0].items][:2] == ["adult", "adult"]
