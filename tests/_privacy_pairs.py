@@ -1,4 +1,4 @@
-"""Neighbouring-pair privacy checks for ``tests/test_privacy_regression.py``.
+"""Neighbouring-pair privacy checks for ``tests/privacy/test_privacy_regression.py``.
 
 A *pair* is two neighbouring datasets D, D′ (under one relation) with a k, ε and δ. :func:`sample_release_table`
 runs a mechanism R times on one side (fixed seeds) and turns every released field into

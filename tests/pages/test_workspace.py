@@ -1,0 +1,197 @@
+"""The workspace file (issue 19, "A workspace that survives"): settings and schemas — never data — downloaded as one
+file and loaded again; several uploads keep their schemas; a reload says what was lost. And the privacy rule: no
+value read off an upload is in the file, and a value read off the data comes back marked ``from_data``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from streamlit.testing.v1 import AppTest
+
+from dpcore.data import draft_schema, infer_roles, load_schema, read_table
+from dpcore.vocabulary import ColumnRole
+from pages.ui import state as ui_state
+from pages.ui import workspace
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 90
+
+
+def _visits(seed: int = 3) -> bytes:
+    rng = np.random.default_rng(seed)
+    rows = [f"{rng.uniform(1, 9):.3f},{rng.normal(50, 5):.3f},{'ab'[i % 2]}" for i in range(60)]
+    return ("x,y,grp\n" + "\n".join(rows) + "\n").encode()
+
+
+#: x declared public (typed bounds); y's bounds and grp's categories read off the data (NOT public).
+def _schema_file(data: bytes) -> bytes:
+    table = read_table(data)
+    draft = draft_schema(table, infer_roles(table, label=None))
+    out = draft.to_dict()
+    for column in out["columns"]:
+        if column["name"] == "x":
+            column.update(lower=0, upper=10, role=ColumnRole.NUMERIC.value)
+            column.pop("from_data", None)
+        else:
+            column["from_data"] = [f for f in column.get("from_data", []) if f != "role"]
+    out.pop("format", None)
+    out.pop("from_data", None)
+    return yaml.safe_dump(out).encode()
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _data_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    _no_exception(at)
+    return at
+
+
+def _upload(at: AppTest, data: bytes, name: str) -> None:
+    at.file_uploader(key="upload_widget").set_value((name, data, "text/csv")).run()
+    _no_exception(at)
+
+
+def _load(at: AppTest, key: str, text: bytes, name: str) -> None:
+    at.file_uploader(key=key).set_value((name, text, "application/x-yaml")).run()
+    _no_exception(at)
+
+
+def _current_schema(at: AppTest):
+    schemas = ui_state.stored("schemas", at.session_state)
+    table_key = ui_state.memo_key("upload_table", session=at.session_state)
+    return schemas[table_key][0]
+
+
+def _y_range(data: bytes) -> tuple[float, float]:
+    y = [float(line.split(",")[1]) for line in data.decode().splitlines()[1:]]
+    return min(y), max(y)
+
+
+# ------------------------------------------------------------------------------------------------
+# the file itself (no app)
+def test_public_schema_dict_leaves_out_values_read_off_the_data():
+    data = _visits()
+    schema = load_schema(_schema_file(data))
+    out = workspace.public_schema_dict(schema)
+    cols = {c["name"]: c for c in out["columns"]}
+    assert (cols["x"]["lower"], cols["x"]["upper"]) == (0, 10)  # typed: public, kept
+    assert "lower" not in cols["y"] and "upper" not in cols["y"] and set(cols["y"]["from_data"]) >= {"lower", "upper"}
+    assert "categories" not in cols["grp"]
+    restored = workspace.restore_schema(out, draft_schema(read_table(data), infer_roles(read_table(data))))
+    assert restored["y"].lower == pytest.approx(_y_range(data)[0]) and not restored["y"].values_public
+    assert restored["x"].values_public and (restored["x"].lower, restored["x"].upper) == (0, 10)
+
+
+def test_a_norm_bound_read_off_the_data_is_not_written():
+    settings = {"dp_norm_auto": False, "dp_norm_bound": 7.31, "dp_norm_from_data": True, "dp_scaling": "schema"}
+    out = workspace.public_data_settings(settings)
+    assert "dp_norm_bound" not in out and out["dp_norm_auto"] is True and out["norm_bound_from_data_left_out"]
+    typed = workspace.public_data_settings({**settings, "dp_norm_from_data": False})
+    assert typed["dp_norm_bound"] == 7.31 and typed["dp_norm_auto"] is False  # a typed bound is public
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    (b"a: [", "not YAML"),
+    (b"columns: []", "not a workspace"),
+    (b"dpcore_workspace: 99", "version 99"),
+    (b"dpcore_workspace: 1\nextra: 1", "unknown field 'extra'"),
+    (b"dpcore_workspace: 1\nuploads: {}", "'uploads'"),
+])
+def test_a_bad_workspace_file_is_refused_with_the_fix(text, match):
+    with pytest.raises(workspace.WorkspaceError, match=match):
+        workspace.parse(text)
+
+
+# ------------------------------------------------------------------------------------------------
+# the app (AppTest)
+@pytest.mark.slow
+def test_workspace_round_trip_restores_schema_and_settings_but_no_data():
+    data = _visits()
+    at = _data_page()
+    assert at.get("download_button") and "workspace_download" in [b.key for b in at.get("download_button")]
+    _upload(at, data, "visits.csv")
+    _load(at, "schema_upload_widget", _schema_file(data), "visits.yaml")
+    at.session_state["dp_k"] = 2
+    at.session_state["dp_trials"] = 7
+    at.session_state["dp_norm_auto"] = False
+    at.session_state["dp_norm_bound"] = 7.31  # as the clipping advisor leaves it: read off the data
+    at.session_state["dp_norm_from_data"] = True
+    at.run()
+    _no_exception(at)
+    text = workspace.to_text(workspace.build(at.session_state))
+    lo, hi = _y_range(data)
+    for value in (lo, hi, 7.31):
+        assert f"{value:g}" not in text and repr(value) not in text, value  # nothing read off the file
+    for cell in data.decode().splitlines()[1:4]:
+        assert cell.split(",")[0] not in text
+    assert ui_state.memo_key("upload_table", session=at.session_state)[0] not in text  # no hash of the file
+
+    fresh = _data_page()  # a new session: the upload is gone
+    _upload(fresh, data, "visits.csv")
+    _load(fresh, "workspace_widget", text.encode(), "dpcore-workspace.yaml")
+    assert any("Loaded the workspace" in s.value for s in fresh.success), [e.value for e in fresh.error]
+    schema = _current_schema(fresh)
+    assert schema["x"].values_public and (schema["x"].lower, schema["x"].upper) == (0, 10)
+    assert not schema["y"].values_public and schema["y"].lower == pytest.approx(lo)  # read again, still from_data
+    assert fresh.session_state["dp_k"] == 2 and fresh.session_state["dp_trials"] == 7
+    # the bound read off the data did not come back (as a typed, public number or at all); the user is told so
+    assert fresh.session_state["dp_norm_auto"] is True and fresh.session_state["dp_norm_bound"] != 7.31
+    assert any("read off the data and is not in a workspace" in s.value for s in fresh.success)
+    assert not ui_state.stored("prepared", fresh.session_state).is_private  # y's bounds are still read off the data
+
+
+@pytest.mark.slow
+def test_workspace_loaded_before_the_upload_applies_when_the_file_arrives():
+    data = _visits()
+    at = _data_page()
+    _upload(at, data, "visits.csv")
+    _load(at, "schema_upload_widget", _schema_file(data), "visits.yaml")
+    at.session_state["dp_k"] = 3
+    at.run()
+    text = workspace.to_text(workspace.build(at.session_state))
+    fresh = _data_page()
+    _load(fresh, "workspace_widget", text.encode(), "w.yaml")
+    assert fresh.session_state["dp_k"] == 3
+    _upload(fresh, data, "visits.csv")
+    schema = _current_schema(fresh)
+    assert schema["x"].values_public and (schema["x"].lower, schema["x"].upper) == (0, 10)
+
+
+@pytest.mark.slow
+def test_each_upload_keeps_its_schema():
+    first, second = _visits(3), _visits(4)
+    at = _data_page()
+    _upload(at, first, "first.csv")
+    _load(at, "schema_upload_widget", _schema_file(first), "first.yaml")
+    assert _current_schema(at)["x"].values_public
+    _upload(at, second, "second.csv")
+    assert not _current_schema(at)["x"].values_public  # a new file starts from its draft
+    _upload(at, first, "first.csv")
+    schema = _current_schema(at)
+    assert schema["x"].values_public and schema["x"].upper == 10  # the first file's schema came back
+
+
+@pytest.mark.slow
+def test_a_reload_says_the_upload_is_gone_and_how_to_restore_it():
+    at = _data_page()
+    _upload(at, _visits(), "visits.csv")
+    assert at.query_params["data"] == ["upload"] or at.query_params["data"] == "upload"
+    assert "B" not in at.query_params and "seed" not in at.query_params
+    reloaded = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    reloaded.query_params["data"] = "upload"
+    reloaded.run()
+    _no_exception(reloaded)
+    assert any("not in this session" in w.value for w in reloaded.warning)  # Explore
+    assert not any("Ignored invalid link" in t.value for t in reloaded.toast)
+    reloaded.switch_page("pages/data.py").run()
+    assert any("To restore" in w.value for w in reloaded.warning)  # Data
+    _upload(reloaded, _visits(), "visits.csv")
+    assert not any("not in this session" in w.value for w in reloaded.warning)
