@@ -23,8 +23,8 @@ has a *single* short chain forgotten its start? With one chain of 1,000 scans th
 draws; an exactly stationary chain then has R̂ − 1 of order 1/(2·ESS per half), so 1.01 would flag a few percent
 of stationary chains on each quantity, while a chain still drifting (a trend across the window) gives R̂ well above
 1.05 (still inside Gelman et al.'s 1.1). ESS ≥ 50 asks that the chain decorrelated at least 50 times after the
-warm-up. Calibration (tests/samplers/test_convergence.py): chains started at stationarity are judged converged in ≥ 95 % of
-runs of 1,000 scans (measured 118 of 120 on Wine, k = 2, ε = 5 and 50; 120 of 120 for k = 1 from exact draws).
+warm-up. Calibration (tests/samplers/test_convergence.py): chains started at stationarity are judged converged in
+≥ 95 % of runs of 1,000 scans (measured 118 of 120 on Wine, k = 2, ε = 5 and 50; 120 of 120 for k = 1 from exact draws).
 
 Like every MCMC diagnostic this can only show that a chain has *not* converged; passing it is evidence, never a
 certificate — and PPCA's privacy guarantee needs the exact stationary law.

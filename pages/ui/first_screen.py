@@ -6,8 +6,8 @@ and settings of :mod:`pages.ui.state` — stored as a table (:data:`STORED`, a f
 from it (:data:`IMAGE`): a static image shows as soon as the page script reaches it, before the ~5 MB plotly.js
 bundle has loaded and before any sweep has run. Rebuild both after a default changes with
 ``python -m pages.ui.first_screen`` (about 20 s; ``--png`` redraws the image from the stored table after a style
-change). ``tests/pages/test_first_screen.py`` fails while the table's settings differ from the app's defaults or the image
-was not drawn from the stored table (its PNG text chunk carries the table's SHA-256), and recomputes one point.
+change). ``tests/pages/test_first_screen.py`` fails while the table's settings differ from the app's defaults or the
+image was not drawn from the stored table (its PNG text chunk carries the table's SHA-256), and recomputes one point.
 
 Only public built-in data is used, with the dashboard's fixed seed for built-in data: the table is an evaluation of
 published data, like Explore's own charts, not a release.
