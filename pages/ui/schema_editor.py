@@ -176,7 +176,8 @@ def _typed_values(col: ColumnSchema, fields: Mapping[str, object]) -> dict:
 def _apply_row(col: ColumnSchema, fields: Mapping[str, object], table: RawTable) -> ColumnSchema:
     """One row's typed cells: a new role (drafted from the data), then the typed values (declared public, even when
     equal to the shown value), then the *public* tick. Values typed on a non-feature row are refused."""
-    if "role" in fields and _changed(_role_name(col.role), fields["role"]):
+    redrafted = "role" in fields and _changed(_role_name(col.role), fields["role"])
+    if redrafted:
         col = draft_column(table, col.name, fields["role"])  # a role the user picked: values drafted (from data)
     typed_cells = [f for f in VALUE_FIELDS if f in fields]
     if not col.is_feature:
@@ -197,6 +198,8 @@ def _apply_row(col: ColumnSchema, fields: Mapping[str, object], table: RawTable)
     from_data = set(col.from_data) - confirmed
     if "public" in fields and col.is_feature:  # vocabulary: not a choice (the editor's "public" column)
         used = {"categories"} if col.is_categorical else {"lower", "upper"}
+        if redrafted and bool(fields["public"]):  # values drafted in this very edit were never shown: not declared
+            used = set()
         from_data = from_data - used - {"role"} if bool(fields["public"]) else from_data | (used - confirmed)
     return replace(col, from_data=frozenset(from_data))
 
@@ -262,7 +265,8 @@ def _bulk_number(text: str, fld: str) -> float | None:
 def bulk_update(schema: Schema, names: list[str], table: RawTable, *, lower: str = "", upper: str = "",
                 categories: str = "", role: str | None = None, declare_shown: bool = False) -> Schema:
     """``schema`` with one action applied to every column in ``names``: a new role, the same typed bounds and/or
-    category list (declared public), or the shown values declared public. Refuses the whole action (naming the
+    category list (declared public), or the shown values declared public (not values a new role drafts in the same
+    action: they were never shown). Refuses the whole action (naming the
     columns and the fix) when a column cannot take the values, e.g. bounds on an identifier or a categorical."""
     if not names:
         raise SchemaError("bulk edit: no column is selected; widen the filter or pick columns.")
@@ -274,14 +278,15 @@ def bulk_update(schema: Schema, names: list[str], table: RawTable, *, lower: str
     refused: list[str] = []
     for name in names:
         col = out[name]
-        if role is not None and role != _role_name(col.role):
-            col = draft_column(table, name, role)
+        redrafted = role is not None and role != _role_name(col.role)
+        if redrafted:
+            col = draft_column(table, name, role)  # values drafted now, never shown: "declare shown" skips them
         try:
             col = declare_values(col, lower=lo, upper=hi, categories=cats)
         except SchemaError as exc:
             refused.append(f"{name} ({_role_name(col.role)})" if not col.is_feature or len(names) > 1 else str(exc))
             continue
-        if declare_shown:
+        if declare_shown and not redrafted:
             col = col.confirmed()
         out = out.replace_column(col)
     if refused:
@@ -531,7 +536,10 @@ def _bulk_panel(table: RawTable, schema: Schema, names: list[str]) -> None:
             c2.form_submit_button("Declare the shown values of the selected columns public",
                                   icon=":material/verified:", on_click=_on_bulk, args=(table, names, True),
                                   key="schema_bulk_declare",
-                                  help="Only where the values shown are public knowledge (not read off this data).")
+                                  help="Declares the values shown now — read off this data unless you typed or "
+                                       "imported them — public. Only where they are public knowledge (a codebook, "
+                                       "an instrument's range); a role picked in the same action redrafts the "
+                                       "values, which stay not public.")
         st.file_uploader("Import a codebook (CSV or YAML: column, lower, upper, categories; role optional)",
                          type=["csv", "tsv", "txt", "yaml", "yml", "json"], key="codebook_upload_widget",
                          on_change=_on_codebook_upload,
