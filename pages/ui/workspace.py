@@ -6,9 +6,9 @@ dataset's data settings (public data), and per uploaded file its name, its data 
 recognised by its name when it is uploaded again — not by a hash of its bytes: a hash lets anyone who knows all
 records but one test guesses of the last one offline. **Nothing read off an upload goes into the file** unless the
 user declared it public: a schema value still marked ``from_data`` (a bound, a category
-list, a detected format field) is left out, and so is a norm bound read off the data. When the file is uploaded
-again those values are read off it afresh — and stay marked ``from_data`` (not private), so a round trip never
-turns a number read off the data into a public one (privacy review items 10 and 11).
+list, a guessed role, a detected format field) is left out, and so is a norm bound read off the data. When the file
+is uploaded again those values are read off it afresh — and stay marked ``from_data`` (not private), so a round
+trip never turns a number read off the data into a public one (privacy review items 10 and 11).
 
 Uploads themselves are never kept (by design): after a browser reload the link still says ``data=upload``, and the
 Data and Explore pages say what was lost and how to restore it (:func:`lost_upload_note`).
@@ -23,7 +23,7 @@ import streamlit as st
 import yaml
 
 from dpcore.data import Schema
-from dpcore.data.schema import VALUE_FIELDS
+from dpcore.data.schema import COLUMN_FIELDS, VALUE_FIELDS
 from dpcore.exceptions import DPCoreError
 from pages.ui import state
 from pages.ui.state import DATA_SETTINGS, MECH_GROUPS, SETTINGS, UPLOAD_ID, mech_key, slot_key
@@ -66,7 +66,7 @@ def public_schema_dict(schema: Schema) -> dict:
     out = schema.to_dict()
     for column in out["columns"]:
         for fld in column.get("from_data", ()):
-            if fld in VALUE_FIELDS:
+            if fld in COLUMN_FIELDS:  # a guessed role too (e.g. 'constant': every record alike)
                 column.pop(fld, None)
     fmt = out.get("format")
     if isinstance(fmt, dict):
@@ -269,6 +269,9 @@ def restore_schema(saved: Mapping, draft: Schema) -> Schema:
         if mine is None:
             merged.append(drafted)
             continue
+        if "role" not in mine:  # a role the workspace left out (it was read off the data) is drafted again
+            mine["role"] = drafted["role"]
+            mine["from_data"] = sorted(set(mine.get("from_data") or []) | {"role"})
         for fld in VALUE_FIELDS:
             if fld not in mine and fld in drafted and mine.get("role") == drafted.get("role"):
                 mine[fld] = drafted[fld]
