@@ -417,9 +417,9 @@ def _decode(raw: bytes, encoding: str | None = None) -> tuple[str, str, str]:
                     break
     try:
         return raw.decode("utf-8"), "UTF-8", "utf-8"
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError:
         raise DataError(
-            f"the file is not UTF-8 text (invalid byte 0x{raw[exc.start]:02x} at byte offset {exc.start}); "
+            "the file is not UTF-8 text (the bytes and their place are not shown: they belong to a record); "
             "re-save it as 'CSV UTF-8' (e.g. in Excel: Save As → CSV UTF-8) and upload again, or name its encoding "
             "(e.g. encoding='cp1252' for a Windows 'CSV (comma delimited)' export)."
         ) from None

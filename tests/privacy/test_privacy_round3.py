@@ -110,3 +110,18 @@ def test_workspace_file_leaves_out_a_guessed_label() -> None:
     draft = draft_schema(table, infer_roles(table, label="lab"))
     assert "label" in draft.from_data
     assert "lab" not in repr(workspace.public_schema_dict(draft).get("label"))
+
+
+# ------------------------------------------------------------------------------------------------
+# helper Q2: a refusal quotes no record (privacy review item 13) — the encoding error of the format detection
+def test_not_utf8_error_quotes_no_byte_of_a_record() -> None:
+    """The byte value (and its offset, which locates the record) of a non-UTF-8 cell is not echoed."""
+    from dpcore.data import read_table
+    from dpcore.exceptions import DPCoreError
+
+    raw = b"x,g\n0.1,a\n0.2,b\n0.3,\xe9\xfaSECRET\n"
+    with pytest.raises(DPCoreError) as caught:
+        read_table(raw)
+    message = str(caught.value)
+    assert "UTF-8" in message and "encoding" in message  # still names the problem and the fix
+    assert "0xe9" not in message.lower() and "\\xe9" not in message and str(raw.index(b"\xe9")) not in message
