@@ -586,7 +586,8 @@ def _grid(table: RawTable, schema: Schema, names: list[str], clamped: Mapping[st
     full = schema_table(schema, ui.get("roles"), clamped)
     shown = full[full["column"].isin(names)].reset_index(drop=True)
     version = ui.get("schema_version")
-    key = f"{EDITOR_PREFIX}{version}"
+    # the filter is in the key: an edit recorded by row position never lands on another column's row
+    key = f"{EDITOR_PREFIX}{version}_{abs(hash(tuple(names))) % 10**10}"
     styled = shown.style.map(_color, subset=["status"]).map(_clamp_color, subset=["clamped"]) \
         if len(shown) <= STYLED_ROWS else shown
     height = GRID_ROW_PX * (min(len(shown), GRID_MAX_ROWS) + 1) + 3

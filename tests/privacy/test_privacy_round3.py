@@ -125,3 +125,28 @@ def test_not_utf8_error_quotes_no_byte_of_a_record() -> None:
     message = str(caught.value)
     assert "UTF-8" in message and "encoding" in message  # still names the problem and the fix
     assert "0xe9" not in message.lower() and "\\xe9" not in message and str(raw.index(b"\xe9")) not in message
+
+
+@pytest.mark.slow
+def test_grid_edits_do_not_move_to_another_column_when_the_filter_changes() -> None:
+    """The grid records edits by row position: a public tick saved on x (a no-op) must not declare y's bounds, read
+    off the data, public once the filter shows y in that row."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pages"))
+    from test_bulk_schema import _data_page, _save_grid, _schema, no_exception
+
+    from pages.ui import schema_editor as editor
+
+    rng = np.random.default_rng(3)
+    rows = [f"{rng.uniform(1, 9):.3f},{rng.normal(50, 5):.3f},{'ab'[i % 2]}" for i in range(60)]
+    at = _data_page(("x,y,grp\n" + "\n".join(rows) + "\n").encode(), "v.csv")
+    at.text_input(key=editor.FILTER_KEY).set_value("x").run()
+    _save_grid(at, {0: {"lower": 0.0, "upper": 10.0, "public": True}})
+    _save_grid(at, {0: {"public": True}})  # x is public already: nothing changes
+    at.text_input(key=editor.FILTER_KEY).set_value("y").run()
+    no_exception(at)
+    at.button(key="schema_grid_save").click().run()
+    no_exception(at)
+    y = _schema(at)["y"]
+    assert {"lower", "upper"} <= set(y.from_data), y
