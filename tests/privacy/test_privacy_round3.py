@@ -150,3 +150,30 @@ def test_grid_edits_do_not_move_to_another_column_when_the_filter_changes() -> N
     no_exception(at)
     y = _schema(at)["y"]
     assert {"lower", "upper"} <= set(y.from_data), y
+
+
+# ------------------------------------------------------------------------------------------------
+# helper Q2: the public centre and the schema's default norm bound are functions of the confirmed schema alone
+def test_public_centre_and_default_bound_ignore_the_records(tmp_path: Path) -> None:
+    """Neighbouring files under one public schema — one without any 'c' record, one with a missing cell and a lone
+    label class — give the same feature groups, public centre and default B."""
+    from dpcore.data import Schema, load_csv, preprocess
+    from dpcore.data.encode import public_center
+
+    schema = Schema.from_dict({"dpcore_schema": 1, "label": "lab",
+                               "format": {"kind": "csv", "encoding": "utf-8", "delimiter": ",", "decimal": ".",
+                                          "thousands": None, "header": True},
+                               "columns": [{"name": "x", "role": "numeric", "lower": 0, "upper": 10},
+                                           {"name": "g", "role": "categorical", "categories": ["a", "b", "c"]},
+                                           {"name": "lab", "role": "label"}]})
+    rows = [f"{i % 10},{'ab'[i % 2]},{i % 2}" for i in range(30)]
+    files = [rows + ["5,c,1"], rows + [",zzz,7"]]
+    out = []
+    for k, lines in enumerate(files):
+        path = tmp_path / f"neighbour_{k}.csv"
+        path.write_text("x,g,lab\n" + "\n".join(lines) + "\n")
+        ds = load_csv(path, schema=schema)
+        prepared = preprocess(ds, feature_scaling="schema", centering="public", norm_mode="clip")
+        out.append((ds.feature_groups, prepared.norm_bound))
+    assert out[0] == out[1]
+    assert list(public_center(schema)) == [0.5, 1 / 3, 1 / 3, 1 / 3]
