@@ -167,7 +167,7 @@ def test_public_centre_and_default_bound_ignore_the_records(tmp_path: Path) -> N
                                            {"name": "g", "role": "categorical", "categories": ["a", "b", "c"]},
                                            {"name": "lab", "role": "label"}]})
     rows = [f"{i % 10},{'ab'[i % 2]},{i % 2}" for i in range(30)]
-    files = [rows + ["5,c,1"], rows + [",zzz,7"]]
+    files = [[*rows, "5,c,1"], [*rows, ",zzz,7"]]
     out = []
     for k, lines in enumerate(files):
         path = tmp_path / f"neighbour_{k}.csv"
