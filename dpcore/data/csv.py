@@ -32,10 +32,10 @@ from ..core.privacy import Diagnostics, LedgerEntry
 from ..exceptions import DataError, InvalidParameterError
 from ..vocabulary import CategoricalPolicy, ColumnRole, MissingPolicy, values
 from .datasets import SAMPLE_DATA_DIR, Dataset
-from .encode import EncodedTable, check_columns, encode_table
+from .encode import EncodedTable, LabelEncoder, check_columns, encode_table, table_format, typed_labels
 from .reading import MISSING_TOKENS, CsvSource, FileFormat, RawTable, file_kind, read_source, read_table
 from .roles import MAX_CATEGORIES, ColumnDecision, RoleReport, check_label_kind, infer_roles
-from .schema import ColumnSchema, Schema, SchemaError, draft_schema, load_schema
+from .schema import ColumnSchema, LabelRule, Schema, SchemaError, draft_schema, load_schema
 
 __all__ = ["CATEGORICAL_MODES", "DEFAULT_MAX_COLUMNS", "MISSING_MODES", "MISSING_TOKENS", "WIDE_COLUMNS",
            "WideDataWarning", "example_csv_bytes", "load_csv", "load_table"]
@@ -66,8 +66,8 @@ class WideDataWarning(UserWarning):
     """Many feature columns: mechanisms work with d × d matrices and their noise grows with d."""
 
 
-def _validate(categorical: str, missing: str | None, max_columns: int, k: int | None, label: object
-              ) -> tuple[str, str | None, int, int | None]:
+def _validate(categorical: str, missing: str | None, max_columns: int, k: int | None, label: object,
+              label_rule: object = None) -> tuple[str, str | None, int, int | None]:
     categorical = check_choice(categorical, "categorical", CATEGORICAL_MODES)
     if missing is not None:
         missing = check_choice(missing, "missing", MISSING_MODES)
@@ -76,6 +76,11 @@ def _validate(categorical: str, missing: str | None, max_columns: int, k: int | 
         k = check_int(k, "k", 1)
     if label is not None and not isinstance(label, str):
         raise InvalidParameterError(f"label must be a column name (str) or None, got {label!r}.")
+    if label_rule is not None and not isinstance(label_rule, LabelRule):
+        raise InvalidParameterError(f"label_rule must be a LabelRule (e.g. LabelRule(above=50000)), got "
+                                    f"{label_rule!r}.")
+    if label_rule is not None and label is None:
+        raise InvalidParameterError("label_rule needs the label column it applies to: give label=COLUMN too.")
     return categorical, missing, max_columns, k
 
 
@@ -83,7 +88,8 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
              max_columns: int = DEFAULT_MAX_COLUMNS, max_rows: int = 1_000_000, k: int | None = None,
              name: str = "uploaded", schema: Schema | Mapping | str | Path | bytes | None = None,
              roles: Mapping[str, object] | None = None, delimiter: str | None = None, decimal: str | None = None,
-             encoding: str | None = None, max_categories: int = MAX_CATEGORIES) -> Dataset:
+             encoding: str | None = None, max_categories: int = MAX_CATEGORIES,
+             label_rule: LabelRule | None = None) -> Dataset:
     """Parse a table (CSV/TSV text, Parquet, or ``.xlsx`` with openpyxl) into a raw :class:`Dataset`, in memory.
 
     Parameters
@@ -105,8 +111,11 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
     delimiter, decimal, encoding : override the detected field separator, decimal mark and text encoding (without
         a schema; a schema declares its file format)
     max_categories : text columns with more distinct values are left out by the inference
+    label_rule : a binary label derived from the ``label`` column with a public threshold
+        (:class:`~dpcore.data.schema.LabelRule`: ``label > above`` or ``label ≠ 0``); a schema declares it in its
+        ``label:`` field instead
     """
-    categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label)
+    categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label, label_rule)
     if schema is not None:
         schema = load_schema(schema)
         if delimiter is not None or decimal is not None or encoding is not None:
@@ -120,24 +129,27 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
         table = read_table(source, delimiter=delimiter, decimal=decimal, encoding=encoding, max_rows=max_rows,
                            name=name)
     return load_table(table, label=label, categorical=categorical, missing=missing, max_columns=max_columns, k=k,
-                      schema=schema, roles=roles, max_categories=max_categories)
+                      schema=schema, roles=roles, max_categories=max_categories, label_rule=label_rule)
 
 
 def load_table(table: RawTable, *, label: str | None = None, categorical: str = "onehot", missing: str | None = None,
                max_columns: int = DEFAULT_MAX_COLUMNS, k: int | None = None, name: str | None = None,
                schema: Schema | Mapping | str | Path | bytes | None = None,
-               roles: Mapping[str, object] | None = None, max_categories: int = MAX_CATEGORIES) -> Dataset:
+               roles: Mapping[str, object] | None = None, max_categories: int = MAX_CATEGORIES,
+               label_rule: LabelRule | None = None) -> Dataset:
     """A :class:`Dataset` from an already read :class:`RawTable` (see :func:`load_csv` for the parameters). With a
     schema, a table that was not read with the schema's file format is read again from its bytes with it."""
-    categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label)
+    categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label, label_rule)
     name = table.name if name is None else str(name)
     if schema is not None:
         if roles:
             raise InvalidParameterError("roles and schema were both given; with a schema, set the roles in it.")
-        return _load_with_schema(table, load_schema(schema), label=label, categorical=categorical,
-                                 missing=missing or MissingPolicy.ZERO.value, max_columns=max_columns, k=k, name=name)
+        schema = _with_label(load_schema(schema), label, label_rule)
+        return _load_with_schema(table, schema, categorical=categorical, missing=missing or MissingPolicy.ZERO.value,
+                                 max_columns=max_columns, k=k, name=name)
     return _load_inferred(table, label=label, categorical=categorical, missing=missing or MissingPolicy.DROP.value,
-                          max_columns=max_columns, k=k, name=name, roles=roles, max_categories=max_categories)
+                          max_columns=max_columns, k=k, name=name, roles=roles, max_categories=max_categories,
+                          label_rule=label_rule)
 
 
 # ==================================================================================================
@@ -186,6 +198,23 @@ def _label_vector(table: RawTable, label: str, rows: np.ndarray | None = None) -
     return np.array([cell_text(v) or "(missing)" for v in s.to_numpy()], dtype=str)
 
 
+def _declared_labels(table: RawTable, schema: Schema, diag: dict, notes: list[str],
+                     rows: np.ndarray | None = None) -> np.ndarray:
+    """The labels of a declared label (a rule or public classes), per record (:class:`LabelEncoder`); the counts
+    of missing labels and labels outside the classes go to ``diag`` and, when some are outside, a note (exact
+    counts: non-private diagnostics; no record is quoted)."""
+    cells = table.frame[schema.label] if rows is None else table.frame[schema.label][rows]
+    labels, counts = LabelEncoder(schema.label_rule, schema.label_classes, table_format(table)).encode(cells)
+    for kind, count in counts.items():
+        diag[kind] = {schema.label: count}
+    outside = counts.get("labels_outside_classes", 0)
+    if outside:
+        notes.append(f"{outside:,} label value(s) of {schema.label!r} are not among the declared classes "
+                     f"({', '.join(schema.label_classes)}): they count as missing labels (diagnostic, not private); "
+                     "declare every class, or fix the file.")
+    return typed_labels(labels)
+
+
 def eigh_seconds_estimate(d: int, probe: int = 600) -> float:
     """Seconds for one d × d symmetric eigendecomposition on this machine: a small one is timed and scaled by d³."""
     import time
@@ -213,8 +242,10 @@ def _wide_notes(n: int, d: int, notes: list[str]) -> None:
 
 def _finish(table: RawTable, name: str, X: np.ndarray, names: tuple[str, ...], y: np.ndarray | None,
             label: str | None, k: int | None, ledger: list[LedgerEntry], diag: dict, notes: list[str],
-            ranges: np.ndarray | None, options: dict, groups: tuple[int, ...] | None = None) -> Dataset:
+            ranges: np.ndarray | None, options: dict, groups: tuple[int, ...] | None = None,
+            label_text: str | None = None) -> Dataset:
     n, d = X.shape
+    label_text = label if label_text is None else label_text
     if y is not None and len(np.unique(y)) < 2:  # a non-private diagnostic, never a refusal (one record decides it)
         notes.append(f"label column {label!r} has fewer than two classes in this data: the SVM accuracy metric is "
                      "not available (diagnostic, not private).")
@@ -230,9 +261,9 @@ def _finish(table: RawTable, name: str, X: np.ndarray, names: tuple[str, ...], y
         id="uploaded", name=name, X=X, y=y, feature_names=names,
         source="user upload (kept in memory only, never stored)",
         description=f"{n:,} rows × {d} columns from an uploaded {table.info.describe()} file"
-                    + (f"; label {label!r}" if label else ""),
+                    + (f"; label {label_text}" if label else ""),
         feature_ranges=ranges, suggested_k=k if k is not None else min(2, d),
-        options={**options, "label": label, "k": k, "read": table.info.describe()},
+        options={**options, "label": label, "label_text": label_text, "k": k, "read": table.info.describe()},
         load_ledger=tuple(ledger), diagnostics=Diagnostics(diag), feature_groups=groups,
     )
 
@@ -246,9 +277,11 @@ def _onehot(d: ColumnDecision) -> bool:
 
 
 def _load_inferred(table: RawTable, *, label: str | None, categorical: str, missing: str, max_columns: int,
-                   k: int | None, name: str, roles: Mapping[str, object] | None, max_categories: int) -> Dataset:
+                   k: int | None, name: str, roles: Mapping[str, object] | None, max_categories: int,
+                   label_rule: LabelRule | None = None) -> Dataset:
     report = infer_roles(table, label=label, roles=roles, max_categories=max_categories)
-    check_label_kind(table, label)
+    if label_rule is None:
+        check_label_kind(table, label)
     # The ledger depends only on the options: the data decided the structure, so say that, whatever it decided.
     ledger: list[LedgerEntry] = [LedgerEntry(STRUCTURE_STEP, private=False, note=_STRUCTURE_NOTE)]
     diag: dict = dict(table.counts)  # exact counts: non-private diagnostics, never in the ledger
@@ -269,19 +302,26 @@ def _load_inferred(table: RawTable, *, label: str | None, categorical: str, miss
         raise DataError(f"no usable feature columns — {left}. Set a column's role to numeric, binary or "
                         "categorical to include it.")
     draft = draft_schema(table, report)
+    if label_rule is not None:
+        draft = replace(draft, label_rule=label_rule)
     _check_width(draft.features, max_columns)
 
     rows = None
     if label is not None:
         ledger.append(LedgerEntry("drop rows without a label", private=False, note=_LABEL_ROWS_NOTE))
         label_missing = table.missing(label)
+        if label_rule is not None:  # a cell that is not a number has no derived label either
+            label_missing = label_missing | table.numbers(label)[1]
         if label_missing.any():
             rows = ~label_missing
             diag["rows_without_label"] = int(label_missing.sum())
     enc = encode_table(table, draft, rows)
     _check_infinite(enc)
     X = enc.X
-    y = None if label is None else _label_vector(table, label, rows)
+    if label_rule is not None:
+        y = _declared_labels(table, draft, diag, notes, rows)
+    else:
+        y = None if label is None else _label_vector(table, label, rows)
     diag.update(enc.counts)
 
     X, y = _missing_policy(X, y, enc.missing, missing, ledger, diag)
@@ -302,21 +342,32 @@ def _load_inferred(table: RawTable, *, label: str | None, categorical: str, miss
                                        "category list is needed for a private pipeline"))
     return _finish(table, name, X, names, y, label, k, ledger, diag, notes, None,
                    {"categorical": categorical, "missing": missing, "max_columns": max_columns,
-                    "categorical_columns": tuple(onehot_cols), "roles": {d.name: d.role.value for d in report.columns}})
+                    "categorical_columns": tuple(onehot_cols), "roles": {d.name: d.role.value for d in report.columns}},
+                   label_text=draft.label_text)
 
 
 # ==================================================================================================
 # with a public schema: per-record steps only
 # ==================================================================================================
 
-def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, categorical: str, missing: str,
-                      max_columns: int, k: int | None, name: str) -> Dataset:
+def _with_label(schema: Schema, label: str | None, label_rule: LabelRule | None) -> Schema:
+    """``schema`` with the label (and its rule) given as arguments; refused where they contradict the schema."""
     if label is not None and label != schema.label:
         if schema.label is not None:
             raise SchemaError(f"schema, field 'label': the schema names {schema.label!r} but label={label!r} was "
                               "given; change one of them.")
         schema = replace(schema, label=label) if label in schema else replace(
             schema, columns=(*schema.columns, ColumnSchema(label, ColumnRole.LABEL)), label=label)
+    if label_rule is not None and label_rule != schema.label_rule:
+        if schema.label_rule is not None:
+            raise SchemaError(f"schema, field 'label': the schema declares {schema.label_text} but the rule "
+                              f"{label_rule.describe(schema.label)} was given; change one of them.")
+        schema = replace(schema, label_rule=label_rule, label_classes=None)
+    return schema
+
+
+def _load_with_schema(table: RawTable, schema: Schema, *, categorical: str, missing: str,
+                      max_columns: int, k: int | None, name: str) -> Dataset:
     label = schema.label
     # exactly the declared format; without one, the default of the file's kind (not public either way)
     fmt = schema.format if schema.format is not None else FileFormat(kind=table.file_format.kind)
@@ -329,7 +380,8 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
                               f"{fmt.describe()}; declare its format in the schema (e.g. format: {{kind: csv, "
                               "delimiter: ';', decimal: ','}; `dpcore schema infer` drafts one).") from None
         raise
-    check_label_kind(table, label, schema_public=schema.structure_public)  # reads no record under a public schema
+    if not schema.label_declared:  # a rule or declared classes say what the label is: nothing to read
+        check_label_kind(table, label, schema_public=schema.structure_public)  # nor under a public schema
     ledger: list[LedgerEntry] = []
     notes = [f"{c!r} is not in the schema: left out." for c in table.columns if c not in schema][:50]
     onehot_cols = [c.name for c in schema.features if c.is_categorical]
@@ -346,14 +398,19 @@ def _load_with_schema(table: RawTable, schema: Schema, *, label: str | None, cat
     enc = encode_table(table, schema)
     _check_infinite(enc)
     diag: dict = {**table.counts, **enc.counts}
-    X, y = enc.X, None if label is None else _label_vector(table, label)
+    X = enc.X
+    if schema.label_declared:
+        y = _declared_labels(table, schema, diag, notes)
+    else:
+        y = None if label is None else _label_vector(table, label)
     ledger.insert(0, _schema_entry(schema))
     # The ledger depends only on the schema and the options (never on whether this data had gaps).
     X, y = _missing_policy(X, y, enc.missing, missing, ledger, diag)
     return _finish(table, name, X, enc.feature_names, y, label, k, ledger, diag, notes, enc.ranges,
                    {"categorical": categorical, "missing": missing, "max_columns": max_columns,
                     "categorical_columns": tuple(onehot_cols), "schema_public": schema.is_public,
-                    "roles": {c.name: c.role.value for c in schema.columns}}, groups=enc.groups)
+                    "roles": {c.name: c.role.value for c in schema.columns}}, groups=enc.groups,
+                   label_text=schema.label_text)
 
 
 def _schema_entry(schema: Schema) -> LedgerEntry:

@@ -40,7 +40,7 @@ import pandas as pd
 from ..core._validation import check_choice
 from ..exceptions import DataError
 from .reading import FileFormat, RawTable, cell_text
-from .schema import Schema, SchemaError
+from .schema import MISSING_LABEL, LabelRule, Schema, SchemaError
 
 #: How a non-finite number is treated: clamped to the declared bounds, or counted as a missing cell.
 NONFINITE_POLICIES = ("clamp", "missing")
@@ -232,6 +232,77 @@ class RecordEncoder:
             missing |= miss
         return EncodedTable(X=X, feature_names=self.feature_names, ranges=self.ranges, missing=missing,
                             counts={k: v for k, v in counts.items() if v}, groups=self.groups)
+
+
+class LabelEncoder:
+    """Label cells → one label per record under the schema's label declaration, one cell at a time (the in-memory,
+    streamed and Dask paths share it):
+
+    * a derived label (:class:`~dpcore.data.schema.LabelRule`): "1" where the cell's number (under the declared file
+      format) is > the threshold (or ≠ 0), else "0";
+    * declared classes: the class the cell names (as text, or as the same number: "1.0" is class 1);
+    * anything else — a missing cell, a cell that is not a number (derived label), a value outside the declared
+      classes — is :data:`~dpcore.data.schema.MISSING_LABEL`, counted (a non-private diagnostic), never a refusal
+      and never quoted (privacy review item 13).
+    """
+
+    def __init__(self, rule: LabelRule | None, classes: tuple[str, ...] | None,
+                 file_format: FileFormat | None = None) -> None:
+        self.rule, self.classes = rule, classes
+        self.file_format = file_format if file_format is not None else FileFormat()
+        self._numeric_classes: dict[float, str] = {}
+        if classes is not None:
+            values, bad = self.file_format.parse_numbers(pd.Series(list(classes), dtype=object))
+            self._numeric_classes = {float(v): c for v, b, c in zip(values, bad, classes) if not b and np.isfinite(v)}
+
+    @classmethod
+    def for_schema(cls, schema: Schema, file_format: FileFormat | None = None) -> LabelEncoder | None:
+        """The encoder of ``schema``'s label declaration, or None for a plain label (read as it is)."""
+        if schema.label is None or not schema.label_declared:
+            return None
+        return cls(schema.label_rule, schema.label_classes, file_format or declared_format(schema))
+
+    def encode(self, cells: pd.Series) -> tuple[np.ndarray, dict[str, int]]:
+        """(labels as text, counts): counts ``labels_missing`` (missing cells, or not a number for a derived
+        label) and ``labels_outside_classes`` — exact, NOT private."""
+        raw = pd.Series(object_cells(cells), dtype=object)
+        present = raw.notna().to_numpy()
+        out = np.full(len(raw), MISSING_LABEL, dtype=object)
+        counts: dict[str, int] = {}
+        if self.rule is not None:
+            values, bad = self.file_format.parse_numbers(raw)
+            values = np.where(bad, np.nan, values)
+            classes = self.rule.classes_of(values)
+            ok = ~np.isnan(classes)
+            out[ok] = np.where(classes[ok] > 0, "1", "0")
+            counts["labels_missing"] = int((~ok).sum())
+        else:
+            text = raw.map(cell_text, na_action="ignore").to_numpy(dtype=object)
+            ok = present & pd.Series(text, dtype=object).isin(self.classes).to_numpy()
+            out[ok] = text[ok]
+            rest = present & ~ok
+            if rest.any() and self._numeric_classes:
+                values, bad = self.file_format.parse_numbers(raw[rest])
+                named = [None if b else self._numeric_classes.get(float(v)) for v, b in zip(values, bad)]
+                found = np.array([c is not None for c in named], dtype=bool)
+                hit = np.flatnonzero(rest)[found]
+                out[hit] = [c for c in named if c is not None]
+                ok[hit] = True
+            counts["labels_missing"] = int((~present).sum())
+            counts["labels_outside_classes"] = int((present & ~ok).sum())
+        return out.astype(str), {k: v for k, v in counts.items() if v}
+
+
+def typed_labels(labels: np.ndarray) -> np.ndarray:
+    """Text labels → int when every one is a whole number, float when every one is a finite number, else text (the
+    rule of the in-memory loader and of :mod:`dpcore.stats`)."""
+    try:
+        values = np.asarray(labels, dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.asarray(labels, dtype=str)
+    if values.size and np.all(np.isfinite(values)):
+        return values.astype(np.int64) if np.all(values == np.round(values)) else values
+    return np.asarray(labels, dtype=str)
 
 
 def feature_groups(schema: Schema) -> tuple[int, ...]:

@@ -23,6 +23,18 @@ YAML form::
 
 A draft also has ``from_data`` in ``format`` (detected fields), ``from_data: [role]`` on inferred columns and a
 top-level ``from_data: [label]`` for the guessed label.
+
+**The label declaration.** ``label: passed`` names a class column as it is. A mapping declares more, each a public
+fact the user types (never read off the data):
+
+* ``label: {column: income, above: 50000}`` — a binary label derived per record: 1 where ``income > 50000``, else 0;
+* ``label: {column: hours, nonzero: true}`` — 1 where ``hours ≠ 0``, else 0;
+* ``label: {column: income_class, classes: ['<=50K', '>50K']}`` — the label's public classes.
+
+The label's source column is never a feature (role ``label``): a derived label is a function of it, so as a feature
+it would hand the SVM metric its answer. A label cell that is missing, not a number (for a derived label) or outside
+the declared classes is a missing label — per record, counted as a non-private diagnostic, never a refusal (privacy
+review item 13: no single record may make a run fail).
 """
 
 from __future__ import annotations
@@ -51,6 +63,11 @@ COLUMN_FIELDS = ("role", *VALUE_FIELDS)
 SCHEMA_FIELDS = ("label",)
 _KEYS = {"name", "role", "lower", "upper", "categories", "from_data"}
 _TOP_KEYS = ("dpcore_schema", "format", "label", "from_data", "columns")
+#: Fields of a label declaration given as a mapping (``label: {column: income, above: 50000}``).
+LABEL_KEYS = ("column", "above", "nonzero", "classes")
+_BOOL_WORDS = {"true": True, "yes": True, "false": False, "no": False}
+#: The label of a record whose label cell is missing, not a number (derived label) or outside the declared classes.
+MISSING_LABEL = "(missing)"
 
 
 class _Loader(yaml.SafeLoader):
@@ -243,6 +260,91 @@ def _plain(x: float) -> float | int:
     return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
 
 
+def _class_value(text: str) -> str | int:
+    """A declared class as written to YAML: a whole number stays a number (``classes: [0, 1]``)."""
+    return int(text) if text.lstrip("-").isdigit() and len(text) < 16 and str(int(text)) == text else text
+
+
+@dataclass(frozen=True)
+class LabelRule:
+    """A binary label derived per record from a numeric column with a public threshold (typed by the user, never
+    read off the data): class 1 where the value is > ``above`` (or ≠ 0 with ``nonzero``), class 0 otherwise."""
+
+    above: float | None = None
+    nonzero: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.nonzero, bool):
+            raise SchemaError(f"schema, field 'label', 'nonzero': expected true or false, got {self.nonzero!r}.")
+        if (self.above is None) == (not self.nonzero):
+            raise SchemaError("schema, field 'label': a derived label takes exactly one rule — 'above: NUMBER' "
+                              "(label = column > NUMBER) or 'nonzero: true' (label = column ≠ 0).")
+        if self.above is not None:
+            try:
+                object.__setattr__(self, "above", _number(self.above, "label", "above"))
+            except SchemaError:
+                raise SchemaError(f"schema, field 'label', 'above': the threshold must be a finite number (e.g. "
+                                  f"above: 50000), got {self.above!r}.") from None
+
+    def describe(self, column: str) -> str:
+        """The rule in words: ``"income > 50000"`` or ``"hours ≠ 0"``."""
+        return f"{column} ≠ 0" if self.nonzero else f"{column} > {_plain(self.above)}"
+
+    def classes_of(self, values: np.ndarray) -> np.ndarray:
+        """1/0 per value (per record); NaN (a missing or non-numeric cell) stays NaN."""
+        values = np.asarray(values, dtype=np.float64)
+        hit = values != 0 if self.nonzero else values > self.above
+        return np.where(np.isnan(values), np.nan, hit.astype(np.float64))
+
+    def to_dict(self) -> dict:
+        return {"nonzero": True} if self.nonzero else {"above": _plain(self.above)}
+
+
+def label_threshold_default(column: ColumnSchema | None) -> float | None:
+    """The threshold a form may offer for ``label = column > t``: the middle of the column's *declared public*
+    bounds, else None (an empty field). Never a value read off the data (privacy review items 10–11)."""
+    if column is None or column.lower is None or column.upper is None or column.from_data & {"lower", "upper"}:
+        return None
+    return _plain((column.lower + column.upper) / 2)
+
+
+def _label_field(value: Any) -> tuple[str | None, LabelRule | None, tuple[str, ...] | None]:
+    """``label:`` of a schema file → (column, rule, classes); a plain name stays a plain name."""
+    if value is None:
+        return None, None, None
+    if not isinstance(value, Mapping):
+        return (value if isinstance(value, str) else str(value)), None, None
+    unknown = sorted(set(map(str, value)) - set(LABEL_KEYS))
+    if unknown:
+        raise SchemaError(f"schema, field 'label': unknown field {unknown[0]!r}; a label mapping has "
+                          f"{', '.join(LABEL_KEYS)} (e.g. label: {{column: income, above: 50000}}).")
+    column = value.get("column")
+    if not isinstance(column, str) or not column.strip():
+        raise SchemaError(f"schema, field 'label': the mapping needs 'column' (the label column's name), got "
+                          f"{column!r}.")
+    nonzero = value.get("nonzero")
+    if isinstance(nonzero, str) and nonzero.strip().lower() in _BOOL_WORDS:  # the loader reads no implicit booleans
+        nonzero = _BOOL_WORDS[nonzero.strip().lower()]
+    rule = None
+    if value.get("above") is not None or nonzero not in (None, False):
+        rule = LabelRule(value.get("above"), False if nonzero is None else nonzero)
+    classes = value.get("classes")
+    return column, rule, None if classes is None else _label_classes(classes, column)
+
+
+def _label_classes(classes: Any, column: str) -> tuple[str, ...]:
+    if isinstance(classes, (str, bytes)) or not isinstance(classes, Iterable):
+        raise SchemaError(f"schema, field 'label', 'classes': expected a list of the label's public values (e.g. "
+                          f"classes: [0, 1]), got {classes!r}.")
+    out = tuple(_category(c, column) for c in classes)
+    if len(out) < 2:
+        raise SchemaError("schema, field 'label', 'classes': a label needs at least two classes; list them all.")
+    if len(set(out)) != len(out):
+        dup = next(c for c in out if out.count(c) > 1)
+        raise SchemaError(f"schema, field 'label', 'classes': the class {dup!r} is listed twice.")
+    return out
+
+
 @dataclass(frozen=True)
 class Schema:
     """Columns (in order), the label column and the file format of a table.
@@ -250,12 +352,16 @@ class Schema:
     ``format`` None: the schema declares no file format, so a file is read with the conventional default
     (:attr:`file_format`: CSV, UTF-8, comma-separated, decimal point — never detected) and the schema is not public.
     ``from_data`` names the schema-level decisions a draft took from the data (``label``: the guessed label).
+    ``label_rule`` derives a binary label from the label column (``income > 50000``); ``label_classes`` declares
+    the label's public classes (see the module docstring).
     """
 
     columns: tuple[ColumnSchema, ...]
     label: str | None = None
     format: FileFormat | None = None
     from_data: frozenset[str] = field(default_factory=frozenset)
+    label_rule: LabelRule | None = None
+    label_classes: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.format is not None and not isinstance(self.format, FileFormat):
@@ -288,6 +394,22 @@ class Schema:
             if c.role == ColumnRole.LABEL and c.name != label:
                 raise SchemaError(f"schema column {c.name!r}, field 'role': 'label' is only for the column named in "
                                   f"the schema's 'label' field ({label!r}); set label: {c.name} or change the role.")
+        self._check_label_declaration()
+
+    def _check_label_declaration(self) -> None:
+        rule, classes = self.label_rule, self.label_classes
+        if rule is None and classes is None:
+            return
+        if self.label is None:
+            raise SchemaError("schema, field 'label': a rule or classes need the label column; give label: "
+                              "{column: NAME, ...}.")
+        if rule is not None and not isinstance(rule, LabelRule):
+            raise SchemaError(f"schema, field 'label': expected a LabelRule, got {type(rule).__name__}.")
+        if rule is not None and classes is not None:
+            raise SchemaError(f"schema, field 'label': the derived label {rule.describe(self.label)} has the classes "
+                              "0 and 1; remove 'classes'.")
+        if classes is not None:
+            object.__setattr__(self, "label_classes", _label_classes(classes, self.label))
 
     def __getitem__(self, name: str) -> ColumnSchema:
         for c in self.columns:
@@ -352,6 +474,19 @@ class Schema:
         return sum(c.width for c in self.columns)
 
     @property
+    def label_text(self) -> str | None:
+        """The label as shown to a user: ``"income > 50000"``, ``"hours ≠ 0"``, the column's name, or None."""
+        if self.label is None:
+            return None
+        return self.label_rule.describe(self.label) if self.label_rule is not None else self.label
+
+    @property
+    def label_declared(self) -> bool:
+        """True when the label's kind is declared (a rule or public classes): nothing about it is read off the
+        records to decide whether it has classes."""
+        return self.label_rule is not None or self.label_classes is not None
+
+    @property
     def roles(self) -> dict[str, ColumnRole]:
         return {c.name: c.role for c in self.columns}
 
@@ -371,6 +506,21 @@ class Schema:
                 c = draft_column(table, c.name) if table is not None else replace(c, role=ColumnRole.EXCLUDED)
             cols.append(c)
         return Schema(tuple(cols), label, self.format, self.from_data - {"label"})
+
+    def with_label_rule(self, column: str, *, above: float | None = None, nonzero: bool = False,
+                        table: RawTable | None = None) -> Schema:
+        """The schema with the binary label ``column > above`` (or ``column ≠ 0``) declared by the user: the column
+        becomes the label (never a feature) and the threshold is the user's declaration (public)."""
+        rule = LabelRule(above, nonzero)
+        schema = self.with_label(column, table)
+        if column not in schema:
+            schema = replace(schema, columns=(*schema.columns, ColumnSchema(column, ColumnRole.LABEL)))
+        return replace(schema, label_rule=rule, label_classes=None, from_data=schema.from_data - {"label"})
+
+    def with_label_classes(self, classes: Iterable[Any] | None) -> Schema:
+        """The schema with the label's public classes declared (None: not declared)."""
+        return replace(self, label_rule=None if classes is not None else self.label_rule,
+                       label_classes=None if classes is None else tuple(classes))
 
     def with_format(self, fmt: FileFormat | None) -> Schema:
         return replace(self, format=fmt)
@@ -402,6 +552,10 @@ class Schema:
         if self.format is not None:
             out["format"] = self.format.to_dict()
         out["label"] = self.label
+        if self.label_rule is not None or self.label_classes is not None:
+            out["label"] = {"column": self.label, **(self.label_rule.to_dict() if self.label_rule else {})}
+            if self.label_classes is not None:
+                out["label"]["classes"] = [_class_value(c) for c in self.label_classes]
         if self.from_data:
             out["from_data"] = sorted(self.from_data)
         out["columns"] = [c.to_dict() for c in self.columns]
@@ -423,9 +577,7 @@ class Schema:
         cols = data.get("columns")
         if not isinstance(cols, list) or not cols:
             raise SchemaError("schema, field 'columns': expected a non-empty list of columns.")
-        label = data.get("label")
-        if label is not None and not isinstance(label, str):
-            label = str(label)
+        label, rule, classes = _label_field(data.get("label"))
         fmt = data.get("format")
         if fmt is not None:
             try:
@@ -433,7 +585,7 @@ class Schema:
             except InvalidParameterError as exc:
                 raise SchemaError(f"schema, {exc}") from None
         return cls(tuple(ColumnSchema.from_dict(item, i) for i, item in enumerate(cols)), label, fmt,
-                   data.get("from_data") or ())
+                   data.get("from_data") or (), label_rule=rule, label_classes=classes)
 
     def to_yaml(self) -> str:
         head = ("# dpcore schema: public metadata for a private pipeline.\n"

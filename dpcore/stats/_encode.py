@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..core.privacy import LedgerEntry
 from ..data.csv import _FILL_NOTE, ROW_DROP_NOTE, _schema_entry
-from ..data.encode import DEFAULT_NONFINITE, RecordEncoder, arrow_text, declared_format
+from ..data.encode import DEFAULT_NONFINITE, LabelEncoder, RecordEncoder, arrow_text, declared_format
 from ..data.preprocess import Chunk
 from ..data.reading import FileFormat, cell_text
 from ..data.schema import Schema, SchemaError
@@ -45,6 +45,8 @@ class SchemaEncoder:
         self.feature_names = self.records.feature_names
         self.ranges = self.records.ranges
         self.d = self.records.d
+        # a declared label (a rule such as income > 50000, or public classes): the in-memory loader's per-record rule
+        self.label_encoder = LabelEncoder.for_schema(schema, self.file_format) if self.label == schema.label else None
 
     # --- what to read ------------------------------------------------------------------------------
     @property
@@ -78,7 +80,10 @@ class SchemaEncoder:
         counts = dict(enc.counts)
         counts["rows_read"] = len(frame)
         labels = None
-        if self.label:
+        if self.label_encoder is not None:
+            labels, label_counts = self.label_encoder.encode(frame[self.label])
+            counts.update({kind: {self.label: count} for kind, count in label_counts.items()})
+        elif self.label:
             labels = label_text(frame[self.label])
         positions = None
         if missing.any():
