@@ -210,7 +210,8 @@ def store_upload(data: bytes, name: str) -> None:
         clear_scope(Scope.UPLOAD)  # nothing read off the file left applies to this one
         ss.dp_upload, ss.dp_upload_name = data, name
         put("upload_note", True)
-        put("label_guess", False if restored else None)  # None: guessed when the table is first read
+        # None: guessed when the table is first read (also when a workspace left the label out: it was a guess)
+        put("label_guess", False if restored and "dp_label" in restored else None)
         put("upload_lost", False)
     select_dataset(UPLOAD_ID, fresh=new)
     if restored:

@@ -5,10 +5,17 @@ What is written: the shared settings (ε range, δ, k, trials, mechanisms, …; 
 dataset's data settings (public data), and per uploaded file its name, its data settings and its schema. A file is
 recognised by its name when it is uploaded again — not by a hash of its bytes: a hash lets anyone who knows all
 records but one test guesses of the last one offline. **Nothing read off an upload goes into the file** unless the
-user declared it public: a schema value still marked ``from_data`` (a bound, a category
-list, a guessed role, a detected format field) is left out, and so is a norm bound read off the data. When the file
-is uploaded again those values are read off it afresh — and stay marked ``from_data`` (not private), so a round
-trip never turns a number read off the data into a public one (privacy review items 10 and 11).
+user declared it public (privacy review items 10 and 11):
+
+* a schema value still marked ``from_data`` (a bound, a category list, a guessed role, a detected format field);
+* a guessed label: neither the schema's ``label`` nor its column's role ``label`` nor the upload's ``dp_label``
+  setting (the guess — or "no label" — is a function of the records);
+* a column that carries no declaration (its name is all there would be, and a name is read off the file's header
+  with a format that may itself be detected);
+* a norm bound read off the data, and an automatic B (recomputed; a stale one may have been read off the data).
+
+When the file is uploaded again those values are read off it afresh (the label is guessed again) — and stay marked
+``from_data`` (not private), so a round trip never turns a number read off the data into a public one.
 
 Uploads themselves are never kept (by design): after a browser reload the link still says ``data=upload``, and the
 Data and Explore pages say what was lost and how to restore it (:func:`lost_upload_note`).
@@ -23,8 +30,10 @@ import streamlit as st
 import yaml
 
 from dpcore.data import Schema
+from dpcore.data.roles import guess_label
 from dpcore.data.schema import COLUMN_FIELDS, VALUE_FIELDS
 from dpcore.exceptions import DPCoreError
+from dpcore.vocabulary import NO_LABEL
 from pages.ui import state
 from pages.ui.state import DATA_SETTINGS, MECH_GROUPS, SETTINGS, UPLOAD_ID, mech_key, slot_key
 
@@ -60,14 +69,30 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def label_declared(schema: Schema | None) -> bool:
+    """Whether ``schema``'s label (a column or "no label") is the user's declaration, not the guesser's."""
+    return schema is not None and "label" not in schema.from_data
+
+
 def public_schema_dict(schema: Schema) -> dict:
     """``schema`` as a dict without anything still read off the data: values and format fields marked
-    ``from_data`` are left out (their markers stay, so a reload reads them again as not public)."""
+    ``from_data`` are left out (their markers stay, so a reload reads them again as not public); a guessed label
+    is left out with its column's role ``label`` (the top-level marker ``from_data: [label]`` stays); a column left
+    with no declared field is left out whole (its name is read off the file's header)."""
     out = schema.to_dict()
+    guessed_label = None if label_declared(schema) else schema.label
+    columns = []
     for column in out["columns"]:
-        for fld in column.get("from_data", ()):
-            if fld in COLUMN_FIELDS:  # a guessed role too (e.g. 'constant': every record alike)
-                column.pop(fld, None)
+        marked = set(column.get("from_data", ()))
+        if column["name"] == guessed_label:
+            marked.add("role")  # role 'label' is the guess itself
+        for fld in marked & set(COLUMN_FIELDS):  # a guessed role too (e.g. 'constant': every record alike)
+            column.pop(fld, None)
+        if set(column) - {"name", "from_data"}:  # something the user declared
+            columns.append(column)
+    out["columns"] = columns
+    if not label_declared(schema):
+        out.pop("label", None)
     fmt = out.get("format")
     if isinstance(fmt, dict):
         for fld in fmt.get("from_data", ()):
@@ -75,13 +100,18 @@ def public_schema_dict(schema: Schema) -> dict:
     return out
 
 
-def public_data_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """An upload's data settings without a norm bound read off the data (it is read again, or chosen again)."""
+def public_data_settings(settings: Mapping[str, Any], *, label_public: bool = False) -> dict[str, Any]:
+    """An upload's data settings without what was read off the data: the label unless ``label_public`` (a guess is
+    made again), and a norm bound read off the data or automatic (it is read again, chosen again or recomputed)."""
     out = {key: _plain(settings[key]) for key in DATA_SETTINGS if key in settings}
-    if out.get("dp_norm_from_data"):
+    if not label_public:
+        out.pop("dp_label", None)
+    automatic = out.get("dp_norm_auto", True)
+    if automatic or out.get("dp_norm_from_data"):
         out.pop("dp_norm_bound", None)
+        if not automatic:
+            out["norm_bound_from_data_left_out"] = True
         out["dp_norm_auto"], out["dp_norm_from_data"] = True, False
-        out["norm_bound_from_data_left_out"] = True
     return out
 
 
@@ -104,9 +134,13 @@ def _upload_entries(session: Mapping) -> list[dict]:
         keys = [k for k in schemas if k[0] == fp]
         if current is not None and current[0] in keys:
             keys = [current[0]]
-        entry = {"file": name, "settings": public_data_settings(settings)}
-        if keys:
-            entry["schema"] = public_schema_dict(schemas[keys[-1]][0])
+        schema = schemas[keys[-1]][0] if keys else None
+        public = public_data_settings(settings, label_public=label_declared(schema))
+        if label_declared(schema):
+            public["dp_label"] = schema.label or NO_LABEL  # the declared label, as the schema has it
+        entry = {"file": name, "settings": public}
+        if schema is not None:
+            entry["schema"] = public_schema_dict(schema)
         entries.append(entry)
     return entries
 
@@ -213,15 +247,15 @@ def apply(workspace: Mapping, session: MutableMapping | None = None) -> list[str
         store[str(did)] = {**state.private_defaults(str(did)), **loaded}
         if ss.get("dp_dataset") == did:
             ss.update(loaded)
-    notes = _apply_uploads(workspace.get("uploads") or [], ss, ignored)
+    notes = _apply_uploads(workspace.get("uploads") or [], ss, ignored, store)
     if ignored:
         notes.append(f"Ignored unknown or invalid setting(s): {', '.join(sorted(set(ignored)))}.")
     return notes
 
 
-def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str]) -> list[str]:
+def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str], store: dict) -> list[str]:
     """Keep each upload's settings and schema, by file name, until that file is uploaded (now, if it is the
-    session's file)."""
+    session's file; ``store``: the session's data settings of the datasets left)."""
     pending: dict = state.get("workspace_uploads", session=ss) or {}
     ss[slot_key("workspace_uploads")] = pending
     notes = []
@@ -229,8 +263,10 @@ def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str]) -> lis
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) or not entry["file"]:
             ignored.append("uploads (an entry without a file name)")
             continue
-        settings = {**state.private_defaults(UPLOAD_ID),
-                    **_settings(entry.get("settings") or {}, DATA_SETTINGS, ignored)}
+        loaded = _settings(entry.get("settings") or {}, DATA_SETTINGS, ignored)
+        settings = {**state.private_defaults(UPLOAD_ID), **loaded}
+        if "dp_label" not in loaded:
+            del settings["dp_label"]  # a guessed label is not in a workspace: it is guessed again from the file
         pending[entry["file"]] = {"file": entry["file"], "settings": settings, "schema": entry.get("schema")}
         if (entry.get("settings") or {}).get("norm_bound_from_data_left_out"):
             notes.append(f"{entry.get('file')}: its norm bound had been read off the data and is not in a "
@@ -239,8 +275,15 @@ def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str]) -> lis
     current = state.get("upload_table", session=ss)
     if current is not None and ss.get("dp_upload_name") in pending:
         fp = current[0][0]
+        settings = dict(pending[ss["dp_upload_name"]]["settings"])
+        if "dp_label" not in settings:  # guessed again now, so the redrafted schema has the guess (from_data)
+            guess = guess_label(current[1])
+            ss[slot_key("label_guess")] = guess or False
+            settings["dp_label"] = guess.column if guess else NO_LABEL
         if ss.get("dp_dataset") == UPLOAD_ID:
-            ss.update(pending[ss["dp_upload_name"]]["settings"])
+            ss.update(settings)
+        else:  # the upload's settings wait in the store until it is the dataset again
+            store[UPLOAD_ID] = {**(store.get(UPLOAD_ID) or state.private_defaults(UPLOAD_ID)), **settings}
         schemas: dict = state.get("schemas", session=ss) or {}
         for key in [k for k in schemas if k[0] == fp]:
             del schemas[key]  # the workspace's schema replaces the session's (applied when the table is read)
@@ -281,6 +324,9 @@ def restore_schema(saved: Mapping, draft: Schema) -> Schema:
     fmt, drafted_fmt = out.get("format"), draft.to_dict().get("format") or {}
     if isinstance(fmt, Mapping):
         out["format"] = {**{k: v for k, v in drafted_fmt.items() if k in (fmt.get("from_data") or ())}, **fmt}
+    if "label" not in saved:  # a guessed label is not in a workspace: the draft's guess, still from_data
+        out["label"] = draft.label
+        out["from_data"] = sorted({*(out.get("from_data") or ()), "label"})
     label = out.get("label")
     if label is not None and label not in draft.names:
         out["label"] = None

@@ -195,3 +195,62 @@ def test_a_reload_says_the_upload_is_gone_and_how_to_restore_it():
     assert any("To restore" in w.value for w in reloaded.warning)  # Data
     _upload(reloaded, _visits(), "visits.csv")
     assert not any("not in this session" in w.value for w in reloaded.warning)
+
+
+def _with_outcome(seed: int = 3) -> bytes:
+    """x, y, grp and a text column 'outcome' (yes/no) that the label guesser picks."""
+    rng = np.random.default_rng(seed)
+    rows = [f"{rng.uniform(1, 9):.3f},{rng.normal(50, 5):.3f},{'ab'[i % 2]},{('yes', 'no')[i % 3 == 0]}"
+            for i in range(60)]
+    return ("x,y,grp,outcome\n" + "\n".join(rows) + "\n").encode()
+
+
+@pytest.mark.slow
+def test_a_guessed_label_is_not_in_the_workspace_and_is_guessed_again():
+    """The guessed label (a function of the records) is neither the schema's label nor the dp_label setting of the
+    file; a fresh session guesses it again from the upload, still from_data (privacy review item 10)."""
+    data = _with_outcome()
+    at = _data_page()
+    _upload(at, data, "survey.csv")
+    assert at.session_state["dp_label"] == "outcome" and "label" in _current_schema(at).from_data
+    at.session_state["dp_k"] = 2
+    at.run()
+    _no_exception(at)
+    saved = yaml.safe_load(workspace.to_text(workspace.build(at.session_state)))
+    (entry,) = saved["uploads"]
+    assert "dp_label" not in entry["settings"] and "label" not in entry["schema"], entry
+    assert "outcome" not in yaml.safe_dump(entry)
+
+    for load_first in (False, True):
+        fresh = _data_page()
+        if load_first:
+            _load(fresh, "workspace_widget", yaml.safe_dump(saved).encode(), "w.yaml")
+        _upload(fresh, data, "survey.csv")
+        if not load_first:
+            _load(fresh, "workspace_widget", yaml.safe_dump(saved).encode(), "w.yaml")
+        fresh.run()
+        _no_exception(fresh)
+        schema = _current_schema(fresh)
+        assert fresh.session_state["dp_k"] == 2
+        assert fresh.session_state["dp_label"] == "outcome", load_first
+        assert schema.label == "outcome" and "label" in schema.from_data, (load_first, schema.from_data)
+
+
+@pytest.mark.slow
+def test_a_declared_label_comes_back_declared():
+    """A label the user picked is public: written, and restored as a declaration."""
+    data = _with_outcome()
+    at = _data_page()
+    _upload(at, data, "survey.csv")
+    at.selectbox(key="dp_label").set_value("grp").run()
+    _no_exception(at)
+    assert _current_schema(at).label == "grp" and "label" not in _current_schema(at).from_data
+    text = workspace.to_text(workspace.build(at.session_state))
+    (entry,) = yaml.safe_load(text)["uploads"]
+    assert entry["settings"]["dp_label"] == "grp" and entry["schema"]["label"] == "grp"
+    fresh = _data_page()
+    _upload(fresh, data, "survey.csv")
+    _load(fresh, "workspace_widget", text.encode(), "w.yaml")
+    fresh.run()
+    schema = _current_schema(fresh)
+    assert fresh.session_state["dp_label"] == "grp" and schema.label == "grp" and "label" not in schema.from_data

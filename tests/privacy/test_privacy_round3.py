@@ -99,17 +99,85 @@ def test_workspace_file_leaves_out_roles_read_off_the_data() -> None:
     assert "role" in restored["x"].from_data and not restored["x"].values_public
 
 
-@pytest.mark.xfail(strict=True, reason="the guessed label (a function of the records) is written to the workspace: "
-                   "schema 'label' (marked from_data) and the upload's dp_label setting; it comes back still "
-                   "from_data, but the file is not free of structure read off the data")
 def test_workspace_file_leaves_out_a_guessed_label() -> None:
+    """A guessed label is a function of the records: neither the schema's label nor its column's role 'label' is
+    written; a reload takes the new draft's guess, still from_data."""
     from dpcore.data import draft_schema, infer_roles, read_table
     from pages.ui import workspace
 
     table = read_table(_structure_table())
     draft = draft_schema(table, infer_roles(table, label="lab"))
     assert "label" in draft.from_data
-    assert "lab" not in repr(workspace.public_schema_dict(draft).get("label"))
+    out = workspace.public_schema_dict(draft)
+    assert "lab" not in repr(out.get("label"))
+    assert all(c["name"] != "lab" and c.get("role") != "label" for c in out["columns"]), out["columns"]
+    assert "label" in out["from_data"]  # the marker stays: a reload guesses again
+    restored = workspace.restore_schema(out, draft)
+    assert restored.label == "lab" and "label" in restored.from_data
+
+
+# ------------------------------------------------------------------------------------------------
+# helper WS: every other field of the workspace file holds only public or user-declared values (privacy item 10)
+def _upload_session(schema, table, **settings) -> dict:
+    """A session (a plain mapping, as :func:`pages.ui.workspace.build` reads it) on one upload, ``f.csv``."""
+    from pages.ui import state
+    from pages.ui.state import UPLOAD_ID
+
+    key = ("fp0", (("decimal", None), ("delimiter", None), ("encoding", None)))
+    session = {"dp_dataset": UPLOAD_ID, "dp_upload_name": "f.csv", **state.private_defaults(UPLOAD_ID), **settings}
+    state.set_stored("upload_files", {"fp0": "f.csv"}, session)
+    state.set_stored("schemas", {key: (schema, None)}, session)
+    state.set_stored("upload_table", (key, table), session)
+    return session
+
+
+def test_workspace_settings_leave_out_a_guessed_label_and_keep_a_declared_one() -> None:
+    """The upload's dp_label setting is the guess too (or "no label", the guesser's verdict): not written. A label
+    the user declared is public and written, in the settings and the schema."""
+    from dataclasses import replace
+
+    from dpcore.data import draft_schema, infer_roles, read_table
+    from dpcore.vocabulary import NO_LABEL
+    from pages.ui import workspace
+
+    table = read_table(_structure_table())
+    draft = draft_schema(table, infer_roles(table, label="lab"))
+    (entry,) = workspace.build(_upload_session(draft, table, dp_label="lab"))["uploads"]
+    assert "dp_label" not in entry["settings"] and "label" not in entry["schema"], entry
+    no_label = draft_schema(table, infer_roles(table, label=None))  # the guesser found none: also a verdict
+    (entry,) = workspace.build(_upload_session(no_label, table, dp_label=NO_LABEL))["uploads"]
+    assert "dp_label" not in entry["settings"] and "label" not in entry["schema"], entry
+    declared = replace(draft, from_data=frozenset())
+    (entry,) = workspace.build(_upload_session(declared, table, dp_label="lab"))["uploads"]
+    assert entry["settings"]["dp_label"] == "lab" and entry["schema"]["label"] == "lab"
+    assert {"name": "lab", "role": "label"} in entry["schema"]["columns"]
+
+
+def test_workspace_leaves_out_an_automatic_norm_bound() -> None:
+    """Under 'automatic B' the bound in the session is whatever the Data page last computed (max‖x‖ or a default
+    counting columns read off the data): not written, even when its from-data mark is stale (False)."""
+    from pages.ui import workspace
+
+    out = workspace.public_data_settings({"dp_norm_auto": True, "dp_norm_bound": 3.7183, "dp_norm_from_data": False})
+    assert "dp_norm_bound" not in out and out["dp_norm_auto"] is True
+
+
+def test_workspace_leaves_out_columns_that_carry_no_declaration() -> None:
+    """A column whose role and values were all read off the data leaves only its name — the file's header, split
+    with a detected delimiter and encoding: it is not written (a reload drafts it again); declared columns stay."""
+    from dpcore.data import draft_schema, infer_roles, read_table
+    from pages.ui import workspace
+
+    rows = [f"{i % 7};{i % 3 * 1.5:.1f};{'ab'[i % 2]}" for i in range(40)]
+    table = read_table(("alpha;secret_name;grp\n" + "\n".join(rows) + "\n").encode())
+    assert "delimiter" in table.file_format.from_data
+    draft = draft_schema(table, infer_roles(table, label=None))
+    draft = draft.replace_column(draft["alpha"].confirmed(("role",)))  # the user declared alpha's role only
+    out = workspace.public_schema_dict(draft)
+    assert [c["name"] for c in out["columns"]] == ["alpha"], out["columns"]
+    assert "secret_name" not in workspace.to_text({"uploads": [{"file": "f.csv", "schema": out}]})
+    restored = workspace.restore_schema(out, draft)
+    assert restored.names == draft.names and not restored["secret_name"].role_public
 
 
 # ------------------------------------------------------------------------------------------------
