@@ -52,7 +52,7 @@ def _switch_dataset(dataset_id: str) -> None:
 
 
 def _pick_dataset() -> None:
-    ui.select_dataset(ss.w_dp_dataset)
+    ui.select_dataset(ss[ui.bound_key("dp_dataset")])
 
 
 # ------------------------------------------------------------------ settings (sidebar)
@@ -63,7 +63,7 @@ with st.sidebar:
     if ss.dp_dataset not in options:
         ss.dp_dataset = ui.DEFAULT_DATASET
     # its own widget key (the Data page's picker owns "dp_dataset"), synced through on_change like ui.bind
-    st.selectbox("Dataset", options, index=options.index(ss.dp_dataset), key="w_dp_dataset",
+    st.selectbox("Dataset", options, index=options.index(ss.dp_dataset), key=ui.bound_key("dp_dataset"),
                  on_change=_pick_dataset,
                  format_func=functools.partial(ui.dataset_label, upload_name=ss.get("dp_upload_name")),
                  help="Preprocessing, uploads and the public schema are on the Data page.")
@@ -286,7 +286,7 @@ with st.expander("Downloads", icon=":material/download:"):
     d1, d2 = st.columns(2)
     with d1:
         export.csv_button(lambda: frame.to_csv(index=False), label="Sweep results (CSV)", name_parts=("sweep", name),
-                          key="dl_csv",
+                          key="explore_dl_csv",
                           help="One row per release. The metric columns (and n, the rows that reached the "
                                "mechanisms) are computed on the true data: an evaluation, not a private release "
                                "(under add/remove the exact n is itself private). svm_majority_baseline is the test "
@@ -296,11 +296,11 @@ with st.expander("Downloads", icon=":material/download:"):
     d2.download_button("Run configuration (YAML)",
                        lambda: config_yaml(shown_config.as_dict(), dataset=name, preprocessing=preprocessing),
                        file_name=export_filename("sweep", name, ext="yaml"), mime="application/x-yaml",
-                       on_click="ignore", key="dl_yaml")
+                       on_click="ignore", key="explore_dl_yaml")
     caption = export.sweep_caption(shown_config, frame, dataset_id=cfg.dataset, band=band_kind)
     png_ok = ui.png_export_available()
     for metric, fig in figs.items():
-        export.figure_buttons(fig, caption=caption, label=titles[metric], key=f"dl_{metric}", png_ok=png_ok,
+        export.figure_buttons(fig, caption=caption, label=titles[metric], key=f"explore_dl_{metric}", png_ok=png_ok,
                               name_parts=("explore", name, export.METRIC_SLUGS.get(metric, metric)))
     st.caption("Figures carry a caption inside the image (data, k, δ, neighbours, trials, what the band means).")
 

@@ -64,7 +64,7 @@ def _option_widgets(mech) -> dict:
         return options
     with st.expander(f"Mechanism options ({len(mech.params)})", expanded=False):
         for p in mech.params:
-            key = f"dp_insp_opt_{mech.id}_{p.name}"
+            key = ui.option_key(mech.id, p.name)
             if key not in ss:
                 ss[key] = p.default
             label, help_text = option_label(p.name), f"{p.description}  \n(Option `{p.name}` in the library.)"
@@ -165,8 +165,8 @@ def _load_ss_showcase(mech_id: str) -> None:
     ss.dp_insp_mech = mech_id if mech_id in _SS_GRID else p["mechanism"]
     ss.dp_k, ss.dp_insp_eps, ss.dp_delta = p["k"], p["epsilon"], p["delta"]
     for mid in _SS_GRID:
-        ss[f"dp_insp_opt_{mid}_gamma_pub"] = p["gamma_pub"]
-        ss[f"dp_insp_opt_{mid}_ell"] = 0.0
+        ss[ui.option_key(mid, "gamma_pub")] = p["gamma_pub"]
+        ss[ui.option_key(mid, "ell")] = 0.0
 
 
 def _ss_showcase_offer(mech) -> None:
@@ -174,7 +174,7 @@ def _ss_showcase_offer(mech) -> None:
         return
     p = SS_SHOWCASE
     on_it = ss.dp_dataset == p["dataset"] and mech.id in _SS_GRID and \
-        ss.get(f"dp_insp_opt_{mech.id}_gamma_pub") == p["gamma_pub"]
+        ss.get(ui.option_key(mech.id, "gamma_pub")) == p["gamma_pub"]
     if on_it:
         st.caption(":green[:material/check_circle:] Singhal–Steinke showcase: points within γ = 10⁻⁶ of a planted "
                    "3-dim subspace of R⁵⁰ and public gap guess γ_pub = γ (the generator's public gap).")

@@ -80,6 +80,7 @@ from pages.ui.state import (
     Settings,
     _nearest,
     bind,
+    bound_key,
     delta_note,
     drop,
     epsilons,
@@ -90,6 +91,7 @@ from pages.ui.state import (
     memo,
     memo_key,
     non_default_data_settings,
+    option_key,
     origin_note,
     private_defaults,
     put,
@@ -104,6 +106,7 @@ from pages.ui.state import (
     slot_key,
     stored,
     sync_query_params,
+    widget_key,
 )
 from pages.ui.sweep import PROGRESS_INTERVAL, SweepRun, run_or_reuse, run_sweep_cached
 
@@ -136,6 +139,7 @@ __all__ = [
     "_nearest",
     "apply_label_guess",
     "bind",
+    "bound_key",
     "csv_columns",
     "current_dataset",
     "current_dataset_name",
@@ -169,6 +173,7 @@ __all__ = [
     "metric_figure",
     "non_default_data_settings",
     "on_upload",
+    "option_key",
     "origin_note",
     "parse_upload",
     "png_export_available",
@@ -196,4 +201,5 @@ __all__ = [
     "upload_schemas",
     "upload_table",
     "upload_table_key",
+    "widget_key",
 ]

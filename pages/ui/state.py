@@ -15,7 +15,15 @@
   the cross-page settings (:data:`CROSS_PAGE`: ε range, δ, k, seed) remember the page that last set them, and
   :func:`origin_note` shows that page (with a reset to the default) on the other pages.
 
-Widgets stay bound to the flat session keys (Streamlit needs a key per widget); everything else goes through here.
+Session keys — one scheme, declared here (``tests/pages/test_ui_state_keys.py`` checks every page against it):
+
+* ``dp_<name>`` — a value kept across pages (:func:`keep_alive`), a widget may be bound to it: a setting
+  (:data:`SETTINGS`), a mechanism picker (:func:`mech_key`), an Inspect mechanism option (:func:`option_key`), a
+  page choice whose default the page computes (:data:`PAGE_CHOICES`), or the upload itself (:data:`UPLOAD_KEYS`);
+* ``w_dp_<name>`` — the widget showing setting ``dp_<name>`` through :func:`bind` (:func:`bound_key`);
+* ``<owner>_<name>`` — a widget of one page or one component, gone when its page is left (buttons, charts,
+  downloads, page-local inputs): :func:`widget_key` with an owner from :data:`WIDGET_OWNERS`;
+* ``_dp_<name>`` — not a widget: a declared slot (:data:`SLOTS`, :func:`slot_key`).
 """
 
 from __future__ import annotations
@@ -260,7 +268,7 @@ def apply_query(query: Any) -> list[str]:
 # mechanisms
 def mech_key(group: str) -> str:
     """Session key of the mechanism picker of a guarantee group."""
-    return f"dp_mech_{group}"
+    return f"{MECH_PREFIX}{group}"
 
 
 def selectable_mechanisms(group: str | None = None) -> list:
@@ -338,23 +346,82 @@ def _sync_after_run() -> None:
 _nav.after_run(_sync_after_run)
 
 
+# ------------------------------------------------------------------------------------------------
+# widget keys (the scheme is in the module docstring)
+#: Owners of the page-local widget keys ``<owner>_<name>`` (:func:`widget_key`): the pages (Inspect is ``insp``,
+#: Sample size ``ss``) and the components drawn on several pages.
+WIDGET_OWNERS: tuple[str, ...] = (
+    "audit", "basics", "data", "explore", "insp", "learn", "papers", "ss",  # pages
+    "origin", "schema", "whatif", "workspace",  # components: the origin note, schema editor, what-if, workspace
+)
+#: Page choices kept across pages but in neither the link nor a workspace file: their default depends on the
+#: registry, the data or another setting, so the page that shows them sets it.
+PAGE_CHOICES: tuple[str, ...] = ("dp_insp_mech", "dp_insp_nb", "dp_ss_mechs", "dp_ss_metric", "dp_adv_mech",
+                                 "dp_adv_eps", "dp_adv_trials")
+#: The current upload, kept across pages (bytes and file name; pages.ui.datasets): never in a link or a workspace.
+UPLOAD_KEYS: tuple[str, ...] = ("dp_upload", "dp_upload_name")
+BOUND_PREFIX = "w_"
+MECH_PREFIX = "dp_mech_"
+OPTION_PREFIX = "dp_insp_opt_"
+
+
+def option_key(mechanism: str, option: str) -> str:
+    """The kept key of a mechanism option chosen on Inspect (``dp_insp_opt_<mechanism>_<option>``)."""
+    return f"{OPTION_PREFIX}{mechanism}_{option}"
+
+
+def widget_key(owner: str, name: str) -> str:
+    """The key of a page-local widget: ``<owner>_<name>`` (``widget_key("explore", "run")`` → ``"explore_run"``)."""
+    if owner not in WIDGET_OWNERS:
+        raise ValueError(f"widget owner {owner!r} is not declared: add it to pages.ui.state.WIDGET_OWNERS")
+    if not name:
+        raise ValueError("a widget key needs a name after its owner")
+    return f"{owner}_{name}"
+
+
+def kept_keys() -> frozenset[str]:
+    """Every declared ``dp_*`` key kept across pages except the two families: the mechanism pickers
+    (:func:`mech_key`) and Inspect's mechanism options (:func:`option_key`)."""
+    return frozenset(DEFAULTS) | frozenset(PAGE_CHOICES) | frozenset(UPLOAD_KEYS)
+
+
+def key_problem(key: str) -> str | None:
+    """Why ``key`` breaks the session-key scheme (None when it follows it); a ``_dp_`` slot key is not a widget."""
+    if key.startswith(SLOT_PREFIX):
+        return "a slot key (_dp_…) is no widget key: read slots through get/put"
+    if key.startswith(BOUND_PREFIX):
+        return None if key.removeprefix(BOUND_PREFIX) in DEFAULTS else "w_… is only a bound setting: use bound_key()"
+    if key.startswith("dp_"):
+        if key in kept_keys() or key.startswith((MECH_PREFIX, OPTION_PREFIX)):
+            return None
+        return "an undeclared dp_ key: declare it in SETTINGS or PAGE_CHOICES, or use widget_key()"
+    owner = key.split("_", 1)[0]
+    if owner in WIDGET_OWNERS and "_" in key:
+        return None
+    return f"no declared owner: name it with widget_key(owner, name), owners {', '.join(WIDGET_OWNERS)}"
+
+
+def bound_key(key: str) -> str:
+    """The key of the widget that :func:`bind` binds to setting ``key``."""
+    return f"{BOUND_PREFIX}{key}"
+
+
 def bind(key: str) -> dict:
     """Widget kwargs keeping ``key`` in plain session state (for widgets whose value must not be re-assigned,
     e.g. a range select_slider, which Streamlit 1.67 corrupts when its state is re-assigned)."""
-    wkey = f"w_{key}"
     # pass the value as the widget default (not through session state): AppTest mis-serialises a range
     # select_slider whose initial value was set through st.session_state
-    return {"key": wkey, "value": st.session_state[key], "on_change": _copy_widget, "args": (key,)}
+    return {"key": bound_key(key), "value": st.session_state[key], "on_change": _copy_widget, "args": (key,)}
 
 
 def _copy_widget(key: str) -> None:
-    st.session_state[key] = st.session_state[f"w_{key}"]
+    st.session_state[key] = st.session_state[bound_key(key)]
 
 
 def set_state(key: str, value: Any) -> None:
     """Set a setting programmatically (also resets a :func:`bind` widget showing it)."""
     st.session_state[key] = value
-    st.session_state.pop(f"w_{key}", None)
+    st.session_state.pop(bound_key(key), None)
 
 
 def keep_alive() -> None:
@@ -614,8 +681,8 @@ def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
         # the fixed default seed is for public built-in data (reproducible, and cells shared by a class); on private
         # data a seed everyone knows makes every noise draw a public constant, so an upload gets a fresh one
         ss.dp_seed = fresh_seed()
-    if ss.get("w_dp_dataset") not in (None, dataset_id):
-        ss.pop("w_dp_dataset")  # Explore's own picker shows the new dataset
+    if ss.get(bound_key("dp_dataset")) not in (None, dataset_id):
+        ss.pop(bound_key("dp_dataset"))  # Explore's own picker shows the new dataset
 
 
 def reset_data_settings() -> None:
@@ -703,5 +770,5 @@ def origin_note(key: str, *, where: Any = None) -> None:
     with box.container(horizontal=True, vertical_alignment="center", gap="small"):
         how = "by" if src == LINK_ORIGIN else "on"
         st.caption(f":material/history: {CROSS_PAGE[key]} = {format_setting(key, value)} set {how} {src}")
-        st.button(f"Reset to {format_setting(key, default_of(key))}", key=f"reset_origin_{key}", type="tertiary",
-                  on_click=_reset_setting, args=(key,), help=f"Back to the default {CROSS_PAGE[key]}.")
+        st.button(f"Reset to {format_setting(key, default_of(key))}", key=widget_key("origin", f"reset_{key}"),
+                  type="tertiary", on_click=_reset_setting, args=(key,), help=f"Back to the default {CROSS_PAGE[key]}.")

@@ -114,7 +114,7 @@ def test_delta_set_on_inspect_shows_its_origin_and_resets(at):
     no_exception(at)
     notes = [c.value for c in at.caption if "δ = 1e-08 set on Inspect" in c.value]
     assert notes, [c.value for c in at.caption]
-    at.button(key="reset_origin_dp_delta").click().run()
+    at.button(key="origin_reset_dp_delta").click().run()
     no_exception(at)
     assert at.session_state["dp_delta"] == 1e-6  # Adult's default δ (far below 1/n)
     assert not any("set on Inspect" in c.value for c in at.caption)
