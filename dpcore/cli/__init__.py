@@ -18,12 +18,12 @@ from pathlib import Path
 from .. import __version__
 from ..exceptions import DPCoreError, InvalidParameterError
 from ..vocabulary import Centering, FeatureScaling, MissingPolicy, Neighbouring, values
-from ._args import EXIT_USAGE
+from ._args import EXIT_USAGE, label_declaration
 from ._args import coerce as _coerce
 from ._args import key_values as _key_values
 from .data import add_large_data_arguments, check_public_center
 from .flags import cli_words
-from .schema import add_schema_parser, add_table_arguments
+from .schema import add_label_rule_arguments, add_schema_parser, add_table_arguments
 
 
 class _Parser(argparse.ArgumentParser):
@@ -117,7 +117,7 @@ def _no_schema_note(args) -> None:
     --quiet: it is about privacy, like the sweep's privacy note)."""
     table = args.csv
     derived = ["the file format", "the column roles"]
-    if args.label is None and not getattr(args, "no_label", False):
+    if label_declaration(args)[0] is None and not getattr(args, "no_label", False):
         derived.append("the label")
     derived.append("the category lists")
     if args.feature_scaling == FeatureScaling.MINMAX:
@@ -143,9 +143,11 @@ def _prepare_from_args(args):
         if not args.schema:
             _no_schema_note(args)
     else:
-        for flag in ("label", "schema", "missing", "delimiter", "decimal", "encoding"):
+        for flag in ("label", "label_above", "label_nonzero", "schema", "missing", "delimiter", "decimal",
+                     "encoding"):
             if getattr(args, flag, None):
-                raise InvalidParameterError(f"--{flag} only applies to --csv; built-in datasets carry their own.")
+                raise InvalidParameterError(f"--{flag.replace('_', '-')} only applies to --csv; built-in datasets "
+                                            "carry their own.")
         options = {k: _coerce(v) for k, v in _key_values(args.dataset_option, "--dataset-option").items()}
         dataset = load_dataset(args.dataset, **options)
     # One seed for the run: preprocessing and the mechanism derive independent child streams from it
@@ -174,6 +176,7 @@ def _load_csv_from_args(args):
 
     from ..data import WideDataWarning, load_csv, load_schema, read_table
     from ..data.roles import label_or_guess
+    from .data import cli_label_schema
     from .schema import table_options
 
     path = Path(args.csv)
@@ -181,7 +184,10 @@ def _load_csv_from_args(args):
         raise InvalidParameterError(f"CSV file not found: {args.csv}.")
     schema = load_schema(Path(args.schema)) if args.schema else None
     raw = path.read_bytes()
-    label = args.label
+    label, rule = label_declaration(args)
+    if rule is not None:
+        schema = cli_label_schema(args, schema, label, rule)
+        label, rule = (None, None) if schema is not None else (label, rule)
     if schema is None and label is None and not getattr(args, "no_label", False):  # the dashboard's guess
         label, note = label_or_guess(read_table(raw, name=path.stem, **table_options(args)), None)
         if note and not args.quiet:
@@ -189,7 +195,10 @@ def _load_csv_from_args(args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WideDataWarning)  # also in the notes, printed below
         dataset = load_csv(raw, label=label, name=path.stem, schema=schema, missing=args.missing,
-                           **table_options(args))
+                           label_rule=rule, **table_options(args))
+    if not args.quiet and dataset.options.get("label_text") != dataset.options.get("label"):
+        print(f"dpcore: note: label: {dataset.options['label_text']} (a declared rule: its threshold is public)",
+              file=sys.stderr)
     if not args.quiet:
         for note in dataset.diagnostics.get("notes", []):
             print(f"dpcore: note: {note}", file=sys.stderr)
@@ -342,6 +351,7 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--label", help="label column of the CSV (optional; without it and without --schema the "
                                      "dashboard's guess is used and named on stderr)")
     src.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
+    add_label_rule_arguments(src)
     src.add_argument("--schema", help="public schema of the CSV (YAML/JSON; draft one with `dpcore schema infer`): "
                                       "its bounds and category lists make the preprocessing private")
     src.add_argument("--missing", choices=values(MissingPolicy),

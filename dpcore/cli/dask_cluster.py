@@ -16,7 +16,6 @@ def dask_statistics(args, path: str, parquet: bool, file_format, common: dict, o
     """The statistics of ``--csv 'glob'`` / ``--parquet`` computed on the Dask cluster ``--dask`` names (``local``: a
     ``LocalCluster`` of ``--dask-workers`` workers here), read with the schema's declared format."""
     from .. import stats
-    from ..data import load_schema
     from ..stats._arrow import csv_header, has_sep_line
     from ..stats._dask import _require_dask
     from ..stats._encode import SchemaEncoder
@@ -25,7 +24,9 @@ def dask_statistics(args, path: str, parquet: bool, file_format, common: dict, o
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
 
-    schema = load_schema(Path(args.schema))
+    from .data import streamed_schema
+
+    schema = streamed_schema(args)
     encoder = SchemaEncoder(schema, label=common["label"], missing=common["missing"])
     import logging
 

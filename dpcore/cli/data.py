@@ -77,6 +77,40 @@ def check_public_center(args) -> None:
     public_center(load_schema(Path(args.schema)))  # refuses a schema with values read off the data
 
 
+def cli_label_schema(args, schema, column: str, rule):
+    """``--label-above`` / ``--label-nonzero``: check that the file has the column (the error names the flag), and
+    return ``schema`` with the derived label declared (None without ``--schema``: the loader takes the rule then).
+    A schema that names another label, or declares another rule, is refused naming the flag."""
+    from ..data.schema import Schema
+    from ._args import check_label_column, label_flag
+    from .schema import _read
+
+    flag = label_flag(args)
+    given = f"{flag} {getattr(args, flag[2:].replace('-', '_'))}"
+    if isinstance(schema, Schema) and schema.label is not None and schema.label != column:
+        raise InvalidParameterError(f"{given}: the schema's label is {schema.label!r}; drop the flag, or change the "
+                                    "schema's `label:` field.")
+    if isinstance(schema, Schema) and schema.label_rule is not None and schema.label_rule != rule:
+        raise InvalidParameterError(f"{given}: the schema already declares the label {schema.label_text}; drop the "
+                                    "flag, or change the schema's `label:` field.")
+    csv = getattr(args, "csv", None)
+    if (schema is None or column not in schema) and csv and Path(csv).is_file():  # a glob: checked by the reader
+        check_label_column(column, _read(args, schema).columns, flag)
+    if schema is None:
+        return None
+    return schema.with_label_rule(column, above=rule.above, nonzero=rule.nonzero)
+
+
+def streamed_schema(args):
+    """The schema of a streamed / Dask run: ``--schema``, with ``--label-above`` / ``--label-nonzero`` declared."""
+    from ..data import load_schema
+    from ._args import label_declaration
+
+    schema = load_schema(Path(args.schema))
+    column, rule = label_declaration(args)
+    return schema if rule is None else cli_label_schema(args, schema, column, rule)
+
+
 def _streaming(args, path: str | None) -> bool:
     if args.dask:
         return False
@@ -120,6 +154,7 @@ def _statistics(args, path: str | None, *, parquet: bool):
     options = {"centering": args.center, "feature_scaling": args.feature_scaling, "neighbouring": args.neighbouring}
     if args.norm_bound is not None:
         options["norm_bound"] = args.norm_bound
+    schema = streamed_schema(args)
     common = {"label": args.label, "missing": args.missing or "zero", "reservoir_size": args.reservoir,
               "seed": args.seed}
     with warnings.catch_warnings():
@@ -129,9 +164,9 @@ def _statistics(args, path: str | None, *, parquet: bool):
 
             result = dask_statistics(args, path, parquet, file_format, common, options)
         elif parquet:
-            result = stats.from_parquet(path, args.schema, **common, **options)
+            result = stats.from_parquet(path, schema, **common, **options)
         else:
-            result = stats.from_csv(path, args.schema, file_format=file_format, **common, **options)
+            result = stats.from_csv(path, schema, file_format=file_format, **common, **options)
     for entry in result.ledger:
         if not entry.private:
             step = f"non-private preprocessing step: {entry.step}: {entry.note}".rstrip(": ")

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from ..exceptions import InvalidParameterError
-from ._args import key_values
+from ._args import check_label_column, key_values, label_declaration, label_flag
 
 FORMATS = ("yaml", "json")
 
@@ -26,6 +26,16 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delimiter", help="field separator (default: detected among , ; tab |); 'tab' for a tab")
     p.add_argument("--decimal", choices=(".", ","), metavar="MARK", help="decimal mark, . or , (default: detected)")
     p.add_argument("--encoding", help="text encoding, e.g. cp1252 (default: UTF-8/UTF-16, detected)")
+
+
+def add_label_rule_arguments(p) -> None:
+    """``--label-above COLUMN=NUMBER`` and ``--label-nonzero COLUMN``: a binary label derived from a numeric column
+    with a public threshold the user types (shared by sweep/release and ``schema infer``)."""
+    p.add_argument("--label-above", metavar="COLUMN=NUMBER",
+                   help="binary label = COLUMN > NUMBER (e.g. income=50000); the column is the label's source, "
+                        "never a feature, and the threshold is your public declaration (never read off the data)")
+    p.add_argument("--label-nonzero", metavar="COLUMN", help="binary label = COLUMN ≠ 0 (the column is never a "
+                                                             "feature)")
 
 
 def table_options(args: argparse.Namespace) -> dict:
@@ -60,11 +70,15 @@ def _cmd_infer(args: argparse.Namespace) -> int:
 
     table = _read(args)
     roles = key_values(args.role, "--role")
-    label, note = label_or_guess(table, args.label, guess=not getattr(args, "no_label", False))
+    column, rule = label_declaration(args)
+    check_label_column(column, table.columns, label_flag(args))
+    label, note = label_or_guess(table, column, guess=not getattr(args, "no_label", False))
     if note and not args.quiet:
         print(f"dpcore: note: {note}", file=sys.stderr)
     report = infer_roles(table, label=label, roles=roles)
     schema = draft_schema(table, report)
+    if rule is not None:  # the user's declaration: public (not from_data)
+        schema = schema.with_label_rule(column, above=rule.above, nonzero=rule.nonzero, table=table)
     if getattr(args, "codebook", None):
         schema = _apply_codebook(schema, args.codebook, table)
     text = schema.to_json() + "\n" if args.format == "json" else schema.to_yaml()
@@ -112,7 +126,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         check_columns(table, schema)
         clamps = _clamp_report(table, schema)
     summary = {"valid": True, "public": schema.is_public, "features": [c.name for c in schema.features],
-               "width": schema.width, "label": schema.label, "not_public": schema.not_public,
+               "width": schema.width, "label": schema.label_text, "not_public": schema.not_public,
                "format": None if schema.format is None else schema.format.to_dict(),
                "format_public": schema.format_public, "structure_public": schema.structure_public}
     if clamps is not None:
@@ -161,6 +175,7 @@ def add_schema_parser(sub) -> argparse.ArgumentParser:
     q.add_argument("--label", help="label column (metrics only, never a feature); without it the dashboard's guess "
                                    "is used and named on stderr")
     q.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
+    add_label_rule_arguments(q)
     q.add_argument("--role", action="append", metavar="COLUMN=ROLE",
                    help="override an inferred role, e.g. 'Individual ID=identifier' (repeatable)")
     q.add_argument("--codebook", metavar="FILE",

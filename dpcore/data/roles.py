@@ -372,8 +372,10 @@ def continuous_label_message(label: str, n_distinct: int, fractional: bool) -> s
     """The refusal for a continuous label: names the column and the two fixes."""
     kind = "distinct numeric values, some with a fraction" if fractional else "distinct whole numbers"
     return (f"label column {label!r} has {n_distinct} {kind}: a label needs classes (the SVM metric classifies). "
-            f"Choose a class column, or no label, or binarise it with label = {label} > threshold (or ≠ 0) in the "
-            "file first.")
+            f"Choose a class column, or no label, or binarise it with label = {label} > threshold (or ≠ 0), a "
+            f"threshold you declare: in the schema, label: {{column: {label}, above: THRESHOLD}} (or nonzero: "
+            f"true); on the command line, --label-above {label}=THRESHOLD (or --label-nonzero {label}); on the Data "
+            "page, 'Use a binary label'.")
 
 
 def check_label_kind(table: RawTable, label: str | None, schema_public: bool = False) -> None:
