@@ -328,7 +328,8 @@ def restore_schema(saved: Mapping, draft: Schema) -> Schema:
         out["label"] = draft.label
         out["from_data"] = sorted({*(out.get("from_data") or ()), "label"})
     label = out.get("label")
-    if label is not None and label not in draft.names:
+    column = label.get("column") if isinstance(label, Mapping) else label  # a derived label: {column, above, …}
+    if column is not None and column not in draft.names:
         out["label"] = None
     try:
         return Schema.from_dict({**out, "columns": merged})

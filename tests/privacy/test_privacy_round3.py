@@ -245,3 +245,18 @@ def test_public_centre_and_default_bound_ignore_the_records(tmp_path: Path) -> N
         out.append((ds.feature_groups, prepared.norm_bound))
     assert out[0] == out[1]
     assert list(public_center(schema)) == [0.5, 1 / 3, 1 / 3, 1 / 3]
+
+
+def test_workspace_keeps_a_declared_derived_label() -> None:
+    """A derived label the user declared (``x > 5``) is public: written, and restored with its rule (not dropped
+    because the label field is a mapping)."""
+    from dpcore.data import draft_schema, infer_roles, read_table
+    from pages.ui import workspace
+
+    table = read_table(_structure_table())
+    draft = draft_schema(table, infer_roles(table, label=None))
+    ruled = draft.with_label_rule("x", above=5.0, table=table)
+    out = workspace.public_schema_dict(ruled)
+    assert out["label"]["column"] == "x"
+    restored = workspace.restore_schema(out, draft)
+    assert restored.label == "x" and restored.label_rule == ruled.label_rule and "label" not in restored.from_data
