@@ -45,12 +45,13 @@ SHARED: tuple[str, ...] = tuple(s.key for s in SETTINGS if s.key not in DATA_SET
                                 and s.key not in ("dp_dataset", "dp_seed"))
 _TOP = (FORMAT_KEY, "settings", "mechanisms", "datasets", "uploads")
 HEADER = ("# DP-PCA Explorer workspace: settings and schemas, never data. Load it on the Data page, then upload\n"
-          "# the same file(s) again. Values read off an upload are not in this file (they are read again, and stay\n"
-          "# marked not public).\n")
+          "# the same file(s) again. Values read off an upload (bounds, categories, guessed roles, a guessed label,\n"
+          "# undeclared columns, a norm bound) are not in this file: they are read again, and stay not public.\n")
 LOST_NOTE = (
-    "**The uploaded file of this link is not in this session.** Uploaded files are never stored — not on the "
-    "server, not in the link — so a browser reload (or a new tab) starts without the file, its schema and its "
-    "data settings, and shows a built-in dataset instead. **To restore:** upload the same file on the Data page "
+    "**The uploaded file of this link is not in this session.** An uploaded file lives only in the memory of the "
+    "browser session it was uploaded in — never on disk, never in a cache shared with other sessions, never in "
+    "the link — so a browser reload (or a new tab) starts without the file, its schema and its data settings, "
+    "and shows a built-in dataset instead. **To restore:** upload the same file on the Data page "
     "and load your workspace file (Data page → *Workspace*: saved with *Download workspace*).")
 
 
@@ -356,8 +357,10 @@ def render() -> None:
     """The Data page's workspace panel: download the session's settings and schemas, or load a workspace file."""
     with st.expander("Workspace: save or restore settings and schemas (never data)", icon=":material/save:"):
         st.caption("One YAML file with the settings of every page and the schema of each file uploaded in this "
-                   "session — never the data, and no value read off an upload unless you declared it public. "
-                   "Uploads are never stored: after a reload, upload the file again and load this workspace.")
+                   "session — never the data, and no value read off an upload (a bound, a category list, a guessed "
+                   "role or label) unless you declared it public. "
+                   "Uploads live in this session's memory only: after a reload, upload the file again and load this "
+                   "workspace.")
         left, right = st.columns(2)
         left.download_button("Download workspace", lambda: to_text(build()), file_name="dpcore-workspace.yaml",
                              mime="application/x-yaml", on_click="ignore", key="workspace_download",
