@@ -101,3 +101,31 @@ def test_cli_clamp_warning_is_labelled_non_private(tmp_path, capsys) -> None:
     assert lines, out
     for line in lines:  # every line that prints a share read off the data says that it is not private
         assert NOT_PRIVATE_LABEL in line, line
+
+
+# ------------------------------------------------------------------------------------------------
+# R4-4 (item 12): on an upload, "reset the seed to the default" must not set the fixed public seed
+class _Session(dict):
+    """A stand-in for ``st.session_state`` (attribute access as Streamlit's proxy gives it)."""
+
+    def __getattr__(self, name: str):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value) -> None:
+        self[name] = value
+
+
+@pytest.mark.xfail(strict=True, reason="R4-4: the origin note's 'Reset to 0' (pages/ui/state.py default_of / "
+                                       "_reset_setting) puts the fixed public seed 0 on an upload")
+def test_origin_reset_of_the_seed_on_an_upload_draws_no_fixed_seed(monkeypatch) -> None:
+    import streamlit as st
+
+    from pages.ui import state
+
+    session = _Session(dp_dataset=state.UPLOAD_ID, dp_seed=918_273_645)  # the upload's fresh seed, set on Explore
+    monkeypatch.setattr(st, "session_state", session)
+    state._reset_setting("dp_seed")  # the button "Reset to 0" that origin_note shows on the other pages
+    assert session["dp_seed"] != state.DEFAULTS["dp_seed"]
