@@ -117,6 +117,8 @@ def _upload_section() -> None:
         except dpcore.DPCoreError as exc:
             st.error(plain_words(str(exc)))
             return
+        with c1:
+            schema_editor.label_rule_form(table, schema)  # "Use a binary label: COLUMN > value" (or ≠ 0)
         schema_editor.render(table, schema)
         if ss.dp_scaling != FeatureScaling.SCHEMA:
             st.caption("The schema's bounds and category lists are used with feature scaling 'public schema "
@@ -219,7 +221,8 @@ m[2].metric("Rows clipped to norm B", f"{100 * prepared.clip_fraction:.1f} %",
                  "schema's per-column bounds: the share of each column clamped to them is shown below and in the "
                  "schema editor's *clamped* column.")
 m[3].metric("Suggested k", suggested, help=f"k = {k80} captures 80 % of the (uncentred) variance.")
-m[4].metric("Labels", f"{len(bal)} classes" if len(bal) else "none")
+_label = (getattr(dataset, "options", None) or {}).get("label_text")  # e.g. "income > 50000"
+m[4].metric("Labels", f"{len(bal)} classes" if len(bal) else "none", help=f"Label: {_label}" if _label else None)
 _clamp_diagnostic(dataset)
 if ss.dp_k != suggested and st.button(f"Use k = {suggested} on the other pages", key="use_suggested_k"):
     ss.dp_k = suggested

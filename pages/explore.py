@@ -112,8 +112,9 @@ prepared = ui.current_prepared()
 if prepared is None:
     st.page_link("pages/data.py", label="Choose or fix the data on the Data page", icon=":material/database:")
     st.stop()
+_label = (getattr(ui.current_dataset(), "options", None) or {}).get("label_text")  # e.g. "income > 50000"
 st.markdown(f"**Data:** {ui.dataset_label(cfg.dataset)} · norm bound B = {prepared.norm_bound:.3g} · "
-            f"{prepared.n:,} rows × {prepared.d} features")
+            f"{prepared.n:,} rows × {prepared.d} features" + (f" · label {_label}" if _label else ""))
 mech_rows = ui.mechanism_rows(prepared)
 if mech_rows >= ui.SMALL_ROWS and ui.held_out_caption(prepared):
     st.caption(f":material/info: {ui.held_out_caption(prepared)}")

@@ -264,7 +264,8 @@ def _load_upload():
                 return dpcore.data.load_table(table, schema=schema, categorical=ss.dp_categorical,
                                               missing=ss.dp_missing)
             return dpcore.data.load_table(table, label=schema.label, roles=schema.roles,
-                                          categorical=ss.dp_categorical, missing=ss.dp_missing)
+                                          categorical=ss.dp_categorical, missing=ss.dp_missing,
+                                          label_rule=schema.label_rule)  # a declared label: column > t
 
     return memo("upload_parsed", key, load)
 

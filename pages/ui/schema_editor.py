@@ -30,7 +30,14 @@ import dpcore
 from dpcore.data import ColumnSchema, RawTable, RoleReport, Schema, SchemaError
 from dpcore.data.diagnostics import CLAMP_WARN_SHARE, NOT_PRIVATE_LABEL, format_share
 from dpcore.data.reading import cell_text
-from dpcore.data.schema import apply_codebook, declare_values, draft_column, read_codebook
+from dpcore.data.roles import check_label_kind
+from dpcore.data.schema import (
+    apply_codebook,
+    declare_values,
+    draft_column,
+    label_threshold_default,
+    read_codebook,
+)
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import plain_words
 from dpcore.vocabulary import NO_LABEL, ColumnRole
@@ -652,3 +659,98 @@ def render(table: RawTable, schema: Schema) -> None:
         st.markdown("Discard every role and value you set, and start again from the draft read off the data "
                     "(all red)?")
         st.button("Yes, reset to the draft", key="schema_reset", on_click=_reset, args=(table,), type="primary")
+
+
+# --- the label: a binary label declared as "column > value" (or ≠ 0) ------------------------------------------------
+#: Widget keys of the Data page's "Use a binary label" form.
+LABEL_RULE_FORM, LABEL_RULE_KIND, LABEL_RULE_VALUE = "label_rule_form", "label_rule_kind", "label_rule_value"
+LABEL_RULE_KINDS = ("above", "nonzero")
+
+
+def _number_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 2**53 else repr(float(x))
+
+
+def label_rule_default(column: str, schema: Schema, declared: Schema | None = None) -> str:
+    """The threshold the form offers for ``column > value``: the rule in effect, else the middle of the column's
+    declared public bounds (in ``declared``, a loaded schema, where the column is a feature), else empty — never a
+    value read off the data (privacy review items 10–11)."""
+    if schema.label == column and schema.label_rule is not None and schema.label_rule.above is not None:
+        return _number_text(schema.label_rule.above)
+    col = declared[column] if declared is not None and column in declared else None
+    threshold = label_threshold_default(col)
+    return "" if threshold is None else _number_text(threshold)
+
+
+def apply_label_rule(schema: Schema, table: RawTable | None, column: str, kind: str, value: object) -> Schema:
+    """``schema`` with the binary label ``column > value`` (``kind`` "above") or ``column ≠ 0`` ("nonzero"): the
+    user's declaration (public); the column is the label's source, never a feature. A missing or non-numeric value
+    raises :class:`SchemaError` saying what to type."""
+    if kind == "nonzero":
+        return schema.with_label_rule(column, nonzero=True, table=table)
+    text = "" if _is_blank(value) else str(value).strip()
+    if not text:
+        raise SchemaError(f"type the public threshold for the label {column} > value (from a codebook or the "
+                          "question's wording, not from this data), or choose ≠ 0.")
+    if text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
+    try:
+        threshold = float(text)
+    except ValueError:
+        raise SchemaError(f"the threshold {str(value).strip()!r} is not a number; type a number such as 50000 or "
+                          "0.5.") from None
+    return schema.with_label_rule(column, above=threshold, table=table)
+
+
+def _refused_label(table: RawTable, column: str, schema: Schema) -> bool:
+    """Whether the loader refuses ``column`` as a label (continuous), by the loader's own check (which reads no
+    record under a public structure)."""
+    try:
+        check_label_kind(table, column, schema_public=schema.structure_public)
+    except DPCoreError:
+        return True
+    return False
+
+
+def _clear_label_rule() -> None:
+    schema = ui.upload_schema(ui.upload_table())
+    ui.set_upload_schema(replace(schema, label_rule=None))
+
+
+def label_rule_form(table: RawTable, schema: Schema) -> None:
+    """Under the label picker: declare a binary label "COLUMN > value" (or "≠ 0") and store it in the upload's
+    schema. Open when the picked column is refused as continuous, or a rule is in effect."""
+    column = ui.label_value()
+    if column is None or column not in table.columns:
+        return
+    rule = schema.label_rule if schema.label == column else None
+    refused = rule is None and not schema.label_declared and _refused_label(table, column, schema)
+    if rule is not None:
+        st.caption(f":green[:material/verified: Label: **{schema.label_text}** — a binary label you declared "
+                   f"(public); {column!r} itself is not a feature.]")
+    with st.expander(f"Use a binary label: {column} > value, or ≠ 0", icon=":material/call_split:",
+                     expanded=refused or rule is not None):
+        with st.form(LABEL_RULE_FORM, border=False):
+            kind = st.radio("Binary label", LABEL_RULE_KINDS, key=LABEL_RULE_KIND, horizontal=True,
+                            index=1 if rule is not None and rule.nonzero else 0,
+                            format_func={"above": f"{column} > value", "nonzero": f"{column} ≠ 0"}.get)
+            value = st.text_input("value (your public threshold)", key=LABEL_RULE_VALUE,
+                                  value=label_rule_default(column, schema, ui.get(DECLARED)),
+                                  placeholder="e.g. 50000 — from a codebook, not from this data",
+                                  help="What you type is your declaration (public). It is offered from the column's "
+                                       "declared public bounds (their middle) when a loaded schema has them, and "
+                                       "never from the data.")
+            submitted = st.form_submit_button("Apply", type="primary", icon=":material/done:",
+                                              key="label_rule_apply")
+        if rule is not None:
+            st.button(f"Use {column} as it is (no rule)", key="label_rule_clear", type="tertiary",
+                      on_click=_clear_label_rule, icon=":material/undo:")
+    if not submitted:
+        return
+    try:
+        new = apply_label_rule(schema, table, column, kind, value)
+    except DPCoreError as exc:
+        st.error(plain_words(str(exc)))
+        return
+    ui.set_upload_schema(new)
+    st.rerun()
