@@ -1,5 +1,5 @@
 """The project's shared vocabulary, as string enums: privacy guarantees, neighbouring relations, column roles, the
-preprocessing choices and the band drawn over trials.
+preprocessing choices (scaling, centring, norm mode, missing values, text columns) and the band drawn over trials.
 
 One definition, imported by the library, the CLI and the dashboard; no other module spells these values as string
 literals (``tests/test_vocabulary_literals.py`` checks it). The members are :class:`enum.StrEnum`, so
@@ -186,6 +186,14 @@ class NormMode(Choice):
     CLIP = "clip"          #: clip to a public bound B (free)
     MAX_NORM = "max_norm"  #: divide by the largest row norm (NOT private)
 
+    @property
+    def label(self) -> str:
+        """The choice as a radio button shows it, e.g. ``"clip to B"``."""
+        return NORM_MODE_LABELS[self]
+
+
+NORM_MODE_LABELS = {NormMode.CLIP: "clip to B", NormMode.MAX_NORM: "divide all by max norm (not private)"}
+
 
 class MissingPolicy(Choice):
     """Missing values in an uploaded table."""
@@ -194,12 +202,29 @@ class MissingPolicy(Choice):
     ZERO = "zero"  #: fill numbers with 0 and categories with all-zero indicators (per record: free)
     MEAN = "mean"  #: column means (NOT private)
 
+    @property
+    def label(self) -> str:
+        """The choice as a radio button shows it, e.g. ``"fill 0"``."""
+        return MISSING_POLICY_LABELS[self]
+
+
+MISSING_POLICY_LABELS = {MissingPolicy.DROP: "drop rows (not private)", MissingPolicy.ZERO: "fill 0",
+                         MissingPolicy.MEAN: "mean (not private)"}
+
 
 class CategoricalPolicy(Choice):
     """Text columns in an uploaded table."""
 
     ONEHOT = "onehot"  #: indicator columns
     DROP = "drop"      #: leave text columns out
+
+    @property
+    def label(self) -> str:
+        """The choice as a radio button shows it, e.g. ``"one-hot"``."""
+        return CATEGORICAL_POLICY_LABELS[self]
+
+
+CATEGORICAL_POLICY_LABELS = {CategoricalPolicy.ONEHOT: "one-hot", CategoricalPolicy.DROP: "drop"}
 
 
 def values(enum: type[StrEnum]) -> tuple[str, ...]:

@@ -1,6 +1,7 @@
-"""The vocabulary is not bypassed: no guarantee, neighbouring relation, centring, feature scaling or band value (nor the
-band's display label, nor the "(none)" label placeholder) is spelled as a string literal outside
-``dpcore/vocabulary.py`` where it acts as a *choice* (issue 23, item 1).
+"""The vocabulary is not bypassed: no guarantee, neighbouring relation, centring, feature scaling, norm mode,
+missing-value policy, text-column policy or band value (nor the band's display label, nor the "(none)" label
+placeholder) is spelled as a string literal outside ``dpcore/vocabulary.py`` where it acts as a *choice* (issue 23,
+items 1 and 2).
 
 The rule, checked on the syntax tree (``ast``) of every ``.py`` file in ``dpcore/``, ``pages/`` and ``app.py``
 except ``dpcore/vocabulary.py``. A string constant equal to one of those values is a hit when it is
@@ -10,10 +11,12 @@ except ``dpcore/vocabulary.py``. A string constant equal to one of those values 
 * a default: a parameter default, a class-level attribute or dataclass field, the fallback of
   ``.get``/``.setdefault``/``.pop``/``getattr``, a ``default=``/``value=`` keyword argument, or the default of a
   dashboard ``Setting(key, default, …)``;
+* the fallback of ``x or "…"`` or the value of an assignment when ``x`` / the target is named after the vocabulary
+  (``args.missing or "zero"``, ``ss.dp_norm_mode = "clip"``);
 * a choice list: an element of a ``choices=``/``options=`` keyword argument, or of any tuple/list/set literal that
   holds two or more vocabulary values;
 * a keyword argument or dict entry named after the vocabulary (``band="sd"``, ``{"neighbouring": "replace"}``,
-  ``centering=…``);
+  ``centering=…``, ``norm_mode=…``, ``missing=…``, ``categorical=…``);
 * inside ``Literal[...]``;
 * for the display placeholders ("(none)", "±1 sd", "min–max"): any position at all (an assignment, a call
   argument), except a docstring or the text of an f-string.
@@ -37,7 +40,8 @@ VOCABULARY_FILE = ROOT / "dpcore" / "vocabulary.py"
 
 #: Every spelling that must come from the vocabulary.
 VOCABULARY_STRINGS = frozenset(
-    {m.value for enum in (vocab.Guarantee, vocab.Neighbouring, vocab.Centering, vocab.FeatureScaling, vocab.Band)
+    {m.value for enum in (vocab.Guarantee, vocab.Neighbouring, vocab.Centering, vocab.FeatureScaling, vocab.Band,
+                          vocab.NormMode, vocab.MissingPolicy, vocab.CategoricalPolicy)
      for m in enum}
     | {b.label for b in vocab.Band}
     | {vocab.NO_LABEL}
@@ -46,12 +50,20 @@ VOCABULARY_STRINGS = frozenset(
 DISPLAY_PLACEHOLDERS = frozenset({b.label for b in vocab.Band} | {vocab.NO_LABEL})
 #: Keyword arguments whose value is a vocabulary choice.
 VOCABULARY_KEYWORDS = frozenset({"guarantee", "neighbouring", "relation", "centering", "centring", "scaling",
-                                 "feature_scaling", "band"})
+                                 "feature_scaling", "band", "norm_mode", "missing", "categorical"})
+#: The dashboard's session keys of vocabulary settings are these names with this prefix (``ss.dp_norm_mode = …``).
+SETTING_PREFIX = "dp_"
 DEFAULT_KEYWORDS = frozenset({"default", "value"})
 CHOICE_KEYWORDS = frozenset({"choices", "options"})
 #: Constructors whose positional argument at this index is a default (the dashboard's settings registry).
 DEFAULT_POSITIONS = {"Setting": 1}
 FALLBACK_METHODS = frozenset({"get", "setdefault", "pop"})
+#: Literals left in files owned elsewhere this round (issue 23 leftovers), by file: the radio labels keyed by value
+#: (use ``MissingPolicy(v).label`` …), ``ss.dp_norm_mode = "clip"`` and ``parse_upload``'s defaults.
+LEFTOVERS: dict[str, tuple[str, ...]] = {
+    "pages/data.py": ("'onehot'", "'drop'", "'drop'", "'zero'", "'mean'", "'clip'", "'max_norm'", "'clip'"),
+    "pages/ui/datasets.py": ("'onehot'", "'drop'"),
+}
 
 
 def _source_files() -> list[Path]:
@@ -92,6 +104,15 @@ def _hits_in_node(node: ast.AST) -> Iterator[tuple[ast.Constant, str]]:
                 yield from ((c, "class attribute") for c in _vocabulary_constants(statement.value))
     elif isinstance(node, ast.Call):
         yield from _hits_in_call(node)
+    elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and any(
+            _is_vocabulary_name(_target_name(value)) for value in node.values[:-1]):
+        yield from ((c, "'or' fallback") for c in _vocabulary_constants(node.values[-1]))
+    elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [_target_name(t) for t in targets]
+        for name in names:
+            if _is_vocabulary_name(name):
+                yield from ((c, f"{name} = …") for c in _vocabulary_constants(node.value))
     elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         found = list(_vocabulary_constants(node))
         if len(found) >= 2:
@@ -116,6 +137,22 @@ def _hits_in_call(call: ast.Call) -> Iterator[tuple[ast.Constant, str]]:
             yield from ((c, f"{keyword.arg}= list") for c in _vocabulary_constants(keyword.value))
         elif keyword.arg in VOCABULARY_KEYWORDS:
             yield from ((c, f"{keyword.arg}= argument") for c in _vocabulary_constants(keyword.value))
+
+
+def _is_vocabulary_name(name: str | None) -> bool:
+    """A variable, attribute or session key named after the vocabulary (``missing``, ``ss.dp_norm_mode``)."""
+    return name is not None and name.removeprefix(SETTING_PREFIX) in VOCABULARY_KEYWORDS
+
+
+def _target_name(target: ast.AST) -> str | None:
+    """The name an assignment writes: ``x``, ``obj.x`` or ``ss["x"]``."""
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        return str(target.slice.value)
+    return None
 
 
 def _is_literal_type(node: ast.AST) -> bool:
@@ -163,6 +200,9 @@ def f(g="pure", *, band: Literal["sd", "x"] = "x"):
     getattr(args, "feature_scaling", "schema")
     Setting("dp_centering", "dp", "center")
     preset = {"neighbouring": "add_remove", "n": 21}
+    common = {"missing": args.missing or "zero", "rows": rows or "drop"}
+    ss.dp_norm_mode = "max_norm"
+    load_csv(data, categorical="onehot", how="mean")
     raise ValueError(f"guarantee must be pure, got {g!r}; see 'none'")
 class C:
     guarantee = "approx"
@@ -175,12 +215,28 @@ if "public" in fields:  # vocabulary: not a choice
     values = [hit.split(": ", 1)[1].split(" (")[0] for hit in literal_hits(sample, "sample.py")]
     assert sorted(values) == sorted(["'pure'", "'sd'", "'claimed-invalid'", "'none'", "'approx'", "'heuristic-mcmc'",
                                      "'pure'", "'replace'", "'public'", "'±1 sd'", "'min–max'", "'minmax'",
-                                     "'approx'", "'(none)'", "'schema'", "'dp'", "'add_remove'"])
+                                     "'approx'", "'(none)'", "'schema'", "'dp'", "'add_remove'",
+                                     "'zero'", "'max_norm'", "'onehot'"])
+
+
+def _values(hits: list[str]) -> list[str]:
+    return sorted(hit.split(": ", 1)[1].split(" (")[0] for hit in hits)
 
 
 def test_no_vocabulary_literal_outside_the_vocabulary() -> None:
-    hits = [hit for path in _source_files()
+    hits = [hit for path in _source_files() if str(path.relative_to(ROOT)) not in LEFTOVERS
             for hit in literal_hits(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
     assert not hits, (
         f"{len(hits)} vocabulary literal(s) outside dpcore/vocabulary.py; use the enum member "
-        "(Guarantee, Neighbouring, Centering, FeatureScaling, Band, NO_LABEL) instead:\n" + "\n".join(hits))
+        "(Guarantee, Neighbouring, Centering, FeatureScaling, NormMode, MissingPolicy, CategoricalPolicy, Band, "
+        "NO_LABEL) instead:\n" + "\n".join(hits))
+
+
+def test_leftovers_only_shrink() -> None:
+    """The files edited by others this round hold exactly their listed literals: a new one fails, a fixed one asks
+    for its entry to go."""
+    for path, allowed in LEFTOVERS.items():
+        hits = literal_hits((ROOT / path).read_text(encoding="utf-8"), path)
+        assert _values(hits) == sorted(allowed), (
+            f"{path}: vocabulary literals {_values(hits)}, LEFTOVERS lists {sorted(allowed)}; use the enum member "
+            "(or, when one was fixed, delete it from LEFTOVERS):\n" + "\n".join(hits))

@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
-from ..vocabulary import Centering, FeatureScaling
+from ..vocabulary import Centering, FeatureScaling, MissingPolicy
 from .flags import cli_words
 
 #: Files larger than this are streamed even without ``--stream`` (``$DPCORE_STREAM_BYTES`` overrides; 1 GiB).
@@ -155,8 +155,8 @@ def _statistics(args, path: str | None, *, parquet: bool):
     if args.norm_bound is not None:
         options["norm_bound"] = args.norm_bound
     schema = streamed_schema(args)
-    common = {"label": args.label, "missing": args.missing or "zero", "reservoir_size": args.reservoir,
-              "seed": args.seed}
+    common = {"label": args.label, "missing": args.missing or MissingPolicy.ZERO.value,
+              "reservoir_size": args.reservoir, "seed": args.seed}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # recorded in the ledger and reported below
         if args.dask:

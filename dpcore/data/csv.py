@@ -84,7 +84,8 @@ def _validate(categorical: str, missing: str | None, max_columns: int, k: int | 
     return categorical, missing, max_columns, k
 
 
-def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = "onehot", missing: str | None = None,
+def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = CategoricalPolicy.ONEHOT,
+             missing: str | None = None,
              max_columns: int = DEFAULT_MAX_COLUMNS, max_rows: int = 1_000_000, k: int | None = None,
              name: str = "uploaded", schema: Schema | Mapping | str | Path | bytes | None = None,
              roles: Mapping[str, object] | None = None, delimiter: str | None = None, decimal: str | None = None,
@@ -132,7 +133,8 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
                       schema=schema, roles=roles, max_categories=max_categories, label_rule=label_rule)
 
 
-def load_table(table: RawTable, *, label: str | None = None, categorical: str = "onehot", missing: str | None = None,
+def load_table(table: RawTable, *, label: str | None = None, categorical: str = CategoricalPolicy.ONEHOT,
+               missing: str | None = None,
                max_columns: int = DEFAULT_MAX_COLUMNS, k: int | None = None, name: str | None = None,
                schema: Schema | Mapping | str | Path | bytes | None = None,
                roles: Mapping[str, object] | None = None, max_categories: int = MAX_CATEGORIES,

@@ -35,7 +35,7 @@ from ..data import Dataset, PreparedData, clip_fraction_curve, preprocess, sugge
 from ..data.preprocess import CENTERINGS, FEATURE_SCALINGS, as_dataset
 from ..exceptions import InvalidParameterError, MechanismTimeout, PrivacyLeakWarning
 from ..mechanisms import Mechanism, get_mechanism, list_mechanisms
-from ..vocabulary import Centering, FeatureScaling, Guarantee, Neighbouring
+from ..vocabulary import Centering, FeatureScaling, Guarantee, Neighbouring, NormMode
 from .metrics import captured_variance_ratio, principal_angle_max_deg
 
 #: Columns of :func:`clipping_utility_curve`'s result.
@@ -112,7 +112,7 @@ def _reference(dataset, feature_scaling: str, centering: str, center, bound: flo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         ref = preprocess(dataset, feature_scaling=feature_scaling, centering=ref_centering, center=center,
-                         norm_bound=bound, norm_mode="clip")
+                         norm_bound=bound, norm_mode=NormMode.CLIP)
     if ref.clip_fraction > 0:  # pragma: no cover - bound is above the largest norm by construction
         raise AssertionError("the unclipped reference clipped rows")
     return ref
@@ -206,8 +206,9 @@ def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: 
     def prepare(bound: float, pre_seed: np.random.SeedSequence) -> PreparedData:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            return preprocess(dataset, feature_scaling=s.feature_scaling, norm_bound=float(bound), norm_mode="clip",
-                              centering=s.centering, center=center, neighbouring=s.neighbouring,
+            return preprocess(dataset, feature_scaling=s.feature_scaling, norm_bound=float(bound),
+                              norm_mode=NormMode.CLIP, centering=s.centering, center=center,
+                              neighbouring=s.neighbouring,
                               random_state=pre_seed,
                               **({"centering_epsilon": centering_epsilon} if s.centering == Centering.DP else {}))
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..data import PreparedData, load_table, preprocess
 from ..exceptions import PrivacyLeakWarning
-from ..vocabulary import FeatureScaling, NormMode
+from ..vocabulary import CategoricalPolicy, FeatureScaling, NormMode
 
 #: Pipeline ids, in display order, and their labels.
 PIPELINES = ("declared", "data_derived")
@@ -30,7 +30,7 @@ PIPELINE_LABELS = {
 }
 
 
-def upload_pipelines(table, schema, *, categorical: str = "onehot", missing: str | None = None,
+def upload_pipelines(table, schema, *, categorical: str = CategoricalPolicy.ONEHOT, missing: str | None = None,
                      preprocess_options: Mapping | None = None) -> dict[str, PreparedData]:
     """The two preprocessed versions of ``table`` (a :class:`dpcore.data.RawTable`) under ``schema``.
 

@@ -35,7 +35,7 @@ from ..data.preprocess import ArrayChunks, ChunkSource, run_preprocessing, warn_
 from ..data.reading import FileFormat
 from ..data.schema import Schema, load_schema
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
-from ..vocabulary import FeatureScaling
+from ..vocabulary import FeatureScaling, MissingPolicy
 from ._encode import SchemaEncoder
 from ._reservoir import ReservoirCollector, position_keys, reservoir_seed
 
@@ -217,7 +217,8 @@ def _from_schema_source(source: ChunkSource, encoder: SchemaEncoder, name: str, 
                        reservoir_size=reservoir_size, seed=seed, **options)
 
 
-def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None = None, missing: str = "zero",
+def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None = None,
+             missing: str = MissingPolicy.ZERO,
              delimiter: str | None = None, block_size: int | None = None, reservoir_size: int = DEFAULT_RESERVOIR,
              seed: RandomState = None, name: str | None = None, file_format: FileFormat | None = None,
              **options: Any) -> SufficientStats:
@@ -237,7 +238,8 @@ def from_csv(path: str | Path, schema: Schema | str | Path, *, label: str | None
     return _from_schema_source(source, encoder, name or Path(path).stem, reservoir_size, seed, options)
 
 
-def from_parquet(path: str | Path, schema: Schema | str | Path, *, label: str | None = None, missing: str = "zero",
+def from_parquet(path: str | Path, schema: Schema | str | Path, *, label: str | None = None,
+                 missing: str = MissingPolicy.ZERO,
                  batch_rows: int | None = None, reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
                  name: str | None = None, **options: Any) -> SufficientStats:
     """Statistics of a Parquet file or dataset folder, read in record batches (see :func:`from_csv`)."""
@@ -247,7 +249,7 @@ def from_parquet(path: str | Path, schema: Schema | str | Path, *, label: str | 
 
 
 def from_dask(ddf, schema: Schema | str | Path, norm_bound: float | None = None, *, label: str | None = None,
-              missing: str = "zero", reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
+              missing: str = MissingPolicy.ZERO, reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None,
               name: str = "dask", file_format: FileFormat | None = None, **options: Any) -> SufficientStats:
     """Statistics of a Dask DataFrame: per-partition clipped Gram matrices (and Σx, counts, reservoir candidates),
     summed in a tree on the active scheduler (a ``distributed.Client`` when one is connected).

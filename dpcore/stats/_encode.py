@@ -16,8 +16,9 @@ from ..data.preprocess import Chunk
 from ..data.reading import FileFormat, cell_text
 from ..data.schema import Schema, SchemaError
 from ..exceptions import InvalidParameterError
+from ..vocabulary import MissingPolicy
 
-STREAM_MISSING = ("zero", "drop")
+STREAM_MISSING = (MissingPolicy.ZERO, MissingPolicy.DROP)
 
 
 class SchemaEncoder:
@@ -29,7 +30,7 @@ class SchemaEncoder:
     (default: the schema's declared format).
     """
 
-    def __init__(self, schema: Schema, *, label: str | None = None, missing: str = "zero",
+    def __init__(self, schema: Schema, *, label: str | None = None, missing: str = MissingPolicy.ZERO,
                  file_format: FileFormat | None = None, nonfinite: str = DEFAULT_NONFINITE) -> None:
         if missing not in STREAM_MISSING:
             raise InvalidParameterError(f"missing={missing!r} needs the whole table (e.g. column means); streamed "
@@ -67,7 +68,7 @@ class SchemaEncoder:
         """The loading steps, exactly as :func:`~dpcore.data.load_csv` records them for the same schema and options
         (the same functions write them)."""
         first = _schema_entry(self.schema)
-        if self.missing == "zero":
+        if self.missing == MissingPolicy.ZERO:
             return first, LedgerEntry("fill missing values with 0", note=_FILL_NOTE)
         return first, LedgerEntry("drop rows with missing values", private=False, note=ROW_DROP_NOTE)
 
@@ -87,7 +88,7 @@ class SchemaEncoder:
             labels = label_text(frame[self.label])
         positions = None
         if missing.any():
-            if self.missing == "zero":
+            if self.missing == MissingPolicy.ZERO:
                 np.nan_to_num(X, copy=False, nan=0.0)
             else:
                 keep = ~missing

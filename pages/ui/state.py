@@ -40,7 +40,18 @@ import dpcore
 from dpcore.core.privacy import GUARANTEES, NEIGHBOURING_LABELS
 from dpcore.core.seeding import fresh_seed  # the one fresh-seed rule (the sweep's too); re-exported here
 from dpcore.explain.display import default_delta, delta_vs_n_warning, format_delta
-from dpcore.vocabulary import NO_LABEL, Band, Centering, FeatureScaling, Guarantee, Neighbouring, values
+from dpcore.vocabulary import (
+    NO_LABEL,
+    Band,
+    CategoricalPolicy,
+    Centering,
+    FeatureScaling,
+    Guarantee,
+    MissingPolicy,
+    Neighbouring,
+    NormMode,
+    values,
+)
 from pages.ui import nav as _nav
 
 T = TypeVar("T")
@@ -121,13 +132,13 @@ def _dataset_ids() -> list[str]:
 SETTINGS: tuple[Setting, ...] = (
     Setting("dp_dataset", DEFAULT_DATASET, "data", decode=_choice(_dataset_ids)),
     Setting("dp_label", NO_LABEL),
-    Setting("dp_categorical", "onehot"),
-    Setting("dp_missing", "drop"),
+    Setting("dp_categorical", CategoricalPolicy.ONEHOT.value),
+    Setting("dp_missing", MissingPolicy.DROP.value),
     Setting("dp_scaling", FeatureScaling.SCHEMA.value, "scale", decode=_choice(lambda: values(FeatureScaling))),
     Setting("dp_norm_auto", True),  # the URL's B parameter carries dp_norm_auto, dp_norm_bound, dp_norm_from_data
     Setting("dp_norm_bound", 1.0),
     Setting("dp_norm_from_data", False),  # True when B was taken from the clipping advisor (read off the data)
-    Setting("dp_norm_mode", "clip"),
+    Setting("dp_norm_mode", NormMode.CLIP.value),
     Setting("dp_csv_delimiter", "auto"),
     Setting("dp_csv_decimal", "auto"),
     Setting("dp_csv_encoding", "auto"),
@@ -612,7 +623,7 @@ DATA_SETTINGS: tuple[str, ...] = ("dp_scaling", "dp_norm_auto", "dp_norm_bound",
                                   "dp_csv_delimiter", "dp_csv_decimal", "dp_csv_encoding")
 #: An upload's private defaults differ in one place: missing cells are filled per record (dropping rows makes n
 #: data-dependent). Its label is guessed from the table when it is first read (pages.ui.datasets).
-UPLOAD_DEFAULTS: dict[str, Any] = {"dp_missing": "zero"}
+UPLOAD_DEFAULTS: dict[str, Any] = {"dp_missing": MissingPolicy.ZERO.value}
 #: Cross-page settings whose origin is shown on the other pages: session key → name in the caption.
 CROSS_PAGE: dict[str, str] = {"dp_eps_range": "ε range", "dp_delta": "δ", "dp_k": "k", "dp_seed": "seed"}
 LINK_ORIGIN = "the link"
