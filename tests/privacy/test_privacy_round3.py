@@ -260,3 +260,26 @@ def test_workspace_keeps_a_declared_derived_label() -> None:
     assert out["label"]["column"] == "x"
     restored = workspace.restore_schema(out, draft)
     assert restored.label == "x" and restored.label_rule == ruled.label_rule and "label" not in restored.from_data
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="WS finding: Inspect clamps the shared setting k to the upload's d (d read off "
+                   "the data under a draft schema: roles and category lists) and the workspace writes that k; fix in "
+                   "pages/inspect.py:96-97 (clamp a page-local k, never the shared dp_k) or mark k as read off the "
+                   "data (a slot the workspace leaves out)")
+def test_workspace_k_is_not_clamped_to_the_uploads_dimension() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from pages.ui import workspace
+
+    rng = np.random.default_rng(2)
+    rows = [f"{rng.uniform(1, 9):.3f},{rng.normal(5, 1):.3f},{rng.normal(0, 1):.3f}" for _ in range(80)]
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.file_uploader(key="upload_widget").set_value(("three.csv", ("a,b,c\n" + "\n".join(rows) + "\n").encode(),
+                                                     "text/csv")).run()
+    at.session_state["dp_k"] = 7  # typed by the user: public
+    at.switch_page("pages/inspect.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert workspace.build(at.session_state)["settings"].get("dp_k", 7) == 7
