@@ -283,3 +283,47 @@ def test_workspace_k_is_not_clamped_to_the_uploads_dimension() -> None:
     at.switch_page("pages/inspect.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert workspace.build(at.session_state)["settings"].get("dp_k", 7) == 7
+
+
+# ------------------------------------------------------------------------------------------------
+# helper WS: the whole upload → draft → workspace path on neighbouring files (privacy review, second lesson)
+def _neighbours() -> dict[str, tuple[bytes, bytes]]:
+    """Pairs of files that differ in one record, each pair chosen so that the record changes the draft."""
+    rng = np.random.default_rng(17)
+    x = [f"{v:.3f}" for v in rng.uniform(1, 9, 40)]
+    grp = [f"g{i % 20}" for i in range(40)]  # 20 distinct values: the last text column is guessed as the label
+
+    def csv(rows: list[str], header: str) -> bytes:
+        return (header + "\n" + "\n".join(rows) + "\n").encode()
+
+    base = [f"{a},7,{g}" for a, g in zip(x, grp, strict=True)]
+    return {
+        "label guessed or not": (csv(base, "x,const,grp"), csv([*base[:-1], f"{x[-1]},7,g_new"], "x,const,grp")),
+        "constant or numeric": (csv(base, "x,const,grp"), csv([*base[:-1], f"{x[-1]},8,{grp[-1]}"], "x,const,grp")),
+        "a bound": (csv(base, "x,const,grp"), csv([f"-1e6,7,{grp[0]}", *base[1:]], "x,const,grp")),
+    }
+
+
+def _workspace_text_of(data: bytes) -> tuple[str, object]:
+    """The workspace file of a session that uploaded ``data`` as f.csv and declared nothing (the app's draft)."""
+    from dpcore.data import draft_schema, infer_roles, read_table
+    from dpcore.data.roles import guess_label
+    from dpcore.vocabulary import NO_LABEL
+    from pages.ui import workspace
+
+    table = read_table(data)
+    guess = guess_label(table)
+    label = guess.column if guess else None
+    draft = draft_schema(table, infer_roles(table, label=label))
+    session = _upload_session(draft, table, dp_label=label or NO_LABEL, dp_norm_bound=float(len(draft.features)))
+    return workspace.to_text(workspace.build(session)), draft
+
+
+@pytest.mark.parametrize("case", list(_neighbours()))
+def test_workspace_file_is_the_same_on_neighbouring_uploads(case: str) -> None:
+    """With nothing declared, one record must not change a byte of the workspace file — though it changes the draft
+    (the label guess, a role, a category list, a bound, the automatic B)."""
+    first, second = _neighbours()[case]
+    (text_a, draft_a), (text_b, draft_b) = _workspace_text_of(first), _workspace_text_of(second)
+    assert draft_a != draft_b  # the record does change what was read off the data: the test has power
+    assert text_a == text_b, case
