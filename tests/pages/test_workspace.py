@@ -254,3 +254,24 @@ def test_a_declared_label_comes_back_declared():
     fresh.run()
     schema = _current_schema(fresh)
     assert fresh.session_state["dp_label"] == "grp" and schema.label == "grp" and "label" not in schema.from_data
+
+
+@pytest.mark.slow
+def test_the_workspace_file_is_the_same_for_neighbouring_uploads():
+    """The app's own path (upload, Data page: label guess, draft schema, automatic B) on two files that differ in
+    one record — a record that changes the label guess, a column's role and the automatic B: with nothing
+    declared, the two workspace files are identical (privacy review item 10, on neighbouring files)."""
+    rng = np.random.default_rng(8)
+    rows = [f"{rng.uniform(1, 9):.3f},7,g{i % 20}" for i in range(40)]
+    first = ("x,const,grp\n" + "\n".join(rows) + "\n").encode()
+    second = ("x,const,grp\n" + "\n".join([*rows[:-1], "5.5,8,g_new"]) + "\n").encode()
+    texts, drafts = [], []
+    for data in (first, second):
+        at = _data_page()
+        _upload(at, data, "same-name.csv")
+        at.run()
+        _no_exception(at)
+        drafts.append(_current_schema(at))
+        texts.append(workspace.to_text(workspace.build(at.session_state)))
+    assert drafts[0] != drafts[1] and drafts[0].label != drafts[1].label  # the record changed the draft
+    assert texts[0] == texts[1]
