@@ -275,3 +275,19 @@ def test_the_workspace_file_is_the_same_for_neighbouring_uploads():
         texts.append(workspace.to_text(workspace.build(at.session_state)))
     assert drafts[0] != drafts[1] and drafts[0].label != drafts[1].label  # the record changed the draft
     assert texts[0] == texts[1]
+
+
+def test_a_workspace_loaded_while_a_builtin_dataset_is_shown_keeps_the_uploads_settings_for_it():
+    """The session's upload is not the current dataset: its settings from the workspace wait in the store (they
+    used to be dropped), and a label the workspace left out (a guess) is guessed again from the file."""
+    data = _with_outcome()
+    table = read_table(data)
+    session = {"dp_dataset": "adult", "dp_upload_name": "survey.csv", "dp_label": ui_state.DEFAULTS["dp_label"]}
+    key = ("fp0", ())
+    ui_state.set_stored("upload_table", (key, table), session)
+    ui_state.set_stored("data_settings", {ui_state.UPLOAD_ID: ui_state.private_defaults(ui_state.UPLOAD_ID)}, session)
+    notes = workspace.apply({"uploads": [{"file": "survey.csv", "settings": {"dp_scaling": "minmax"}}]}, session)
+    assert notes
+    kept = ui_state.stored("data_settings", session)[ui_state.UPLOAD_ID]
+    assert kept["dp_scaling"] == "minmax" and kept["dp_label"] == "outcome"
+    assert session["dp_label"] == ui_state.DEFAULTS["dp_label"]  # the built-in dataset's label is untouched
