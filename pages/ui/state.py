@@ -28,17 +28,25 @@ Session keys — one scheme, declared here (``tests/pages/test_ui_state_keys.py`
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
+import pandas as pd
 import streamlit as st
 
 import dpcore
 from dpcore.core.privacy import GUARANTEES, NEIGHBOURING_LABELS
 from dpcore.core.seeding import fresh_seed  # the one fresh-seed rule (the sweep's too); re-exported here
+from dpcore.data.datasets import Dataset
+from dpcore.data.diagnostics import ClampReport
+from dpcore.data.prepared import PreparedData
+from dpcore.data.reading import RawTable
+from dpcore.data.roles import LabelGuess, RoleReport
+from dpcore.data.schema import Schema
 from dpcore.explain.display import default_delta, delta_vs_n_warning, format_delta
 from dpcore.vocabulary import (
     NO_LABEL,
@@ -458,10 +466,11 @@ class Scope(StrEnum):
 @dataclass(frozen=True)
 class Slot:
     """One session-state slot: its name (session key ``_dp_<name>``), the type of its value (a memo slot holds
-    ``(key, value)`` with ``value`` of that type), its default and its scope."""
+    ``(key, value)`` with ``value`` of that type), its default and its scope. A type defined by a page helper that
+    imports this module is named ``"module:Class"`` (resolved when a value is stored)."""
 
     name: str
-    type: type | tuple[type, ...]
+    type: type | str | tuple[type | str, ...]
     scope: Scope
     default: Any = None
     memo: bool = False
@@ -471,9 +480,18 @@ class Slot:
     def key(self) -> str:
         return f"{SLOT_PREFIX}{self.name}"
 
+    def types(self) -> tuple[type, ...]:
+        """The declared type(s), ``"module:Class"`` names resolved."""
+        declared = self.type if isinstance(self.type, tuple) else (self.type,)
+        return tuple(_resolve(t) if isinstance(t, str) else t for t in declared)
+
+
+def _resolve(name: str) -> type:
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
 
 SLOT_PREFIX = "_dp_"
-_ANY = object
 SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     # session lifecycle (init_state)
     Slot("qp_loaded", bool, Scope.SESSION, False, doc="the link was read (once per session)"),
@@ -486,39 +504,42 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("origin", dict, Scope.SESSION, doc="page (or link) that set each cross-page setting"),
     Slot("upload_lost", bool, Scope.SESSION, False, doc="the link names an upload this session does not have"),
     # uploads (pages.ui.datasets)
-    Slot("upload_table", _ANY, Scope.UPLOAD, memo=True, doc="the upload's RawTable, by (file hash, read options)"),
-    Slot("upload_parsed", _ANY, Scope.UPLOAD, memo=True, doc="the upload as a Dataset under the settings"),
+    Slot("upload_table", RawTable, Scope.UPLOAD, memo=True, doc="the upload's RawTable, by (file hash, read options)"),
+    Slot("upload_parsed", Dataset, Scope.UPLOAD, memo=True, doc="the upload as a Dataset under the settings"),
     Slot("schemas", dict, Scope.SESSION, doc="each upload's schema, by its table key (several files per session)"),
     Slot("upload_settings", dict, Scope.SESSION, doc="each upload's data settings, by file fingerprint"),
-    Slot("roles", _ANY, Scope.UPLOAD, doc="the role-inference report shown next to the schema"),
+    Slot("roles", RoleReport, Scope.UPLOAD, doc="the role-inference report shown next to the schema"),
     Slot("schema_table", tuple, Scope.UPLOAD, doc="the table key whose schema the editor shows"),
     Slot("schema_version", int, Scope.SESSION, 0, doc="bumped when the schema is replaced (the editor restarts)"),
     Slot("schema_error", str, Scope.UPLOAD, doc="a schema file that could not be loaded"),
     Slot("schema_loaded", str, Scope.UPLOAD, doc="name of the schema file just loaded"),
     Slot("schema_note", str, Scope.UPLOAD, doc="what a bulk edit, a codebook import or a reset did (shown once)"),
-    Slot("schema_declared", _ANY, Scope.SESSION, doc="a loaded schema declaring the file format: uploads are read "
+    Slot("schema_declared", Schema, Scope.SESSION, doc="a loaded schema declaring the file format: uploads are read "
                                                      "with it (also the next file)"),
     Slot("schema_declared_applied", list, Scope.SESSION, doc="table keys the declared schema was applied to"),
     Slot("upload_note", bool, Scope.UPLOAD, False, doc="a new upload: the Data page says how it was read"),
-    Slot("label_guess", _ANY, Scope.UPLOAD, doc="None: not guessed yet; False: no guess; else a LabelGuess"),
+    Slot("label_guess", (LabelGuess, bool), Scope.UPLOAD,
+         doc="None: not guessed yet; False: no guess; else a LabelGuess"),
     Slot("upload_files", dict, Scope.SESSION, doc="name of each file uploaded in this session, by fingerprint"),
     Slot("workspace_uploads", dict, Scope.SESSION, doc="a loaded workspace's uploads, by file name"),
     Slot("workspace_note", tuple, Scope.SESSION, doc="what loading a workspace file did: (kind, text), shown once"),
     # computed on the current data
-    Slot("prepared", _ANY, Scope.DATASET, memo=True, doc="the preprocessed data for the settings"),
-    Slot("clamp_report", _ANY, Scope.DATASET, memo=True, doc="Data page: values outside the schema's bounds"),
-    Slot("adv_result", _ANY, Scope.DATASET, memo=True, doc="Data page: the clipping advisor's curve"),
-    Slot("clip_curve", _ANY, Scope.DATASET, memo=True, doc="Data page: the row norms for the clipping chart"),
-    Slot("whatif", _ANY, Scope.UPLOAD, memo=True, doc="Explore's what-if results, by what they were computed on"),
-    Slot("cells", _ANY, Scope.SESSION, doc="finished sweep cells of this session (pages.ui.sweep)"),
-    Slot("explore_result", _ANY, Scope.PAGE, doc="Explore's sweep (pages.ui.sweep.SweepRun)"),
-    Slot("explore_result_live", _ANY, Scope.PAGE, doc="Explore's streaming sweep"),
+    Slot("prepared", PreparedData, Scope.DATASET, memo=True, doc="the preprocessed data for the settings"),
+    Slot("clamp_report", ClampReport, Scope.DATASET, memo=True, doc="Data page: values outside the schema's bounds"),
+    Slot("adv_result", pd.DataFrame, Scope.DATASET, memo=True, doc="Data page: the clipping advisor's curve"),
+    Slot("clip_curve", pd.DataFrame, Scope.DATASET, memo=True, doc="Data page: the row norms for the clipping chart"),
+    Slot("whatif", "pages.ui.whatif:WhatIfResult", Scope.UPLOAD, memo=True,
+         doc="Explore's what-if results, by what they were computed on"),
+    Slot("cells", "pages.ui.server_cache:SessionCells", Scope.SESSION,
+         doc="finished sweep cells of this session (pages.ui.sweep)"),
+    Slot("explore_result", "pages.ui.sweep:SweepRun", Scope.PAGE, doc="Explore's sweep (pages.ui.sweep.SweepRun)"),
+    Slot("explore_result_live", "pages.ui.sweep:_Live", Scope.PAGE, doc="Explore's streaming sweep"),
     Slot("explore_derived", dict, Scope.PAGE, doc="Explore's figures and tables built from the shown sweep"),
-    Slot("ss_result", _ANY, Scope.PAGE, doc="Sample size's sweep"),
-    Slot("ss_result_live", _ANY, Scope.PAGE, doc="Sample size's streaming sweep"),
+    Slot("ss_result", "pages.ui.sweep:SweepRun", Scope.PAGE, doc="Sample size's sweep"),
+    Slot("ss_result_live", "pages.ui.sweep:_Live", Scope.PAGE, doc="Sample size's streaming sweep"),
     Slot("insp_release", dict, Scope.PAGE, doc="Inspect's last release (and its settings)"),
     Slot("insp_ss_dimension", tuple, Scope.PAGE, doc="Inspect's subspace-dimension comparison: (n, d, rows)"),
-    Slot("sweep_csv", _ANY, Scope.PAGE, memo=True, doc="Explore's loaded sweep CSV, by file id"),
+    Slot("sweep_csv", pd.DataFrame, Scope.PAGE, memo=True, doc="Explore's loaded sweep CSV, by file id"),
     Slot("papers_quick", dict, Scope.PAGE, doc="Papers: this session's quick re-runs, by experiment"),
 )}
 
@@ -548,7 +569,7 @@ def put(name: str, value: Any) -> Any:
     """Store ``value`` in slot ``name`` (type-checked against the declaration); returns it."""
     slot = _slot(name)
     checked = value[1] if slot.memo else value
-    if checked is not None and not isinstance(checked, slot.type):
+    if checked is not None and not isinstance(checked, slot.types()):
         raise TypeError(f"session slot {name!r} holds {slot.type}, not {type(checked).__name__}")
     st.session_state[slot.key] = value
     return value

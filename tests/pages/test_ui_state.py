@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import streamlit
 
@@ -47,17 +48,30 @@ def test_put_checks_the_declared_type_and_get_falls_back_to_the_default(session)
     assert state.drop("schema_version") == 3 and state.get("schema_version") == 0
 
 
+def test_every_slot_has_a_real_type_and_put_checks_it(session):
+    for slot in state.SLOTS.values():
+        types = slot.types()  # "module:Class" names resolve
+        assert types and all(isinstance(t, type) for t in types) and object not in types, slot.name
+    with pytest.raises(TypeError, match="prepared"):
+        state.put("prepared", (("key",), "not prepared data"))  # a memo slot checks the value, not its key
+    with pytest.raises(TypeError, match="explore_result"):
+        state.put("explore_result", {"frame": None})  # a type named "pages.ui.sweep:SweepRun"
+    with pytest.raises(TypeError, match="label_guess"):
+        state.put("label_guess", "income")
+    state.put("label_guess", False)  # False: no guess
+
+
 def test_memo_and_recall_keep_a_value_with_what_it_was_computed_on(session):
-    calls = []
-    assert state.memo("prepared", ("a", 1), lambda: calls.append(1) or "A") == "A"
-    assert state.memo("prepared", ("a", 1), lambda: calls.append(1) or "other") == "A" and len(calls) == 1
-    assert state.memo_key("prepared") == ("a", 1) and state.stored("prepared") == "A"
-    assert state.recall("prepared", ("a", 1)) == "A"
-    assert state.recall("prepared", ("b", 1)) is None  # computed on something else: dropped
-    assert state.stored("prepared") is None and state.memo_key("prepared") is None
+    calls, first, other = [], pd.DataFrame({"B": [1.0]}), pd.DataFrame({"B": [2.0]})
+    assert state.memo("clip_curve", ("a", 1), lambda: calls.append(1) or first) is first
+    assert state.memo("clip_curve", ("a", 1), lambda: calls.append(1) or other) is first and len(calls) == 1
+    assert state.memo_key("clip_curve") == ("a", 1) and state.stored("clip_curve") is first
+    assert state.recall("clip_curve", ("a", 1)) is first
+    assert state.recall("clip_curve", ("b", 1)) is None  # computed on something else: dropped
+    assert state.stored("clip_curve") is None and state.memo_key("clip_curve") is None
     with pytest.raises(RuntimeError):
-        state.memo("prepared", "k", lambda: (_ for _ in ()).throw(RuntimeError("x")))
-    assert state.stored("prepared") is None  # an exception stores nothing
+        state.memo("clip_curve", "k", lambda: (_ for _ in ()).throw(RuntimeError("x")))
+    assert state.stored("clip_curve") is None  # an exception stores nothing
 
 
 def test_clear_scope_empties_only_that_scope(session):

@@ -32,6 +32,10 @@ LEFTOVERS: dict[str, str] = {
     "use_suggested_k": "pages/data.py",
     "codebook_upload_widget": "pages/ui/schema_editor.py",
     "dl_schema": "pages/ui/schema_editor.py",
+    "label_rule_kind": "pages/ui/schema_editor.py",
+    "label_rule_value": "pages/ui/schema_editor.py",
+    "label_rule_apply": "pages/ui/schema_editor.py",
+    "label_rule_clear": "pages/ui/schema_editor.py",
 }
 
 
