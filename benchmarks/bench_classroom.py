@@ -19,11 +19,14 @@ which starts the background precomputation of :mod:`pages.ui.precompute`; the cl
 finished). ``--scenario lesson`` opens Explore with the lesson's five mechanisms (``?mech=…``: Analyze Gauss,
 Laplace, MOD-SULQ, PPCA, IT-U × 7 ε × 5 trials on Adult) and presses **Run sweep** (that sweep does not start by
 itself); the client then also answers the page's auto-rerun requests (the fragment that streams the releases) as a
-browser does. Reported per session: time to the first chart (the first finished script run with four charts) and
-to the complete chart (four charts and no progress bar left: every release drawn).
+browser does: a full run clears them and registers those it still has, and a fragment's own run (its ``new_session``
+names the fragment) redraws only the fragment's container, so it never counts as the page. Reported per session:
+time to the first chart (the first finished script run with four charts), to the complete chart (four charts and no
+progress bar left: every release drawn), and from pressing Run sweep to the complete chart. ``--sizes 1,20`` runs
+several class sizes (on one warm server in turn); ``--lesson-query`` a smaller lesson for a quick check.
 
 Run: ``.venv/bin/python benchmarks/bench_classroom.py [--sessions 20] [--client browser|ws] [--compare] [--cold]``,
-or ``… --client ws --servers cold,warm --scenario explore|lesson``.
+or ``… --client ws --servers cold,warm --scenario explore|lesson [--sizes 1,20]``.
 Skips (exit 0, a message) when Chromium or Playwright (``--client ws``: websockets) is missing. Results:
 ``benchmarks/results/classroom.json`` (``classroom_ws.json`` for ``--client ws``).
 The browser runs on the same cores as the server (2 on the machine the numbers in docs/benchmarks.md come from,
@@ -152,6 +155,19 @@ class _Page:
             self.text.append(delta.new_element.markdown.body)
 
 
+def _mechanisms(query: str) -> list[str]:
+    """The mechanisms of a query string's ``mech`` parameter."""
+    from urllib.parse import parse_qs
+
+    return parse_qs(query).get("mech", [""])[0].split(",")
+
+
+def _cancel(pollers: dict[str, asyncio.Task]) -> None:
+    for task in pollers.values():
+        task.cancel()
+    pollers.clear()
+
+
 async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], query: str, click: bool) -> dict:
     """One session through Streamlit's websocket protocol, as a browser drives it: open the default page (Explore)
     with ``query``, press Run sweep when ``click``, answer auto-rerun requests (a streaming sweep's fragment) until a
@@ -172,7 +188,7 @@ async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], qu
         return msg.SerializeToString()
 
     await start.wait()
-    first = complete = None
+    first = complete = pressed = None
     pollers: dict[str, asyncio.Task] = {}
 
     async def poll(ws, fragment: str, interval: float, page_hash: str) -> None:
@@ -185,41 +201,46 @@ async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], qu
     async with websockets.connect(url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
                                   max_size=None, open_timeout=TIMEOUT_MS / 1000, ping_interval=None) as ws:
         await ws.send(rerun())
-        page, page_hash, clicked, asked = _Page(), "", not click, False
-        mechanisms = len(query.split("=", 1)[1].split(",")) if query else 3
+        page, page_hash, clicked, asked, fragment_run = _Page(), "", not click, False, False
+        mechanisms = len(_mechanisms(query)) if query else 3
         try:
             while complete is None:
                 msg = ForwardMsg.FromString(await asyncio.wait_for(ws.recv(), TIMEOUT_MS / 1000))
                 kind = msg.WhichOneof("type")
                 if kind == "new_session":
                     page_hash = msg.new_session.page_script_hash or page_hash
-                elif kind == "delta":
+                    # a fragment's own run redraws only its container (the progress line); the page is what the
+                    # last full run drew. A full run starts a new page and, as in a browser, clears the auto-reruns
+                    # (the run registers the ones it still has).
+                    fragment_run = bool(msg.metadata.run.fragment_ids)
+                    if not fragment_run:
+                        page = _Page()
+                        _cancel(pollers)
+                elif kind == "delta" and not fragment_run:
                     page.read(msg)
                 elif kind == "auto_rerun" and msg.auto_rerun.fragment_id not in pollers:
                     pollers[msg.auto_rerun.fragment_id] = asyncio.create_task(
                         poll(ws, msg.auto_rerun.fragment_id, msg.auto_rerun.interval, page_hash))
-                elif kind == "script_finished":
-                    full = msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
-                    if full and not clicked and page.run_button is not None:
+                elif kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                    if not clicked and page.run_button is not None:
                         clicked = True  # the lesson's sweep waits for the button, as in a browser
                         await ws.send(rerun(page_hash, button=page.run_button))
-                    elif full and clicked and page.charts >= 4:
+                        pressed = time.perf_counter() - t0[0]
+                    elif clicked and page.charts >= 4:
                         asked = asked or any(f"{mechanisms} mechanisms" in text for text in page.text)
                         now = time.perf_counter() - t0[0]
                         first = now if first is None else first
                         if not page.progress:
                             complete = now
-                    if full:
-                        page = _Page()
         finally:
-            for task in pollers.values():
-                task.cancel()
-    return {"first_chart_s": first, "complete_s": complete, "settings_kept": asked}
+            _cancel(pollers)
+    return {"first_chart_s": first, "complete_s": complete, "settings_kept": asked,
+            "run_pressed_to_complete_s": None if pressed is None else complete - pressed}
 
 
-async def _ws_classroom(url: str, sessions: int, scenario: str) -> dict:
+async def _ws_classroom(url: str, sessions: int, scenario: str, lesson_query: str = LESSON_QUERY) -> dict:
     """``sessions`` websocket sessions open Explore at the same moment; times to first and complete charts."""
-    query, click = (LESSON_QUERY, True) if scenario == "lesson" else ("", False)
+    query, click = (lesson_query, True) if scenario == "lesson" else ("", False)
     start, t0 = asyncio.Event(), [0.0]
     tasks = [asyncio.create_task(_ws_lesson_session(url, start, t0, query, click)) for _ in range(sessions)]
     await asyncio.sleep(0.5)
@@ -232,7 +253,9 @@ async def _ws_classroom(url: str, sessions: int, scenario: str) -> dict:
             "first_chart_p95_s": percentile(first, 0.95), "first_chart_max_s": max(first),
             "complete_p50_s": percentile(complete, 0.5), "complete_p95_s": percentile(complete, 0.95),
             "complete_max_s": max(complete), "first_chart_s": sorted(first), "complete_s": sorted(complete),
-            "sessions_showing_the_asked_mechanisms": sum(r["settings_kept"] for r in results)}
+            "sessions_showing_the_asked_mechanisms": sum(r["settings_kept"] for r in results),
+            "run_pressed_to_complete_s": sorted(r["run_pressed_to_complete_s"] for r in results
+                                                if r["run_pressed_to_complete_s"] is not None)}
 
 
 def _wait_for_log(log: Path, text: str, limit: float) -> float:
@@ -257,32 +280,36 @@ def _precompute(url: str, pid: int, log: Path, limit: float) -> dict:
     return {"precompute_s": seconds, "precompute_log": lines}
 
 
-def run_servers(servers: list[str], sessions: int, scenarios: list[str], port: int, limit: float,
-                save=lambda results: None) -> dict:
-    """The classroom on cold servers (a fresh one per scenario) and/or one warm (precomputed) server that every
-    scenario meets in turn; see the module docstring."""
+def run_servers(servers: list[str], sizes: list[int], scenarios: list[str], port: int, limit: float,
+                save=lambda results: None, lesson_query: str = LESSON_QUERY) -> dict:
+    """The classroom (of each size in ``sizes``) on cold servers (a fresh one per scenario and size) and/or one warm
+    (precomputed) server that every scenario and size meets in turn; see the module docstring."""
     import tempfile
 
     results: dict = {}
     for kind in servers:
         env = {CACHE_SWITCH: "1", "DP_PRECOMPUTE": "1" if kind == "warm" else "0", "DP_PRECOMPUTE_DATASETS": "adult"}
-        rounds = [scenarios] if kind == "warm" else [[scenario] for scenario in scenarios]
+        classes = [(scenario, size) for scenario in scenarios for size in sizes]
+        rounds = [classes] if kind == "warm" else [[one] for one in classes]
         for batch in rounds:
             with tempfile.TemporaryDirectory() as tmp:
                 log = Path(tmp) / "server.log"
                 with serve(free_port(port), env, log=log) as (url, pid):
                     warm = _precompute(url, pid, log, limit) if kind == "warm" else {}
-                    for scenario in batch:
+                    for scenario, sessions in batch:
                         load = os.getloadavg()
                         print(f"{kind} server, {scenario}: {sessions} sessions (load {load[0]:.1f})…", flush=True)
                         before = server_cpu(pid)
-                        out = {"load_before": load, **warm, **asyncio.run(_ws_classroom(url, sessions, scenario))}
+                        classroom = asyncio.run(_ws_classroom(url, sessions, scenario, lesson_query))
+                        out = {"load_before": load, **warm, **classroom}
                         out["server_cpu_s"] = settle(pid) - before
                         out["load_after"] = os.getloadavg()
                         print(f"  {kind}/{scenario}: first chart p50 {out['first_chart_p50_s']:.1f} s, p95 "
                               f"{out['first_chart_p95_s']:.1f} s; complete p50 {out['complete_p50_s']:.1f} s, p95 "
-                              f"{out['complete_p95_s']:.1f} s; server {out['server_cpu_s']:.1f} CPU-s", flush=True)
-                        results[f"{kind}/{scenario}"] = out
+                              f"{out['complete_p95_s']:.1f} s; server {out['server_cpu_s']:.1f} CPU-s; Run sweep to "
+                              f"complete {out['run_pressed_to_complete_s']} s; load after "
+                              f"{out['load_after'][0]:.1f}", flush=True)
+                        results[f"{kind}/{scenario}" + ("" if len(sizes) == 1 else f"/{sessions}")] = out
                         save(results)
     return results
 
@@ -344,6 +371,11 @@ def main() -> int:
     parser.add_argument("--scenario", default="explore",
                         help="with --servers: explore (Explore's defaults) and/or lesson (the lesson's five "
                              "mechanisms and Run sweep), comma-separated")
+    parser.add_argument("--sizes", help="with --servers: class sizes, comma-separated (e.g. 1,20; default "
+                                        "--sessions); a warm server meets each in turn, a cold one is fresh per size")
+    parser.add_argument("--lesson-query", default=LESSON_QUERY,
+                        help="the lesson's URL parameters, e.g. a smaller lesson for a quick check: "
+                             "'mech=analyze_gauss,ppca&trials=1&eps=1~2' (its cells are not precomputed)")
     parser.add_argument("--precompute-limit", type=float, default=1800.0, help="seconds to wait for it (warm)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still stops its server (finally)
@@ -387,9 +419,10 @@ def _main_servers(args) -> int:
         print(f"skipped: {why}")
         return 0
     servers = [s.strip() for s in args.servers.split(",") if s.strip() in ("cold", "warm")]
-    sessions = 5 if args.quick else args.sessions
+    sizes = [5] if args.quick else [int(n) for n in args.sizes.split(",")] if args.sizes else [args.sessions]
     scenarios = [s.strip() for s in args.scenario.split(",") if s.strip() in ("explore", "lesson")]
-    name = RESULTS / f"classroom_servers_{'_'.join(scenarios)}.json"
+    custom = "_custom" if args.lesson_query != LESSON_QUERY and "lesson" in scenarios else ""
+    name = RESULTS / f"classroom_servers_{'_'.join(scenarios)}{custom}.json"
     RESULTS.mkdir(parents=True, exist_ok=True)
 
     def save(results: dict) -> None:  # after every classroom: a later failure keeps the earlier numbers
@@ -398,9 +431,10 @@ def _main_servers(args) -> int:
     head = {"benchmark": "classroom, cold and warm (precomputed) server", "scenarios": {
                "explore": "Explore on Adult, default settings (3 mechanisms, auto-run)",
                "lesson": "Explore on Adult, the lesson's five mechanisms (?mech=...), Run sweep"},
-           "sessions": sessions, "client": "websocket (Streamlit protocol, no browser)", "cpu_count": os.cpu_count(),
+           "sessions": sizes, "client": "websocket (Streamlit protocol, no browser)", "cpu_count": os.cpu_count(),
            "goal": "first chart p95 <= 10 s for 20 sessions"}
-    save(run_servers(servers, sessions, scenarios, args.port, args.precompute_limit, save))
+    head["lesson_query"] = args.lesson_query
+    save(run_servers(servers, sizes, scenarios, args.port, args.precompute_limit, save, args.lesson_query))
     print(f"wrote {name}")
     return 0
 
