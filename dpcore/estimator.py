@@ -105,9 +105,7 @@ class DPPCA(TransformerMixin, BaseEstimator):
     # --- fitting --------------------------------------------------------------------------------
     def fit(self, X, y=None):
         """Fit the private principal axes on X (n_samples, n_features)."""
-        # Finiteness is checked by the preprocessing pass itself (a row norm that is not finite raises
-        # "data contains NaN or infinite values"), so the input is read once less.
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False)
+        X = self._validated_rows(X)
         d = X.shape[1]
         mech = get_mechanism(self.mechanism)
         epsilon = check_epsilon(self.epsilon)
@@ -155,6 +153,24 @@ class DPPCA(TransformerMixin, BaseEstimator):
                                     else np.full(k, np.nan))
         self.diagnostics_ = Diagnostics({**data.diagnostics, **release.diagnostics})
         return self
+
+    def _validated_rows(self, X) -> np.ndarray:
+        """``validate_data`` for ``fit``; a float64 ndarray that it would accept as is takes a shortcut.
+
+        Finiteness is checked by the preprocessing pass itself (a row norm that is not finite raises "data contains
+        NaN or infinite values"), so the input is read once less. For a plain C- or F-ordered float64 ``ndarray``
+        with ≥ 2 rows and ≥ 1 column, ``validate_data`` would return it unchanged and record only
+        ``n_features_in_`` (and forget ``feature_names_in_``): the shortcut does exactly that, without its
+        checks' Python overhead. Everything else (lists, frames, other dtypes, too few rows) goes through it, so
+        the errors are scikit-learn's.
+        """
+        if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] >= 2
+                and X.shape[1] >= 1 and (X.flags.c_contiguous or X.flags.f_contiguous)):
+            self.n_features_in_ = X.shape[1]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            return X
+        return validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False)
 
     @staticmethod
     def _private_scatter(release: Release) -> np.ndarray:

@@ -387,9 +387,11 @@ def _final_pass(source: ChunkSource, transform: RowTransform, collector: Collect
     """The pass over the unit rows: C, Σu, n, exact counts (and what the collector keeps)."""
 
     def part(chunk: Chunk) -> FinalPass:
-        U, clipped, clamped = transform.unit(chunk.raw)
-        return FinalPass(Moments.of_rows(U), int(clipped.sum()), clamped, chunk.counts,
-                         None if collector is None else collector.part(chunk, U))
+        if collector is None:  # the fused pass: the chunk's unit rows are never all held at once
+            C, total, clipped, clamped = transform.unit_moments(chunk.raw)
+            return FinalPass(Moments(C, total, int(chunk.raw.shape[0])), clipped, clamped, chunk.counts)
+        U, hit, clamped = transform.unit(chunk.raw)
+        return FinalPass(Moments.of_rows(U), int(hit.sum()), clamped, chunk.counts, collector.part(chunk, U))
 
     def merge(a: FinalPass, b: FinalPass) -> FinalPass:
         return FinalPass(a.moments + b.moments, a.clipped + b.clipped, a.clamped + b.clamped,

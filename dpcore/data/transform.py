@@ -1,7 +1,9 @@
 """The per-record transform: the one code path for scaling, centring and clipping (spec §6.2).
 
-* :func:`clip_rows` — x ← x·min(1, B/‖x‖) (and x/B): the only clipping step in dpcore.
-* :class:`RowTransform` — raw row → unit row with public (or declared) parameters only.
+* :func:`clip_rows` — x ← x·min(1, B/‖x‖) (and x/B): the only clipping step in dpcore (with its two parts
+  :func:`row_norms` and :func:`unit_factors`).
+* :class:`RowTransform` — raw row → unit row with public (or declared) parameters only; its
+  :meth:`~RowTransform.unit_moments` fuses the transform with the accumulation of C = Σ uᵢuᵢᵀ and Σ uᵢ.
 
 Applied by :func:`dpcore.data.preprocess.run_preprocessing` to in-memory arrays, streamed files and Dask partitions.
 """
@@ -14,24 +16,46 @@ import numpy as np
 
 from ..exceptions import DataError
 
+#: Bytes of one block of the fused pass (:meth:`RowTransform.unit_moments`): the block's unit rows stay in the
+#: core's cache (L2) between being written and being read by the ``syrk`` that accumulates C.
+BLOCK_BYTES = 2**19
+#: Fewest rows per block: fewer would make each ``syrk``'s update of the whole d×d sum dominate its flops.
+MIN_BLOCK_ROWS = 256
+
 
 def clip_rows(X: np.ndarray, bound: float, *, divide: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """x ← x·min(1, B/‖x‖) — and x ← x/B as well with ``divide=True``; returns (rows, mask of clipped rows).
 
-    The only clipping step in dpcore (preprocessing, streamed statistics, Dask partitions). Each row's norm is
+    The only clipping step in dpcore (preprocessing, streamed statistics, Dask partitions; the fused pass of
+    :meth:`RowTransform.unit_moments` uses the same :func:`row_norms` and :func:`unit_factors`). Each row's norm is
     computed once; ``X`` is never modified (a new array is returned where anything changes).
     """
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if not np.isfinite(norms.sum()):
-        norms = _finite_norms(X, norms)
+    norms = row_norms(X)
     clipped = norms > bound
     if divide:
-        factor = 1.0 / np.maximum(norms, bound)  # 1/B, or (B/‖x‖)/B for a clipped row
-        return X * factor[:, None], clipped
+        return X * unit_factors(norms, bound)[:, None], clipped
     if clipped.any():
         X = X.copy()
         X[clipped] *= (bound / norms[clipped])[:, None]
     return X, clipped
+
+
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """‖xᵢ‖ of every row (one read of ``X``); a row with NaN/inf raises :class:`DataError`."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if not np.isfinite(norms.sum()):
+        norms = _finite_norms(X, norms)
+    return norms
+
+
+def unit_factors(norms: np.ndarray, bound: float) -> np.ndarray:
+    """1/max(‖x‖, B) per row: the factor that clips a row to B and divides it by B (1/B for a row within B)."""
+    return 1.0 / np.maximum(norms, bound)
+
+
+def block_rows(d: int) -> int:
+    """Rows per block of the fused pass: about :data:`BLOCK_BYTES` of float64, at least :data:`MIN_BLOCK_ROWS`."""
+    return max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * (d + 1)))
 
 
 def _finite_norms(X: np.ndarray, norms: np.ndarray) -> np.ndarray:
@@ -82,16 +106,41 @@ class RowTransform:
             Y = Y - self.center
         return Y, clamped, pre
 
-    def unit(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """All steps: (unit rows, mask of clipped rows, number of clamped entries)."""
+    def unit(self, raw: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """All steps: (unit rows, mask of clipped rows, number of clamped entries); ``out`` receives the rows."""
         Y, clamped, pre = self.scaled(raw)
         if self.clip:
-            U, clipped = clip_rows(Y, self.bound, divide=True)
+            norms = row_norms(Y)
+            clipped = norms > self.bound
+            U = np.multiply(Y, unit_factors(norms, self.bound)[:, None], out=out)
         else:
-            U, clipped = Y * (1.0 / self.bound), np.zeros(Y.shape[0], dtype=bool)
+            U, clipped = np.multiply(Y, 1.0 / self.bound, out=out), np.zeros(Y.shape[0], dtype=bool)
         if pre is not None:
             clipped |= pre
         return U, clipped, clamped
 
+    def unit_moments(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
+        """(C = Σ uᵢuᵢᵀ, Σ uᵢ, clipped rows, clamped entries) of the unit rows uᵢ of ``raw``, never holding them all.
 
-__all__ = ["RowTransform", "clip_rows"]
+        The same rows as :meth:`unit` (bit for bit), written block by block (:func:`block_rows`) into one reused
+        buffer that stays in cache, with a column of ones beside them: one ``syrk`` per block (numpy's ``B.T @ B``)
+        then adds both Σ uᵢuᵢᵀ and Σ uᵢ (the ones column's products) to the running sums. Equal to
+        ``Moments.of_rows(unit(raw)[0])`` up to the order of the floating-point sums.
+        """
+        n, d = raw.shape
+        step = block_rows(d)
+        buffer = np.empty((min(step, n), d + 1))
+        buffer[:, d] = 1.0
+        gram, part = np.zeros((d + 1, d + 1)), np.empty((d + 1, d + 1))
+        clipped = clamped = 0
+        for a in range(0, n, step):
+            block = buffer[:min(step, n - a)]
+            _, hit, block_clamped = self.unit(raw[a:a + step], out=block[:, :d])
+            clipped += int(np.count_nonzero(hit))
+            clamped += block_clamped
+            np.matmul(block.T, block, out=part)
+            gram += part
+        return gram[:d, :d].copy(), gram[d, :d].copy(), clipped, clamped
+
+
+__all__ = ["RowTransform", "block_rows", "clip_rows", "row_norms", "unit_factors"]
