@@ -91,3 +91,30 @@ def test_in_a_pipeline():
     X[:, 0] = 0.3 * X[:, 0] + 4 * y  # separable along the dominant axis
     pipe = make_pipeline(DPPCA(epsilon=5.0, n_components=1, norm_bound=10.0, random_state=0), LinearSVC())
     assert pipe.fit(X, y).score(X, y) > 0.9
+
+
+def test_fit_shortcut_for_float64_arrays_records_what_validate_data_records():
+    """A C-/F-ordered float64 ndarray skips validate_data's overhead; the fitted record and the fit are the same."""
+    pd = pytest.importorskip("pandas")
+    X = _data()
+    model = DPPCA(norm_bound=8.0, random_state=0).fit(pd.DataFrame(X, columns=list("abcde")))
+    assert list(model.feature_names_in_) == list("abcde")
+    model.fit(np.asfortranarray(X))  # the shortcut forgets the old feature names, as validate_data does
+    assert model.n_features_in_ == 5 and not hasattr(model, "feature_names_in_")
+    through_sklearn = DPPCA(norm_bound=8.0, random_state=0).fit(X.tolist())  # a list goes through validate_data
+    np.testing.assert_array_equal(model.fit(X).components_, through_sklearn.components_)
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        model.transform(X[:, :4])
+
+
+@pytest.mark.parametrize(("bad", "match"), [
+    (lambda X: X[:1], "minimum of 2 is required"),
+    (lambda X: X[:, :0], "0 feature"),
+    (lambda X: X.reshape(2, 300, 5), "dim 3"),
+    (lambda X: X + 1j, "Complex data not supported"),
+    (lambda X: np.where(np.arange(600)[:, None] == 7, np.inf, X), "NaN or infinite"),
+    (lambda X: np.where(np.arange(600)[:, None] == 7, np.nan, X).astype(np.float32), "NaN or infinite"),
+])
+def test_bad_input_is_refused_with_the_same_messages(bad, match):
+    with pytest.raises(ValueError, match=match):
+        DPPCA(norm_bound=8.0, random_state=0).fit(bad(_data()))
