@@ -291,3 +291,30 @@ def test_a_workspace_loaded_while_a_builtin_dataset_is_shown_keeps_the_uploads_s
     kept = ui_state.stored("data_settings", session)[ui_state.UPLOAD_ID]
     assert kept["dp_scaling"] == "minmax" and kept["dp_label"] == "outcome"
     assert session["dp_label"] == ui_state.DEFAULTS["dp_label"]  # the built-in dataset's label is untouched
+
+
+@pytest.mark.slow
+def test_a_declared_binary_label_rule_survives_the_workspace():
+    """'income > 50' declared on the Data page (a continuous column made a binary label) is public: written, and a
+    fresh session that uploads the file and loads the workspace has it back, declared, with no refusal."""
+    from pages.ui import schema_editor as editor
+
+    rng = np.random.default_rng(17)
+    rows = [f"{a:.3f},{b:.3f},{50 + 10 * a + rng.normal():.2f}" for a, b in rng.normal(size=(200, 2))]
+    data = ("a,b,income\n" + "\n".join(rows) + "\n").encode()
+    at = _data_page()
+    _upload(at, data, "income.csv")
+    at.selectbox(key="dp_label").set_value("income").run()
+    at.text_input(key=editor.LABEL_RULE_VALUE).set_value("50")
+    at.button(key="label_rule_apply").click().run()
+    _no_exception(at)
+    assert _current_schema(at).label_text == "income > 50"
+    text = workspace.to_text(workspace.build(at.session_state))
+    fresh = _data_page()
+    _upload(fresh, data, "income.csv")
+    _load(fresh, "workspace_widget", text.encode(), "w.yaml")
+    fresh.run()
+    _no_exception(fresh)
+    schema = _current_schema(fresh)
+    assert schema.label_text == "income > 50" and "label" not in schema.from_data
+    assert not any("label needs classes" in e.value for e in fresh.error), [e.value for e in fresh.error]
