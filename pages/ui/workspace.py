@@ -268,6 +268,8 @@ def _apply_uploads(entries: list, ss: MutableMapping, ignored: list[str], store:
         settings = {**state.private_defaults(UPLOAD_ID), **loaded}
         if "dp_label" not in loaded:
             del settings["dp_label"]  # a guessed label is not in a workspace: it is guessed again from the file
+            notes.append(f"{entry['file']}: its label had been guessed from the data, so it is not in a workspace; "
+                         "it is guessed again from the file (and stays marked not public until you pick it).")
         pending[entry["file"]] = {"file": entry["file"], "settings": settings, "schema": entry.get("schema")}
         if (entry.get("settings") or {}).get("norm_bound_from_data_left_out"):
             notes.append(f"{entry.get('file')}: its norm bound had been read off the data and is not in a "

@@ -225,9 +225,11 @@ def test_a_guessed_label_is_not_in_the_workspace_and_is_guessed_again():
         fresh = _data_page()
         if load_first:
             _load(fresh, "workspace_widget", yaml.safe_dump(saved).encode(), "w.yaml")
+            assert any("label had been guessed" in s.value for s in fresh.success)  # the user is told
         _upload(fresh, data, "survey.csv")
         if not load_first:
             _load(fresh, "workspace_widget", yaml.safe_dump(saved).encode(), "w.yaml")
+            assert any("label had been guessed" in s.value for s in fresh.success)
         fresh.run()
         _no_exception(fresh)
         schema = _current_schema(fresh)
