@@ -140,25 +140,29 @@ def _min_table(smallest: str):
     return read_table(f"x,g\n{rows}\n".encode())
 
 
-GRID_FORMAT = "%.6g"  # the schema grid's NumberColumn format for lower/upper (schema_editor._column_config)
+def _shown(value: float, fmt: str | None) -> str:
+    """A number as a printf-style column/widget format shows it (full precision without one)."""
+    return repr(float(value)) if not fmt else fmt % value
 
 
 @pytest.mark.xfail(strict=True, reason="R4-5: ticking 'public' (grid) or 'declare shown' (bulk) declares the "
                                        "exact data minimum, whose digits beyond the grid's %.6g were never shown")
 def test_declaring_shown_bounds_declares_only_what_was_shown() -> None:
-    from pages.ui.schema_editor import apply_cell_edits, bulk_update, schema_table
+    from pages.ui.schema_editor import _column_config, apply_cell_edits, bulk_update, schema_table
 
-    declared = {"tick": [], "bulk": []}
+    screens, declared = [], {"tick": [], "bulk": []}
     for smallest in ("0.1234567891", "0.1234568301"):  # neighbours: one record's value differs in the 8th digit
         table = _min_table(smallest)
         draft = _draft(table)
-        row = schema_table(draft).set_index("column").loc["x"]
-        assert GRID_FORMAT % row["lower"] == "0.123457"  # the same number on screen for both
+        grid = schema_table(draft)
+        fmt = _column_config(grid)["lower"]["type_config"]["format"]  # how the grid shows a bound
+        screens.append(_shown(grid.set_index("column").loc["x", "lower"], fmt))
         declared["tick"].append(apply_cell_edits(draft, {"x": {"public": True}}, table)["x"])
         declared["bulk"].append(bulk_update(draft, ["x"], table, declare_shown=True)["x"])
     for how, (a, b) in declared.items():
         assert a.values_public and b.values_public
-        assert (a.lower, a.upper) == (b.lower, b.upper), how  # same screen, same action → same public schema
+        # the same screen and the same action must give the same public schema
+        assert screens[0] != screens[1] or (a.lower, a.upper) == (b.lower, b.upper), (how, screens)
 
 
 @pytest.mark.slow
@@ -181,7 +185,8 @@ def test_confirming_a_shown_bound_declares_only_what_was_shown() -> None:
     at.toggle(key="dp_norm_auto").set_value(False).run()
     at.radio(key="dp_norm_mode").set_value("clip").run()
     assert not at.exception, [e.value for e in at.exception]
-    shown = float(f"{float(at.session_state['dp_norm_bound']):.4g}")  # the Norm bound widget's format
+    fmt = at.number_input(key="dp_norm_bound").proto.format or None  # the Norm bound widget's format
+    shown = float(_shown(float(at.session_state["dp_norm_bound"]), fmt))
     at.button(key="confirm_bound_public").click().run()
     assert not at.exception, [e.value for e in at.exception]
     prepared = ui_state.stored("prepared", at.session_state)
@@ -235,8 +240,9 @@ def test_confirming_the_format_declares_only_what_was_shown() -> None:
         schema = schema.structure_confirmed()  # the button "Confirm format, roles and label"
         assert schema.is_public
         rows.append(load_table(table, schema=schema).X[1100, 0])
-    assert shown[0] == shown[1]  # the same screen …
-    assert rows[0] == rows[1]  # … and the same declared, public schema must read record 1101 the same way
+    # the same screen (the "read as …" line) and the same actions must give a public schema that reads record 1101
+    # the same way; showing the separator (ReadInfo.describe) or not guessing it both fix this
+    assert shown[0] != shown[1] or rows[0] == rows[1], shown
 
 
 @pytest.mark.slow
