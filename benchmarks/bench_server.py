@@ -23,14 +23,12 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
+
+from _server import free_port, serve  # the one server start, shared with tests/e2e (bench_classroom: from here)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -107,51 +105,6 @@ def missing_browser() -> str | None:
     except ImportError:
         return "psutil is not installed"
     return None
-
-
-def free_port(preferred: int | None = None) -> int:
-    """``preferred`` when it is free, else any free port."""
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", preferred or 0))
-        except OSError:
-            s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve(port: int, env: dict[str, str] | None = None, log: Path | None = None,
-          python_args: tuple[str, ...] = ()) -> Iterator[tuple[str, int]]:
-    """``streamlit run app.py`` on ``port``; yields (URL, server pid) once healthy, stops it afterwards."""
-    cmd = [sys.executable, *python_args, "-m", "streamlit", "run", str(ROOT / "app.py"),
-           "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
-           "--browser.serverAddress=localhost", "--browser.gatherUsageStats=false",
-           "--server.fileWatcherType=none", "--server.runOnSave=false"]
-    out = open(log or os.devnull, "w")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                            env={**os.environ, **(env or {})})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start (log: {log})")
-            time.sleep(0.2)
-        yield url, proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        out.close()
 
 
 def server_cpu(pid: int) -> float:

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from benchmarks._server import serve
 
 pytestmark = pytest.mark.browser
 
@@ -49,42 +46,11 @@ new MutationObserver(() => {
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serve(log_name: str):
-    """Start `streamlit run app.py` on a free port; yields its URL, stops it afterwards."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-           "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
-           "--browser.serverAddress=localhost", "--browser.gatherUsageStats=false",
-           "--server.fileWatcherType=none", "--server.runOnSave=false"]
-    SHOT_DIR.mkdir(parents=True, exist_ok=True)
-    log = open(SHOT_DIR / log_name, "w")  # noqa: SIM115 (closed after the server stops)
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"streamlit did not start, see {log.name}")
-        time.sleep(0.2)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    """Start `streamlit run app.py` on a free port (benchmarks/_server.py); yields its URL, stops it afterwards. Its
+    output goes to ``SHOT_DIR/log_name``."""
+    with serve(log=SHOT_DIR / log_name, start_timeout=60) as (url, _pid):
+        yield url
 
 
 @pytest.fixture(scope="module")
