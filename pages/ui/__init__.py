@@ -7,7 +7,9 @@
 * :mod:`pages.ui.charts` — errors, banners, badges, colours, the ledger and the utility charts;
 * :mod:`pages.ui.nav` — the page list and the sidebar links.
 
-Every page calls :func:`init_state` first. Settings (widgets) are keyed ``dp_…``, every other value is a declared
+Every page calls :func:`init_state` first. Session keys follow the one scheme of :mod:`pages.ui.state`: values kept
+across pages ``dp_…`` (settings, pickers, declared page choices), a bound setting's widget ``w_dp_…``
+(:func:`bound_key`), a page's own widgets ``<owner>_<name>`` (:func:`widget_key`), and every other value a declared
 slot (``_dp_<name>``, through :mod:`pages.ui.state` only); uploaded data lives only in
 ``st.session_state`` (never on disk, never in a cross-session cache). Pages stay thin: data work goes through
 :mod:`dpcore`, and these modules only turn it into widgets and charts.
