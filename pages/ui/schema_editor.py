@@ -58,6 +58,8 @@ GRID_ROW_PX = 35
 TABLE_COLUMNS = ["column", "role", "status", "lower", "upper", "public", "clamped", "categories", "reason"]
 #: Widget keys of the filter and the bulk form (plain widget state).
 FILTER_KEY, ROLE_FILTER_KEY = "schema_filter", "schema_role_filter"
+#: Widget keys of the codebook uploader and the schema download (``schema_<name>``: pages/ui/state.py's scheme).
+CODEBOOK_KEY, DOWNLOAD_KEY = "schema_codebook_upload", "schema_download"
 #: Session slots (pages/ui/state.py): a loaded schema that declares the file format — uploads are read with that
 #: format (nothing detected), also a file that detection cannot read and the next file uploaded (read by
 #: :func:`pages.ui.datasets.upload_table`) — and the table keys it was already applied to (a later edit is kept).
@@ -426,7 +428,7 @@ def unreadable_upload_loader() -> None:
 
 def _on_codebook_upload() -> None:
     ss = st.session_state
-    upload = ss.get("codebook_upload_widget")
+    upload = ss.get(CODEBOOK_KEY)
     if upload is None:
         return
     try:
@@ -548,7 +550,7 @@ def _bulk_panel(table: RawTable, schema: Schema, names: list[str]) -> None:
                                        "an instrument's range); a role picked in the same action redrafts the "
                                        "values, which stay not public.")
         st.file_uploader("Import a codebook (CSV or YAML: column, lower, upper, categories; role optional)",
-                         type=["csv", "tsv", "txt", "yaml", "yml", "json"], key="codebook_upload_widget",
+                         type=["csv", "tsv", "txt", "yaml", "yml", "json"], key=CODEBOOK_KEY,
                          on_change=_on_codebook_upload,
                          help="A CSV with the header column,lower,upper,categories (categories separated by |), or "
                               "a YAML list of {column, lower, upper, categories}. Its values are declared public.")
@@ -651,7 +653,7 @@ def render(table: RawTable, schema: Schema) -> None:
     c1, c2, c3 = st.columns([2, 3, 1])
     stem = table.name or "upload"
     c1.download_button("Download schema (YAML)", schema.to_yaml(), file_name=f"{stem}_schema.yaml",
-                       mime="application/x-yaml", on_click="ignore", key="dl_schema", icon=":material/download:")
+                       mime="application/x-yaml", on_click="ignore", key=DOWNLOAD_KEY, icon=":material/download:")
     c2.file_uploader("Load a schema (YAML/JSON)", type=["yaml", "yml", "json"], key="schema_upload_widget",
                      on_change=_on_schema_upload,
                      help="A schema you wrote or edited: its values are taken as declared.")
@@ -663,7 +665,9 @@ def render(table: RawTable, schema: Schema) -> None:
 
 # --- the label: a binary label declared as "column > value" (or ≠ 0) ------------------------------------------------
 #: Widget keys of the Data page's "Use a binary label" form.
-LABEL_RULE_FORM, LABEL_RULE_KIND, LABEL_RULE_VALUE = "label_rule_form", "label_rule_kind", "label_rule_value"
+LABEL_RULE_FORM, LABEL_RULE_KIND, LABEL_RULE_VALUE = ("schema_label_rule_form", "schema_label_rule_kind",
+                                                     "schema_label_rule_value")
+LABEL_RULE_APPLY, LABEL_RULE_CLEAR = "schema_label_rule_apply", "schema_label_rule_clear"
 LABEL_RULE_KINDS = ("above", "nonzero")
 
 
@@ -741,9 +745,9 @@ def label_rule_form(table: RawTable, schema: Schema) -> None:
                                        "declared public bounds (their middle) when a loaded schema has them, and "
                                        "never from the data.")
             submitted = st.form_submit_button("Apply", type="primary", icon=":material/done:",
-                                              key="label_rule_apply")
+                                              key=LABEL_RULE_APPLY)
         if rule is not None:
-            st.button(f"Use {column} as it is (no rule)", key="label_rule_clear", type="tertiary",
+            st.button(f"Use {column} as it is (no rule)", key=LABEL_RULE_CLEAR, type="tertiary",
                       on_click=_clear_label_rule, icon=":material/undo:")
     if not submitted:
         return

@@ -62,7 +62,7 @@ def test_the_refusal_comes_with_a_form_whose_default_is_empty_and_apply_declares
     # the form is there, and the value it offers is empty: the column's bounds in a draft are read off the data
     assert at.text_input(key=editor.LABEL_RULE_VALUE).value == ""
     at.text_input(key=editor.LABEL_RULE_VALUE).set_value("50")
-    at.button(key="label_rule_apply").click().run()
+    at.button(key=editor.LABEL_RULE_APPLY).click().run()
     _no_exception(at)
     assert "label needs classes" not in _errors(at), _errors(at)
     schema = at.session_state[ui_state.slot_key("schemas")]
@@ -79,7 +79,7 @@ def test_the_refusal_comes_with_a_form_whose_default_is_empty_and_apply_declares
 
 def test_a_sweep_on_the_declared_label_produces_subspaces(at):
     at.text_input(key=editor.LABEL_RULE_VALUE).set_value("50")
-    at.button(key="label_rule_apply").click().run()
+    at.button(key=editor.LABEL_RULE_APPLY).click().run()
     _no_exception(at)
     at.switch_page("pages/explore.py").run()
     _no_exception(at)
@@ -105,15 +105,15 @@ def test_a_sweep_on_the_declared_label_produces_subspaces(at):
 
 def test_nonzero_and_a_bad_threshold(at):
     at.text_input(key=editor.LABEL_RULE_VALUE).set_value("fifty")
-    at.button(key="label_rule_apply").click().run()
+    at.button(key=editor.LABEL_RULE_APPLY).click().run()
     _no_exception(at)
     assert "'fifty' is not a number" in _errors(at)
     at.radio(key=editor.LABEL_RULE_KIND).set_value("nonzero")
-    at.button(key="label_rule_apply").click().run()
+    at.button(key=editor.LABEL_RULE_APPLY).click().run()
     _no_exception(at)
     assert "label needs classes" not in _errors(at), _errors(at)
     (declared, _), = at.session_state[ui_state.slot_key("schemas")].values()
     assert declared.label_text == "income ≠ 0"
-    at.button(key="label_rule_clear").click().run()  # back to the column as it is: refused again
+    at.button(key=editor.LABEL_RULE_CLEAR).click().run()  # back to the column as it is: refused again
     _no_exception(at)
     assert "label needs classes" in _errors(at)

@@ -71,7 +71,7 @@ def test_a_40_column_table_is_made_public_in_at_most_ten_actions():
     assert not at.error, [e.value for e in at.error]
     schema = _schema(at)
     assert all((schema[c].lower, schema[c].upper) == (0, 100) and schema[c].values_public for c in SCORES)
-    at.file_uploader(key="codebook_upload_widget").set_value(("codebook.csv", codebook_csv(), "text/csv")).run()
+    at.file_uploader(key=editor.CODEBOOK_KEY).set_value(("codebook.csv", codebook_csv(), "text/csv")).run()
     actions += 1  # 7: the codebook of the other columns
     no_exception(at)
     assert not at.error, [e.value for e in at.error]

@@ -308,7 +308,7 @@ def test_a_declared_binary_label_rule_survives_the_workspace():
     _upload(at, data, "income.csv")
     at.selectbox(key="dp_label").set_value("income").run()
     at.text_input(key=editor.LABEL_RULE_VALUE).set_value("50")
-    at.button(key="label_rule_apply").click().run()
+    at.button(key=editor.LABEL_RULE_APPLY).click().run()
     _no_exception(at)
     assert _current_schema(at).label_text == "income > 50"
     text = workspace.to_text(workspace.build(at.session_state))
