@@ -273,3 +273,32 @@ def test_after_an_upload_no_page_offers_the_fixed_seed() -> None:
     for button in resets:  # the user never touched the seed; one click must not make it the public constant
         button.click().run()
     assert at.session_state["dp_seed"] != ui_state.DEFAULTS["dp_seed"]
+
+
+# ------------------------------------------------------------------------------------------------
+# R4-8 (item 12): a seed that came with a (shared, public) link is not used for an upload's releases
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="R4-8: a link's seed (e.g. a class link with seed=7) is kept when the "
+                                       "student then uploads private data (state.select_dataset keeps any seed != 0)")
+def test_a_seed_from_a_link_is_not_used_on_an_upload() -> None:
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from pages.ui import state as ui_state
+
+    app = str(Path(__file__).resolve().parents[2] / "app.py")
+    at = AppTest.from_file(app, default_timeout=120)
+    at.query_params.update({"data": "wine", "seed": "7"})  # the link the teacher shared with the class
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert at.session_state["dp_seed"] == 7
+    rng = np.random.default_rng(7)
+    rows = "\n".join(",".join(f"{v:.3f}" for v in r) for r in rng.normal(size=(80, 4)))
+    at.session_state["dp_upload"] = ("a,b,c,d\n" + rows + "\n").encode()
+    at.session_state["dp_upload_name"] = "private.csv"
+    ui_state.set_stored("label_guess", None, at.session_state)
+    at.run()
+    at.selectbox(key="dp_dataset").set_value(ui_state.UPLOAD_ID).run()  # the uploader's select_dataset path
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["dp_seed"] != 7  # everyone who has the link knows 7
