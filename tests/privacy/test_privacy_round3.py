@@ -327,3 +327,52 @@ def test_workspace_file_is_the_same_on_neighbouring_uploads(case: str) -> None:
     (text_a, draft_a), (text_b, draft_b) = _workspace_text_of(first), _workspace_text_of(second)
     assert draft_a != draft_b  # the record does change what was read off the data: the test has power
     assert text_a == text_b, case
+
+
+@pytest.mark.slow
+def test_what_if_on_an_upload_never_reaches_a_cache_shared_by_sessions(monkeypatch) -> None:
+    """Both what-if pipelines run on the upload in this session only: no cell of either reaches the server-level
+    store, no task carries a share key (another session could attach to it), no cross-session cache is fed."""
+    from dataclasses import replace
+
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.evaluation.whatif import upload_pipelines
+    from dpcore.runtime.scheduler import SharedPool
+    from pages.ui import server_cache
+    from pages.ui import state as ui_state
+
+    submitted: list[tuple[bool, list]] = []
+    real_submit = SharedPool.submit
+
+    def submit_spy(self, tasks, *args, **kwargs):
+        submitted.append((kwargs.get("shared_contexts", False), [task.share for task in tasks]))
+        return real_submit(self, tasks, *args, **kwargs)
+
+    monkeypatch.setattr(SharedPool, "submit", submit_spy)
+    rng = np.random.default_rng(23)
+    rows = [f"{rng.uniform(1, 9):.2f},{rng.normal(50, 5):.1f},{'ab'[i % 2]}" for i in range(60)]
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=90)
+    at.run()
+    at.session_state["dp_upload"] = ("x,y,grp\n" + "\n".join(rows) + "\n").encode()
+    at.session_state["dp_upload_name"] = "private.csv"
+    at.session_state["dp_dataset"] = ui_state.UPLOAD_ID
+    at.session_state["dp_missing"] = "zero"
+    at.session_state["dp_k"] = 1
+    at.switch_page("pages/explore.py").run()
+    schemas = ui_state.stored("schemas", at.session_state)
+    (key, (draft, report)), = schemas.items()
+    x = replace(draft["x"], lower=0, upper=20, from_data=frozenset())  # typed: the two pipelines now differ
+    schemas[key] = (draft.replace_column(x), report)
+    submitted.clear()
+    at.button(key="whatif_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("cost of public bounds" in df.value for df in at.dataframe)  # the what-if ran
+    table = ui_state.stored("upload_table", at.session_state)
+    prepared = upload_pipelines(table, schemas[key][0], categorical="onehot", missing="zero")
+    upload_keys = {p.fingerprint for p in prepared.values()}
+    assert len(upload_keys) == 2
+    assert upload_keys <= {k[0] for k in dict.keys(ui_state.stored("cells", at.session_state))}  # in the session
+    store = server_cache.public_store()
+    assert not upload_keys & set(store.fingerprints) and not any(k[0] in upload_keys for k in list(store.cells))
+    assert submitted and all(not shared and all(k is None for k in keys) for shared, keys in submitted), submitted
