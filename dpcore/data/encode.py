@@ -248,6 +248,9 @@ class LabelEncoder:
 
     def __init__(self, rule: LabelRule | None, classes: tuple[str, ...] | None,
                  file_format: FileFormat | None = None) -> None:
+        if (rule is None) == (classes is None):
+            raise SchemaError("a label encoder needs exactly one declaration: a rule (column > t, or ≠ 0) or the "
+                              "label's classes.")
         self.rule, self.classes = rule, classes
         self.file_format = file_format if file_format is not None else FileFormat()
         self._numeric_classes: dict[float, str] = {}
