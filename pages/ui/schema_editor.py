@@ -11,6 +11,10 @@ Wide tables: one filter (name patterns and roles) narrows both the grid and the 
 the table up to :data:`GRID_MAX_ROWS` rows; its edits are collected in a form and saved at once (typing 40 values
 reruns the page once, not 40 times). Saved edits are folded into the session's schema and the editor starts afresh
 (``schema_editor_<version>``), so the table always shows the schema in effect.
+
+The label: :func:`label_rule_form` (under the Data page's label picker, open when the picked column is refused as
+continuous) declares a binary label "COLUMN > value" (or "≠ 0") in the upload's schema; the value it offers is the
+middle of the column's declared public bounds or nothing, never a value read off the data.
 """
 
 from __future__ import annotations
