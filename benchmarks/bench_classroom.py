@@ -153,6 +153,14 @@ class _Page:
             self.run_button = delta.new_element.button.id
         elif kind == "markdown":
             self.text.append(delta.new_element.markdown.body)
+        elif kind == "alert":
+            self.text.append(delta.new_element.alert.body)
+
+    @property
+    def release_warnings(self) -> list[str]:
+        """The lines of the page's "releases carry a warning" note (time-outs, errors, ⊥, not converged)."""
+        return [line.strip("- ") for text in self.text if text.startswith("**Some releases carry a warning**")
+                for line in text.splitlines()[1:]]
 
 
 def _mechanisms(query: str) -> list[str]:
@@ -189,6 +197,7 @@ async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], qu
 
     await start.wait()
     first = complete = pressed = None
+    warnings: list[str] = []
     pollers: dict[str, asyncio.Task] = {}
 
     async def poll(ws, fragment: str, interval: float, page_hash: str) -> None:
@@ -231,11 +240,12 @@ async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], qu
                         now = time.perf_counter() - t0[0]
                         first = now if first is None else first
                         if not page.progress:
-                            complete = now
+                            complete, warnings = now, page.release_warnings
         finally:
             _cancel(pollers)
     return {"first_chart_s": first, "complete_s": complete, "settings_kept": asked,
-            "run_pressed_to_complete_s": None if pressed is None else complete - pressed}
+            "run_pressed_to_complete_s": None if pressed is None else complete - pressed,
+            "release_warnings": warnings}
 
 
 async def _ws_classroom(url: str, sessions: int, scenario: str, lesson_query: str = LESSON_QUERY) -> dict:
@@ -255,7 +265,8 @@ async def _ws_classroom(url: str, sessions: int, scenario: str, lesson_query: st
             "complete_max_s": max(complete), "first_chart_s": sorted(first), "complete_s": sorted(complete),
             "sessions_showing_the_asked_mechanisms": sum(r["settings_kept"] for r in results),
             "run_pressed_to_complete_s": sorted(r["run_pressed_to_complete_s"] for r in results
-                                                if r["run_pressed_to_complete_s"] is not None)}
+                                                if r["run_pressed_to_complete_s"] is not None),
+            "release_warnings": sorted({line for r in results for line in r["release_warnings"]})}
 
 
 def _wait_for_log(log: Path, text: str, limit: float) -> float:
@@ -308,7 +319,7 @@ def run_servers(servers: list[str], sizes: list[int], scenarios: list[str], port
                               f"{out['first_chart_p95_s']:.1f} s; complete p50 {out['complete_p50_s']:.1f} s, p95 "
                               f"{out['complete_p95_s']:.1f} s; server {out['server_cpu_s']:.1f} CPU-s; Run sweep to "
                               f"complete {out['run_pressed_to_complete_s']} s; load after "
-                              f"{out['load_after'][0]:.1f}", flush=True)
+                              f"{out['load_after'][0]:.1f}; release warnings {out['release_warnings']}", flush=True)
                         results[f"{kind}/{scenario}" + ("" if len(sizes) == 1 else f"/{sessions}")] = out
                         save(results)
     return results
