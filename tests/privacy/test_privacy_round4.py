@@ -302,3 +302,24 @@ def test_a_seed_from_a_link_is_not_used_on_an_upload() -> None:
     at.selectbox(key="dp_dataset").set_value(ui_state.UPLOAD_ID).run()  # the uploader's select_dataset path
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["dp_seed"] != 7  # everyone who has the link knows 7
+
+
+# ------------------------------------------------------------------------------------------------
+# R4-9 (items 2, 12): a second upload does not reuse the first upload's (app-drawn) seed
+@pytest.mark.xfail(strict=True, reason="R4-9: store_upload → select_dataset(fresh=True) keeps the previous upload's "
+                                       "fresh seed (it is != 0), so v1 and a corrected v2 of a file release with "
+                                       "identical noise and their difference is exact")
+def test_a_new_upload_gets_a_new_seed(monkeypatch) -> None:
+    import streamlit as st
+
+    from pages.ui import datasets
+    from pages.ui import state as ui_state
+
+    session = _Session(ui_state.DEFAULTS)
+    monkeypatch.setattr(st, "session_state", session)
+    datasets.store_upload(b"a,b\n1,2\n3,4\n5,6\n", "survey.csv")
+    first = session["dp_seed"]
+    assert first != ui_state.DEFAULTS["dp_seed"]  # round 3: an upload starts from a fresh seed
+    datasets.store_upload(b"a,b\n1,2\n3,4\n5,7\n", "survey_v2.csv")  # a neighbour: one record corrected
+    assert session["dp_seed"] != first  # the app drew `first`; the user chose no seed for either file
+
