@@ -3,7 +3,8 @@
 * :func:`clip_rows` — x ← x·min(1, B/‖x‖) (and x/B): the only clipping step in dpcore (with its two parts
   :func:`row_norms` and :func:`unit_factors`).
 * :class:`RowTransform` — raw row → unit row with public (or declared) parameters only; its
-  :meth:`~RowTransform.unit_moments` fuses the transform with the accumulation of C = Σ uᵢuᵢᵀ and Σ uᵢ.
+  :meth:`~RowTransform.unit_moments` fuses the transform with the accumulation of C = Σ uᵢuᵢᵀ and Σ uᵢ in
+  bounded memory.
 
 Applied by :func:`dpcore.data.preprocess.run_preprocessing` to in-memory arrays, streamed files and Dask partitions.
 """
@@ -16,9 +17,10 @@ import numpy as np
 
 from ..exceptions import DataError
 
-#: Bytes of one block of the fused pass (:meth:`RowTransform.unit_moments`): the block's unit rows stay in the
-#: core's cache (L2) between being written and being read by the ``syrk`` that accumulates C.
-BLOCK_BYTES = 2**19
+#: Bytes of one block of unit rows in the fused pass (:meth:`RowTransform.unit_moments`): the most that pass holds
+#: at once. Blocks are large on purpose: each block is one (multi-threaded) BLAS call, and on a loaded machine every
+#: such call pays OpenBLAS's thread synchronisation; cache-sized blocks (L2) were measured slower (issue #22).
+BLOCK_BYTES = 8 * 2**20
 #: Fewest rows per block: fewer would make each ``syrk``'s update of the whole d×d sum dominate its flops.
 MIN_BLOCK_ROWS = 256
 
@@ -55,7 +57,7 @@ def unit_factors(norms: np.ndarray, bound: float) -> np.ndarray:
 
 def block_rows(d: int) -> int:
     """Rows per block of the fused pass: about :data:`BLOCK_BYTES` of float64, at least :data:`MIN_BLOCK_ROWS`."""
-    return max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * (d + 1)))
+    return max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * d))
 
 
 def _finite_norms(X: np.ndarray, norms: np.ndarray) -> np.ndarray:
@@ -120,27 +122,28 @@ class RowTransform:
         return U, clipped, clamped
 
     def unit_moments(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
-        """(C = Σ uᵢuᵢᵀ, Σ uᵢ, clipped rows, clamped entries) of the unit rows uᵢ of ``raw``, never holding them all.
+        """(C = Σ uᵢuᵢᵀ, Σ uᵢ, clipped rows, clamped entries) of the unit rows uᵢ of ``raw``, never holding more
+        than :func:`block_rows` of them.
 
-        The same rows as :meth:`unit` (bit for bit), written block by block (:func:`block_rows`) into one reused
-        buffer that stays in cache, with a column of ones beside them: one ``syrk`` per block (numpy's ``B.T @ B``)
-        then adds both Σ uᵢuᵢᵀ and Σ uᵢ (the ones column's products) to the running sums. Equal to
-        ``Moments.of_rows(unit(raw)[0])`` up to the order of the floating-point sums.
+        The same rows as :meth:`unit` (bit for bit), written block by block into one reused buffer; each block adds
+        its ``UᵀU`` (numpy's ``syrk``) and ``1ᵀU``. With a single block (n ≤ :func:`block_rows`) the result is
+        bit for bit ``Moments.of_rows(unit(raw)[0])``; with several, equal up to the order of the sums.
         """
         n, d = raw.shape
         step = block_rows(d)
-        buffer = np.empty((min(step, n), d + 1))
-        buffer[:, d] = 1.0
-        gram, part = np.zeros((d + 1, d + 1)), np.empty((d + 1, d + 1))
+        buffer = np.empty((min(step, n), d))
+        C, total = np.zeros((d, d)), np.zeros(d)
         clipped = clamped = 0
         for a in range(0, n, step):
-            block = buffer[:min(step, n - a)]
-            _, hit, block_clamped = self.unit(raw[a:a + step], out=block[:, :d])
+            U, hit, block_clamped = self.unit(raw[a:a + step], out=buffer[:min(step, n - a)])
             clipped += int(np.count_nonzero(hit))
             clamped += block_clamped
-            np.matmul(block.T, block, out=part)
-            gram += part
-        return gram[:d, :d].copy(), gram[d, :d].copy(), clipped, clamped
+            if a == 0:
+                C, total = U.T @ U, np.ones(U.shape[0]) @ U
+            else:
+                C += U.T @ U
+                total += np.ones(U.shape[0]) @ U
+        return C, total, clipped, clamped
 
 
 __all__ = ["RowTransform", "block_rows", "clip_rows", "row_norms", "unit_factors"]

@@ -1,6 +1,6 @@
 """The fused clip-and-accumulate pass (issue #22 item 3) computes what the clipped copy + XᵀX computed.
 
-``RowTransform.unit_moments`` never holds the unit rows of a chunk at once; these tests hold it to the reference
+``RowTransform.unit_moments`` holds at most one block of unit rows at once; these tests hold it to the reference
 computation written out independently (clip each row with ``np.linalg.norm``, divide by B, then ``UᵀU`` and ``Σu``),
 to the unfused pass of ``run_preprocessing`` (same ledger, same exact counts), and to the releases of the four
 input-perturbation mechanisms on rows in memory from the same seed (same noise, so equal up to rounding).
@@ -13,8 +13,10 @@ import pytest
 
 from dpcore import DPPCA
 from dpcore.data import Dataset, PreparedData, preprocess
+from dpcore.data import transform as transform_module
+from dpcore.data.prepared import Moments
 from dpcore.data.preprocess import ArrayChunks, Collector, run_preprocessing
-from dpcore.data.transform import RowTransform, block_rows
+from dpcore.data.transform import MIN_BLOCK_ROWS, RowTransform, block_rows
 from dpcore.exceptions import DataError
 from dpcore.mechanisms import get_mechanism
 
@@ -45,10 +47,19 @@ def _assert_close(actual: np.ndarray, expected: np.ndarray) -> None:
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-12 * scale)
 
 
-# (n, d): one row block, several blocks with a short last one, d = 1, n < d
-SHAPES = [(50, 3), (3 * block_rows(7) + 5, 7), (700, 1), (5, 40), (block_rows(300) + 1, 300)]
+# (n, d) with blocks of MIN_BLOCK_ROWS rows (``small_blocks``): one block, several blocks with a short last one,
+# d = 1, n < d, a last block of one row
+SHAPES = [(50, 3), (3 * MIN_BLOCK_ROWS + 5, 7), (700, 1), (5, 40), (MIN_BLOCK_ROWS + 1, 300)]
 
 
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of MIN_BLOCK_ROWS rows, so that small data crosses several blocks."""
+    monkeypatch.setattr(transform_module, "BLOCK_BYTES", 1)
+    assert block_rows(300) == MIN_BLOCK_ROWS
+
+
+@pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize(("n", "d"), SHAPES)
 def test_fused_moments_equal_clipped_copy_then_gram(n, d):
     bound = 1.7
@@ -63,6 +74,7 @@ def test_fused_moments_equal_clipped_copy_then_gram(n, d):
     assert np.array_equal(C, C.T)  # exactly symmetric, as the one-shot UᵀU
 
 
+@pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize(("n", "d"), SHAPES)
 def test_fused_moments_follow_every_step_of_the_transform(n, d):
     """Schema scaling with clamping, the DP-centring pre-clip and a centre, and ``clip=False``: the fused pass
@@ -83,17 +95,21 @@ def test_fused_moments_follow_every_step_of_the_transform(n, d):
         _assert_close(total, U.sum(axis=0))
 
 
-def test_fused_rows_are_the_unit_rows_bit_for_bit():
-    """The block buffer holds exactly ``unit``'s rows: the sum of outer products over one block equals UᵀU of
-    the materialised rows to the last bit when there is one block and one row."""
-    Y = _rows(1, 9, 1.0, seed=3) + 5.0  # one clipped row
-    C, total, clipped, _ = RowTransform(bound=1.0).unit_moments(Y)
-    U = RowTransform(bound=1.0).unit(Y)[0]
-    assert clipped == 1
-    np.testing.assert_array_equal(total, U[0])
-    np.testing.assert_array_equal(C, np.outer(U[0], U[0]))
+@pytest.mark.parametrize(("n", "d"), [(1, 9), (300, 5), (4000, 200)])
+def test_one_block_is_the_unfused_computation_bit_for_bit(n, d):
+    """Up to :func:`block_rows` rows the fused pass is one block: exactly ``Moments.of_rows(unit(raw))``."""
+    assert n <= block_rows(d)
+    Y = _rows(n, d, 1.0, seed=n) + 0.5
+    transform = RowTransform(bound=1.0)
+    C, total, clipped, _ = transform.unit_moments(Y)
+    U, hit, _ = transform.unit(Y)
+    reference = Moments.of_rows(U)
+    assert clipped == int(hit.sum()) > 0
+    np.testing.assert_array_equal(C, reference.C)
+    np.testing.assert_array_equal(total, reference.total)
 
 
+@pytest.mark.usefixtures("small_blocks")
 def test_fused_pass_refuses_non_finite_rows_with_the_same_message():
     Y = _rows(600, 4, 1.0, seed=1)
     Y[550, 2] = np.nan
@@ -113,9 +129,10 @@ class _KeepNothing(Collector):
         return None
 
 
+@pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize("centering", ["none", "dp", "empirical"])
 def test_fused_and_unfused_passes_keep_the_same_ledger_and_counts(centering):
-    n, d = 2 * block_rows(12) + 3, 12
+    n, d = 2 * MIN_BLOCK_ROWS + 3, 12
     X = _rows(n, d, 2.0, seed=5) + 0.3
     kwargs = dict(feature_scaling="none", norm_bound=2.0, centering=centering, centering_epsilon=0.5,
                   centering_delta=1e-6, random_state=11)
@@ -129,6 +146,7 @@ def test_fused_and_unfused_passes_keep_the_same_ledger_and_counts(centering):
     _assert_close(fused.moments.total, unfused.moments.total)
 
 
+@pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize("mechanism", INPUT_PERTURBATION)
 def test_release_from_the_fused_pass_equals_the_release_on_clipped_rows(mechanism):
     """Same seed, same noise: the released matrix from preprocess's fused pass equals the release on the clipped
@@ -150,6 +168,7 @@ def test_release_from_the_fused_pass_equals_the_release_on_clipped_rows(mechanis
     assert [(e.step, e.epsilon, e.delta) for e in a.ledger] == [(e.step, e.epsilon, e.delta) for e in b.ledger]
 
 
+@pytest.mark.usefixtures("small_blocks")
 def test_estimator_fit_equals_the_release_on_clipped_rows():
     n, d, bound = 900, 6, 1.2
     X = _rows(n, d, bound, seed=9)
