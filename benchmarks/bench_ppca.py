@@ -16,8 +16,14 @@ least a release can cost). The release with three chains (the default before iss
 Run this file from a checkout of an older commit to measure "before" the same way.
 Also times one release in Chaudhuri et al.'s Fig. 5 setting (d = 10, k = 2, T = 1000 scans) with 1 and 3 chains.
 
+``--sweep`` (issue #22 item 5) times the scalar coordinate sweep alone: the sweeps of a real adult chain (k = 5,
+m = 104) at the given ε values are recorded (start vector, eigenvalues, generator state) and replayed (process CPU
+time per sweep, min of repeats), once with the generator and once with its recorded draws handed back as plain
+floats — the difference is what the generator's scalar calls cost; the top coordinate's θ draw (a > 0) is timed
+apart. Prints only.
+
 Usage: ``python benchmarks/bench_ppca.py [--repeats 7] [--release-repeats 3] [--quick] [--no-write] [--name ppca]
-[--releases-only] [--datasets adult,digits]``.
+[--releases-only] [--datasets adult,digits] [--sweep [--epsilons 0.1,1,10]]``.
 Writes ``benchmarks/results/ppca.json`` (``<name>.json``).
 """
 
@@ -117,6 +123,108 @@ def release_vs_floor(dataset: str, options: dict, epsilon: float, repeats: int, 
     return row
 
 
+class _Recorded:
+    """A generator whose draws were recorded: hands them back in order, as plain values (no numpy call)."""
+
+    def __init__(self, draws: list) -> None:
+        self._next = iter(draws).__next__
+
+    def random(self, size=None):
+        return self._next()
+
+    def standard_normal(self, size=None):
+        return self._next()
+
+    def beta(self, a, b, size=None):
+        return self._next()
+
+
+class _Recording:
+    """A generator that records its draws (for :class:`_Recorded`)."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng, self.draws = rng, []
+
+    def random(self, size=None):
+        self.draws.append(self.rng.random(size))
+        return self.draws[-1]
+
+    def standard_normal(self, size=None):
+        self.draws.append(self.rng.standard_normal(size))
+        return self.draws[-1]
+
+    def beta(self, a, b, size=None):
+        self.draws.append(self.rng.beta(a, b, size))
+        return self.draws[-1]
+
+
+def sweep_costs(epsilons: list[float], repeats: int, scans: int = 120, kept: int = 300) -> None:
+    """CPU time of the coordinate sweep on adult's blocks (see the module docstring), per sweep and per coordinate."""
+    from dpcore.samplers import gibbs
+
+    data = preprocess(load_dataset("adult"), norm_bound=14.0 ** 0.5)
+    sweep, rtheta = gibbs._ry_bing_sweep, gibbs._rtheta
+    for epsilon in epsilons:
+        calls: list = []
+
+        def recorder(y, l, rng, calls=calls):
+            calls.append((list(y), list(l), rng.bit_generator.state))
+            return sweep(y, l, rng)
+
+        gibbs._ry_bing_sweep = recorder
+        try:
+            with threadpool_limits(1, "blas"):
+                bmf_gibbs((epsilon / 2.0) * data.C, RELEASE_K, scans, np.random.default_rng(0))
+        finally:
+            gibbs._ry_bing_sweep = sweep
+        calls = calls[-kept:]  # past the start
+        rng = np.random.default_rng()
+        draws = []
+        for y, l, state in calls:
+            rng.bit_generator.state = state
+            rec = _Recording(rng)
+            sweep(y, l, rec)
+            draws.append(rec.draws)
+        top = [0.0]
+
+        def timed_rtheta(h, a, rng, u0, a_gamma=-math.inf, scalar_tries=1 + gibbs._SCALAR_TRIES, top=top):
+            t0 = time.process_time()
+            try:
+                return rtheta(h, a, rng, u0, a_gamma, scalar_tries)
+            finally:
+                if a > 0.0:
+                    top[0] += time.process_time() - t0
+
+        real, plain, top_share = [], [], []
+        for _ in range(repeats):
+            t0 = time.process_time()
+            for y, l, state in calls:
+                rng.bit_generator.state = state
+                sweep(y, l, rng)
+            real.append(time.process_time() - t0)
+            t0 = time.process_time()
+            for (y, l, _), d in zip(calls, draws):
+                sweep(y, l, _Recorded(d))
+            plain.append(time.process_time() - t0)
+            top[0] = 0.0
+            gibbs._rtheta = timed_rtheta
+            try:
+                t0 = time.process_time()
+                for y, l, state in calls:
+                    rng.bit_generator.state = state
+                    sweep(y, l, rng)
+                top_share.append(top[0] / (time.process_time() - t0))
+            finally:
+                gibbs._rtheta = rtheta
+        m, n = len(calls[0][0]), len(calls)
+        per = 1e6 * min(real) / n
+        print(f"sweep adult ε={epsilon:g} (m={m}): {per:.0f} µs per sweep ({per / m:.2f} µs per coordinate); with "
+              f"the draws as plain floats {1e6 * min(plain) / n:.0f} µs (the generator's "
+              f"{sum(map(len, draws)) / n:.0f} scalar/vector calls per sweep: {1 - min(plain) / min(real):.0%}); "
+              f"top coordinate's θ draw (a > 0) "
+              f"{statistics.median(top_share):.0%} of the sweep", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
@@ -127,7 +235,12 @@ def main() -> None:
     ap.add_argument("--releases-only", action="store_true", help="only the one-chain release-vs-floor rows (no write)")
     ap.add_argument("--datasets", default="adult,digits", help="datasets of the release rows (default adult,digits)")
     ap.add_argument("--name", default="ppca", help="results file benchmarks/results/<name>.json (default ppca)")
+    ap.add_argument("--sweep", action="store_true", help="only the coordinate sweep's CPU time on adult (prints)")
+    ap.add_argument("--epsilons", default="0.1,1,10", help="ε values of --sweep")
     args = ap.parse_args()
+    if args.sweep:
+        sweep_costs([float(e) for e in args.epsilons.split(",")], 3 if args.quick else args.repeats)
+        return
     repeats = 3 if args.quick else args.repeats
     wanted = args.datasets.split(",")
     releases = [release_vs_floor(ds, opts, args.epsilon, 1 if args.quick else args.release_repeats,
