@@ -738,6 +738,10 @@ def label_rule_form(table: RawTable, schema: Schema) -> None:
                    f"(public); {column!r} itself is not a feature.]")
     with st.expander(f"Use a binary label: {column} > value, or ≠ 0", icon=":material/call_split:",
                      expanded=refused or rule is not None):
+        if refused:
+            st.caption(f":red[:material/block: {column!r} holds measurements, not classes, so it cannot be the label "
+                       "as it is (see the message below the table).] Declare a binary label with a threshold you "
+                       "know from public knowledge, or pick another label column.")
         with st.form(LABEL_RULE_FORM, border=False):
             kind = st.radio("Binary label", LABEL_RULE_KINDS, key=LABEL_RULE_KIND, horizontal=True,
                             index=1 if rule is not None and rule.nonzero else 0,
