@@ -137,7 +137,7 @@ def upload_schema(table):
     stored = (get("schemas") or {}).get(upload_table_key())
     if stored is None:
         report = dpcore.data.infer_roles(table, label=label)
-        schema = _from_workspace(dpcore.data.draft_schema(table, report))
+        schema = _from_workspace(dpcore.data.draft_schema(table, report), table)
         if schema.label != label and schema.label in table.columns:
             st.session_state.dp_label = schema.label  # the workspace's label (the picker follows it)
         set_upload_schema(schema, report)
@@ -151,14 +151,14 @@ def upload_schema(table):
     return schema
 
 
-def _from_workspace(draft):
-    """The draft, or the schema a loaded workspace keeps for this file (its values read off the data again)."""
+def _from_workspace(draft, table):
+    """The draft, or the schema a loaded workspace keeps for this file (its values read off ``table`` again)."""
     from pages.ui import workspace  # the workspace module builds on this one
 
     entry = workspace.pending_upload(st.session_state.get("dp_upload_name"))
     if entry is None or not entry.get("schema"):
         return draft
-    return workspace.restore_schema(entry["schema"], draft)
+    return workspace.restore_schema(entry["schema"], draft, table)
 
 
 def set_upload_schema(schema, report=None) -> None:

@@ -29,9 +29,9 @@ from typing import Any
 import streamlit as st
 import yaml
 
-from dpcore.data import Schema
+from dpcore.data import RawTable, Schema
 from dpcore.data.roles import guess_label
-from dpcore.data.schema import COLUMN_FIELDS, VALUE_FIELDS
+from dpcore.data.schema import COLUMN_FIELDS, VALUE_FIELDS, ColumnSchema, draft_column
 from dpcore.exceptions import DPCoreError
 from dpcore.vocabulary import NO_LABEL
 from pages.ui import state
@@ -303,18 +303,30 @@ def pending_upload(name: str | None) -> dict | None:
     return (state.get("workspace_uploads") or {}).get(name) if name else None
 
 
-def restore_schema(saved: Mapping, draft: Schema) -> Schema:
+def _drafted_for(column: ColumnSchema, role: Any, table: RawTable | None) -> dict:
+    """``column`` of the draft as a dict, its values drafted again (from ``table``) for a role the user declared."""
+    drafted = column.to_dict()
+    if table is None or role in (None, drafted["role"]):
+        return drafted
+    try:
+        return draft_column(table, column.name, role, role_from_data=False).to_dict()
+    except DPCoreError:
+        return drafted
+
+
+def restore_schema(saved: Mapping, draft: Schema, table: RawTable | None = None) -> Schema:
     """The saved schema on the table whose ``draft`` is given: values the workspace left out (read off the data)
-    come from the draft, still marked ``from_data``; the table's columns decide which columns there are (a column
-    the workspace does not name keeps its draft)."""
+    come from the draft — or, for a role the user declared that the draft did not infer, are drafted again from
+    ``table`` — still marked ``from_data``; the table's columns decide which columns there are (a column the
+    workspace does not name keeps its draft)."""
     columns = {str(c.get("name")): dict(c) for c in saved.get("columns") or [] if isinstance(c, Mapping)}
     merged = []
     for column in draft.columns:
-        drafted = column.to_dict()
         mine = columns.get(column.name)
         if mine is None:
-            merged.append(drafted)
+            merged.append(column.to_dict())
             continue
+        drafted = _drafted_for(column, mine.get("role"), table)
         if "role" not in mine:  # a role the workspace left out (it was read off the data) is drafted again
             mine["role"] = drafted["role"]
             mine["from_data"] = sorted(set(mine.get("from_data") or []) | {"role"})

@@ -320,3 +320,23 @@ def test_a_declared_binary_label_rule_survives_the_workspace():
     schema = _current_schema(fresh)
     assert schema.label_text == "income > 50" and "label" not in schema.from_data
     assert not any("label needs classes" in e.value for e in fresh.error), [e.value for e in fresh.error]
+
+
+def test_a_declared_role_the_draft_does_not_infer_is_restored_with_the_rest():
+    """'level' (codes 0–6) declared categorical while the draft infers numeric: its categories are read off the
+    file again (from_data), and the rest of the declared schema (x's typed bounds) comes back too — before, the
+    restore fell back to the draft and lost every declaration."""
+    from pages.ui.schema_editor import bulk_update
+
+    rng = np.random.default_rng(5)
+    rows = [f"{rng.uniform(1, 9):.3f},{rng.uniform(0, 1):.3f},{i % 7}" for i in range(60)]
+    table = read_table(("x,z,level\n" + "\n".join(rows) + "\n").encode())
+    draft = draft_schema(table, infer_roles(table, label=None))
+    assert draft["level"].role == ColumnRole.NUMERIC
+    declared = bulk_update(draft, ["level"], table, role="categorical")
+    declared = declared.replace_column(declared["x"].confirmed())
+    restored = workspace.restore_schema(workspace.public_schema_dict(declared), draft, table)
+    assert restored["level"].role == ColumnRole.CATEGORICAL and restored["level"].role_public
+    assert restored["level"].categories == declared["level"].categories
+    assert "categories" in restored["level"].from_data
+    assert restored["x"].values_public and restored["x"].lower == declared["x"].lower
