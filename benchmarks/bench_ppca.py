@@ -19,8 +19,8 @@ Also times one release in Chaudhuri et al.'s Fig. 5 setting (d = 10, k = 2, T = 
 ``--sweep`` (issue #22 item 5) times the scalar coordinate sweep alone: the sweeps of a real adult chain (k = 5,
 m = 104) at the given ε values are recorded (start vector, eigenvalues, generator state) and replayed (process CPU
 time per sweep, min of repeats), once with the generator and once with its recorded draws handed back as plain
-floats — the difference is what the generator's scalar calls cost; the top coordinate's θ draw (a > 0) is timed
-apart. Prints only.
+floats — the difference is what the generator's scalar calls cost; the θ draws with a > 0 (the top coordinates)
+are timed apart. Prints only.
 
 Usage: ``python benchmarks/bench_ppca.py [--repeats 7] [--release-repeats 3] [--quick] [--no-write] [--name ppca]
 [--releases-only] [--datasets adult,digits] [--sweep [--epsilons 0.1,1,10]]``.
@@ -221,7 +221,7 @@ def sweep_costs(epsilons: list[float], repeats: int, scans: int = 120, kept: int
         print(f"sweep adult ε={epsilon:g} (m={m}): {per:.0f} µs per sweep ({per / m:.2f} µs per coordinate); with "
               f"the draws as plain floats {1e6 * min(plain) / n:.0f} µs (the generator's "
               f"{sum(map(len, draws)) / n:.0f} scalar/vector calls per sweep: {1 - min(plain) / min(real):.0%}); "
-              f"top coordinate's θ draw (a > 0) "
+              f"θ draws with a > 0 (the top coordinates) "
               f"{statistics.median(top_share):.0%} of the sweep", flush=True)
 
 
