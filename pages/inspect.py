@@ -16,6 +16,7 @@ from plotly.subplots import make_subplots
 
 import dpcore
 from dpcore.core.privacy import GUARANTEE_LABELS, NEIGHBOURING_LABELS
+from dpcore.core.seeding import release_seed
 from dpcore.evaluation.metrics import evaluate
 from dpcore.exceptions import DPCoreError, MechanismTimeout
 from dpcore.explain import inspect as insp
@@ -126,9 +127,24 @@ def _settings(mech, data) -> dict:
             "neighbouring": nb, "options": options}
 
 
+def _release_seed(mech, data, cfg: dict) -> int:
+    """The release's own seed: the session seed's RELEASE child keyed by everything public that shapes the release
+    (privacy review R4-10). The session seed itself for every release gave two releases at ε = 1 and 2 the same
+    draws, and (σ₁Ĉ₂ − σ₂Ĉ₁)/(σ₁ − σ₂) = C exactly; so did two norm bounds B (rows divided by B, σ unchanged) or two
+    schema bounds. The same settings reproduce the same release. Settings only — never the data or a hash of it."""
+    preprocessing = {k: v for k, v in ui.preprocess_options().items() if k != "random_state"}
+    parsed = ui.memo_key("upload_parsed") if ss.dp_dataset == ui.UPLOAD_ID else None
+    schema = None if parsed is None else parsed[1:]  # (schema scaling?, schema, text and missing policies): no hash
+    return release_seed(cfg["seed"], mech.id, cfg["epsilon"], cfg["delta"], cfg["k"], cfg["neighbouring"],
+                        sorted(cfg["options"].items()), data.n, data.d, float(data.norm_bound), data.feature_names,
+                        ss.dp_dataset, sorted(preprocessing.items()), [(key, ss.get(key)) for key in ui.DATA_SETTINGS],
+                        schema)
+
+
 def _release(mech, data, cfg: dict) -> dict:
     """Run the release (or reuse the stored one when nothing that affects it changed)."""
-    key = (data.fingerprint, mech.id, cfg["epsilon"], cfg["delta"], cfg["k"], cfg["seed"], cfg["neighbouring"],
+    seed = _release_seed(mech, data, cfg)
+    key = (data.fingerprint, mech.id, cfg["epsilon"], cfg["delta"], cfg["k"], seed, cfg["neighbouring"],
            cfg["time_cap"], tuple(sorted(cfg["options"].items())))
     stored = ui.get("insp_release")
     if stored is not None and stored["key"] == key:
@@ -138,7 +154,7 @@ def _release(mech, data, cfg: dict) -> dict:
         try:
             outcome["release"] = mech.release(
                 data, cfg["k"], cfg["epsilon"], cfg["delta"], neighbouring=cfg["neighbouring"],
-                random_state=cfg["seed"], time_limit=cfg["time_cap"], allow_invalid=mech.invalid,
+                random_state=seed, time_limit=cfg["time_cap"], allow_invalid=mech.invalid,
                 **cfg["options"])
         except MechanismTimeout as exc:
             outcome["error"], outcome["timeout"] = str(exc), True

@@ -16,6 +16,7 @@ children. A seeded run is reproducible; real releases should pass ``None``.
 from __future__ import annotations
 
 import enum
+import hashlib
 import secrets
 
 import numpy as np
@@ -34,6 +35,7 @@ class Stage(enum.IntEnum):
     SWEEP_CELL = 3  # one cell of a sweep (keyed by the cell's values)
     SUBSAMPLE = 4  # public row subsampling in sweeps
     AUDIT = 5  # the releases of an audit
+    RELEASE = 6  # one release of an interactive session, keyed by its public settings (the dashboard's Inspect)
 
 
 #: Largest seed :func:`fresh_seed` gives: seeds stay in 1 … 2³¹ − 2, which every seed widget of the dashboard takes
@@ -74,6 +76,31 @@ def stage_seed(random_state: RandomState, stage: Stage,
               else np.random.SeedSequence(int(random_state)))
     return np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, int(stage), *map(int, key)),
                                   pool_size=parent.pool_size)
+
+
+def settings_key(*settings: object) -> int:
+    """A 64-bit key of *public* settings for :func:`stage_seed` (arrays by their float64 bytes, anything else by its
+    ``repr``): the same settings give the same key, different ones independent streams.
+
+    One seed used for two releases that differ only in a public setting (ε, δ, B, a schema bound, …) would draw the
+    same noise, and a combination of the two releases cancels it (e.g. (σ₁Ĉ₂ − σ₂Ĉ₁)/(σ₁ − σ₂) = C). Pass only
+    settings, never the data or a hash of it.
+    """
+    digest = hashlib.blake2b(digest_size=8)
+    for value in settings:
+        if isinstance(value, np.ndarray):
+            digest.update(np.ascontiguousarray(value, dtype=np.float64).tobytes())
+        else:
+            digest.update(repr(value).encode())
+        digest.update(b"\x1f")
+    return int.from_bytes(digest.digest(), "little")
+
+
+def release_seed(seed: int, *settings: object) -> int:
+    """A 32-bit seed for one release from a session's ``seed`` and the release's public ``settings`` (the
+    :data:`Stage.RELEASE` child keyed by :func:`settings_key`): the same settings reproduce the same release,
+    different ones draw independent noise. The release then derives its own MECHANISM child of this integer."""
+    return int(stage_seed(check_int(seed, "seed", 0), Stage.RELEASE, settings_key(*settings)).generate_state(1)[0])
 
 
 def stage_rng(random_state: RandomState, stage: Stage, *key: int) -> np.random.Generator:

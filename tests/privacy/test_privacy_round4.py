@@ -328,9 +328,6 @@ def test_a_new_upload_gets_a_new_seed(monkeypatch) -> None:
 # ------------------------------------------------------------------------------------------------
 # R4-10 (item 2): Inspect's releases at different settings do not share one noise stream
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="R4-10: Inspect passes the session seed itself as random_state to every "
-                                       "release (pages/inspect.py _release), whatever ε, δ, k or mechanism: two "
-                                       "releases at ε = 1 and ε = 2 share their Gaussian draws and give C exactly")
 def test_inspect_releases_at_two_budgets_do_not_reveal_the_data() -> None:
     from pathlib import Path
 
