@@ -47,7 +47,7 @@ from ..vocabulary import Centering, FeatureScaling, Neighbouring, NormMode, valu
 from .datasets import Dataset, schema_norm_bound
 from .encode import center_of_groups
 from .prepared import Moments, PreparedData, RowSource
-from .transform import RowTransform, clip_rows
+from .transform import RowTransform, clip_rows, clipped_row_sum  # noqa: F401 - clip_rows: its old import path
 
 FEATURE_SCALINGS = values(FeatureScaling)
 NORM_MODES = values(NormMode)
@@ -349,7 +349,8 @@ def _centring_step(source: ChunkSource, scaling: _Scaling, *, centering: str, ce
                                   note="the data mean was subtracted (not private); use centering='dp' or a "
                                        "public centre"))
     elif centering == Centering.DP:
-        total, n = _sum_rows(source, lambda raw: clip_rows(scaled.scaled(raw)[0], bound)[0])
+        total, n = source.map_reduce(lambda c: (clipped_row_sum(scaled.scaled(c.raw)[0], bound), c.raw.shape[0]),
+                                     lambda a, b: (a[0] + b[0], a[1] + b[1]))
         if n < 1:
             raise DataError("the data has no rows.")
         l2 = 2.0 * bound / n

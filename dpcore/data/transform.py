@@ -1,7 +1,7 @@
 """The per-record transform: the one code path for scaling, centring and clipping (spec §6.2).
 
 * :func:`clip_rows` — x ← x·min(1, B/‖x‖) (and x/B): the only clipping step in dpcore (with its two parts
-  :func:`row_norms` and :func:`unit_factors`).
+  :func:`row_norms` and :func:`unit_factors`; :func:`clipped_row_sum` sums clipped rows without copying them).
 * :class:`RowTransform` — raw row → unit row with public (or declared) parameters only; its
   :meth:`~RowTransform.unit_moments` fuses the transform with the accumulation of C = Σ uᵢuᵢᵀ and Σ uᵢ in
   bounded memory.
@@ -55,6 +55,12 @@ def unit_factors(norms: np.ndarray, bound: float) -> np.ndarray:
     return 1.0 / np.maximum(norms, bound)
 
 
+def clipped_row_sum(X: np.ndarray, bound: float) -> np.ndarray:
+    """Σᵢ xᵢ·min(1, B/‖xᵢ‖) — the sum of the rows :func:`clip_rows` returns — without a clipped copy (one ``gemv``
+    with the clipping weights: 1 exactly for a row within B, B/‖x‖ otherwise)."""
+    return (bound / np.maximum(row_norms(X), bound)) @ X
+
+
 def block_rows(d: int) -> int:
     """Rows per block of the fused pass: about :data:`BLOCK_BYTES` of float64, at least :data:`MIN_BLOCK_ROWS`."""
     return max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * d))
@@ -104,13 +110,18 @@ class RowTransform:
             Y /= self.width
         if self.pre_clip is not None:
             Y, pre = clip_rows(Y, self.pre_clip)
-        if self.center is not None:
-            Y = Y - self.center
+        if self.center is not None:  # in place when an earlier step already made a new array
+            Y = Y - self.center if Y is raw else np.subtract(Y, self.center, out=Y)
         return Y, clamped, pre
 
     def unit(self, raw: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-        """All steps: (unit rows, mask of clipped rows, number of clamped entries); ``out`` receives the rows."""
+        """All steps: (unit rows, mask of clipped rows, number of clamped entries); ``out`` receives the rows.
+
+        ``raw`` is never modified; an array that an earlier step made anew is reused in place (same values).
+        """
         Y, clamped, pre = self.scaled(raw)
+        if out is None and Y is not raw:
+            out = Y
         if self.clip:
             norms = row_norms(Y)
             clipped = norms > self.bound
@@ -146,4 +157,4 @@ class RowTransform:
         return C, total, clipped, clamped
 
 
-__all__ = ["RowTransform", "block_rows", "clip_rows", "row_norms", "unit_factors"]
+__all__ = ["RowTransform", "block_rows", "clip_rows", "clipped_row_sum", "row_norms", "unit_factors"]

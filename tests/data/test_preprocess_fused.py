@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from dpcore import DPPCA
+from dpcore.core.seeding import Stage, stage_rng
 from dpcore.data import Dataset, PreparedData, preprocess
 from dpcore.data import transform as transform_module
 from dpcore.data.prepared import Moments
@@ -177,3 +178,39 @@ def test_estimator_fit_equals_the_release_on_clipped_rows():
                                                         2, 1.0, 1e-5, random_state=2)
     _assert_close(model.release_.covariance, reference.covariance)
     _assert_close(model.components_.T @ model.components_, reference.subspace @ reference.subspace.T)
+
+
+def test_dp_mean_is_the_mean_of_the_clipped_rows_plus_its_noise():
+    """The DP mean sums the clipped rows without copying them: equal, up to rounding, to the mean of the clipped copy
+    plus the CENTERING stage's draw from the same seed."""
+    n, d, bound, seed = 3000, 6, 1.5, 13
+    X = _rows(n, d, bound, seed=2) + 0.4
+    data = preprocess(Dataset(id="t", name="t", X=X), feature_scaling="none", norm_bound=bound, centering="dp",
+                      centering_epsilon=0.5, centering_delta=1e-6, random_state=seed)
+    clipped_mean = (_reference_units(X, bound) * bound).mean(axis=0)
+    noise = stage_rng(seed, Stage.CENTERING).normal(0.0, data.info["centering_sigma"], size=d)
+    np.testing.assert_allclose(data.info["center"], clipped_mean + noise, rtol=0, atol=1e-13)
+
+
+def test_no_step_writes_into_the_raw_rows():
+    """Steps after the first new array work in place; the raw rows (a read-only view here) are never written."""
+    rng = np.random.default_rng(4)
+    d = 8
+    raw = rng.uniform(-1.0, 3.0, size=(300, d))
+    before = raw.copy()
+    raw.setflags(write=False)
+    lo, hi, centre = np.full(d, -0.5), np.full(d, 2.0), np.full(d, 0.4)
+    for transform in (RowTransform(bound=2.0, lo=lo, hi=hi, width=hi - lo, clamp=True, pre_clip=2.5, center=centre),
+                      RowTransform(bound=2.0, center=centre), RowTransform(bound=2.0, pre_clip=3.0, center=centre),
+                      RowTransform(bound=2.0)):
+        U = transform.unit(raw)[0]
+        transform.unit_moments(raw)
+        assert U is not raw and not np.shares_memory(U, raw)
+        expected = raw.copy()
+        if transform.lo is not None:
+            expected = (np.clip(expected, lo, hi) - lo) / (hi - lo)
+        if transform.pre_clip is not None:
+            expected = _reference_units(expected, transform.pre_clip) * transform.pre_clip
+        expected = expected - centre if transform.center is not None else expected
+        np.testing.assert_allclose(U, _reference_units(expected, 2.0), rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(raw, before)
