@@ -55,7 +55,6 @@ _SNIFF_BYTES = 65_536
 _SNIFF_ROWS = 200
 _DEC_COMMA = re.compile(r"^[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+),\d+$")
 _DEC_POINT = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+$")
-_THOUSANDS = {".": r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$", ",": r"^[+-]?\d{1,3}(?:\.\d{3})+(?:,\d+)?$"}
 
 
 def _format_error(fld: str, message: str) -> InvalidParameterError:
@@ -245,6 +244,11 @@ class ReadInfo:
             return {"parquet": "Parquet", "excel": "Excel workbook (first sheet)"}.get(self.format, self.format)
         parts = ["CSV", self.encoding or "UTF-8", f"{DELIMITER_NAMES.get(self.delimiter or ',', 'custom')}-separated"]
         parts.append("decimal comma" if self.decimal == "," else "decimal point")
+        fmt = self.file_format  # every field a confirmation of this format declares is shown
+        if fmt is not None and fmt.thousands is not None:
+            parts.append(f"thousands {fmt.thousands!r}")
+        if fmt is not None and not fmt.header:
+            parts.append("no header row")
         return ", ".join(parts)
 
 
@@ -615,16 +619,6 @@ def detect_decimal(frame: pd.DataFrame, delimiter: str | None) -> str:
     return "," if comma > point else "."
 
 
-def detect_thousands(frame: pd.DataFrame, decimal: str) -> str | None:
-    """The thousands separator some cells use with ``decimal`` ("1,234.5" / "1.234,5"), else None (a draft)."""
-    pattern = _THOUSANDS[decimal]
-    for c in frame.columns:
-        s = frame[c]
-        if s.dtype == object and bool(s.dropna().head(1000).astype(str).str.match(pattern).any()):
-            return "," if decimal == "." else "."
-    return None
-
-
 def _grouping(decimal: str, thousands: str) -> re.Pattern:
     t, d = re.escape(thousands), re.escape(decimal)
     return re.compile(rf"^[+-]?\d{{1,3}}(?:{t}\d{{3}})+(?:{d}\d*)?(?:[eE][+-]?\d+)?$")
@@ -775,8 +769,10 @@ def _read_declared(raw: bytes, fmt: FileFormat, column_names: Sequence[str] | No
 
 
 def _read_detected(raw: bytes, delimiter: str | None, decimal: str | None, encoding: str | None,
-                   sheet: str | int | None, max_rows: int) -> tuple[pd.DataFrame, ReadInfo, dict]:
-    """Detect a draft format (its detected fields marked ``from_data``) and read with it."""
+                   sheet: str | int | None, max_rows: int,
+                   thousands: str | None = None) -> tuple[pd.DataFrame, ReadInfo, dict]:
+    """Detect a draft format (its detected fields marked ``from_data``) and read with it. A thousands separator is
+    never guessed (one record's cell would decide how every other record is read): None unless given."""
     kind = file_kind(raw)
     if kind != "csv":
         fmt = FileFormat(kind=kind, from_data=frozenset({"kind"}))
@@ -791,8 +787,7 @@ def _read_detected(raw: bytes, delimiter: str | None, decimal: str | None, encod
     frame, counts = _read_text(text, FileFormat(encoding=codec, delimiter=delim), None, max_rows, strict=True)
     del text
     dec = decimal or detect_decimal(frame, delim)
-    thousands = detect_thousands(frame, dec)
-    detected = {"kind", "thousands"} | {f for f, given in (("encoding", encoding), ("delimiter", delimiter or sep),
+    detected = {"kind"} | {f for f, given in (("encoding", encoding), ("delimiter", delimiter or sep),
                                                           ("decimal", decimal)) if given is None}
     fmt = FileFormat(encoding=codec, delimiter=delim, decimal=dec, thousands=thousands, from_data=frozenset(detected))
     notes = [f"{DELIMITER_NAMES.get(delim, repr(delim))}-separated"] if delim != "," else []
@@ -804,34 +799,39 @@ def _read_detected(raw: bytes, delimiter: str | None, decimal: str | None, encod
 
 def read_table(source: CsvSource, *, format: FileFormat | None = None, column_names: Sequence[str] | None = None,
                delimiter: str | None = None, decimal: str | None = None, encoding: str | None = None,
-               sheet: str | int | None = None, max_rows: int = 1_000_000, name: str = "uploaded") -> RawTable:
+               sheet: str | int | None = None, max_rows: int = 1_000_000, name: str = "uploaded",
+               thousands: str | None = None) -> RawTable:
     """Read a table (CSV/TSV text, Parquet or ``.xlsx``) into a :class:`RawTable`, entirely in memory.
 
     ``format``: the declared :class:`FileFormat` (a public schema's ``file_format``), used exactly — nothing is
     detected, and no single record can make the reading fail or change how another record is read.
     ``column_names``: the field names of a format without a header row. Without ``format`` the format is detected
     (a draft, ``info.file_format`` with its detected fields marked ``from_data``); ``delimiter``, ``decimal`` and
-    ``encoding`` then override the detection. Every problem raises a :class:`~dpcore.exceptions.DataError` whose
-    message names the problem and the fix.
+    ``encoding`` then override the detection; ``thousands`` (a separator of digit groups, e.g. "1.234,5") is
+    never detected — None unless given here or declared in ``format``. Every problem raises a
+    :class:`~dpcore.exceptions.DataError` whose message names the problem and the fix.
     """
     max_rows = check_int(max_rows, "max_rows", 2)
     if format is not None:
         if not isinstance(format, FileFormat):
             raise InvalidParameterError(f"format must be a FileFormat (a schema's file_format), got "
                                         f"{type(format).__name__}.")
-        if delimiter is not None or decimal is not None or encoding is not None:
-            raise InvalidParameterError("give the file format either as format= or as delimiter/decimal/encoding "
-                                        "overrides, not both.")
+        if delimiter is not None or decimal is not None or encoding is not None or thousands is not None:
+            raise InvalidParameterError("give the file format either as format= or as delimiter/decimal/encoding/"
+                                        "thousands overrides, not both.")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"\r\n"):
         raise InvalidParameterError(f"delimiter must be a single character such as ',', ';' or a tab; got "
                                     f"{delimiter!r}.")
     if decimal is not None and decimal not in DECIMALS:
         raise InvalidParameterError(f"decimal must be '.' or ','; got {decimal!r}.")
+    if thousands is not None and thousands not in THOUSANDS:
+        raise InvalidParameterError(f"thousands must be None or one of {', '.join(map(repr, THOUSANDS))}; got "
+                                    f"{thousands!r}.")
     raw = read_source(source)
     if format is not None:
         frame, info, counts = _read_declared(raw, format, column_names, sheet, max_rows)
     else:
-        frame, info, counts = _read_detected(raw, delimiter, decimal, encoding, sheet, max_rows)
+        frame, info, counts = _read_detected(raw, delimiter, decimal, encoding, sheet, max_rows, thousands)
     if frame.shape[1] == 0:
         raise DataError("the table has no columns; upload a file with a header row.")
     if len(frame) > max_rows:

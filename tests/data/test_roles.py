@@ -181,10 +181,17 @@ def test_detected_format_is_described():
 
 
 def test_decimal_comma_values_and_thousands():
-    ds = load_csv(b"a;b\n1.234,5;2\n2.000,0;3\n15,5;4\n")
+    # the thousands separator is never guessed from the cells (one record would decide how the others are read,
+    # privacy review R4-7): it is given (or declared in a schema's format)
+    from dpcore.data import load_table
+
+    ds = load_table(read_table(b"a;b\n1.234,5;2\n2.000,0;3\n15,5;4\n", thousands="."))
     np.testing.assert_allclose(ds.X[:, 0], [1234.5, 2000.0, 15.5])
-    ds = load_csv(b'a,b\n"1,234.5",2\n"2,000",3\n15.5,4\n')
+    ds = load_table(read_table(b'a,b\n"1,234.5",2\n"2,000",3\n15.5,4\n', thousands=","))
     np.testing.assert_allclose(ds.X[:, 0], [1234.5, 2000.0, 15.5])
+    table = read_table(b"a;b\n1.234,5;2\n2.000,0;3\n15,5;4\n")
+    assert table.info.file_format.thousands is None and "thousands" not in table.info.file_format.from_data
+    assert "thousands" in read_table(b"a;b\n1.234,5;2\n2,5;3\n", thousands=".").info.describe()
 
 
 def test_overrides_of_detection_and_roles():

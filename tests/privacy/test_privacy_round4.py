@@ -117,8 +117,6 @@ class _Session(dict):
         self[name] = value
 
 
-@pytest.mark.xfail(strict=True, reason="R4-4: the origin note's 'Reset to 0' (pages/ui/state.py default_of / "
-                                       "_reset_setting) puts the fixed public seed 0 on an upload")
 def test_origin_reset_of_the_seed_on_an_upload_draws_no_fixed_seed(monkeypatch) -> None:
     import streamlit as st
 
@@ -221,10 +219,6 @@ def _decimal_comma_file(early_note: str) -> bytes:
     return ("x;note\n" + "\n".join(rows) + "\n").encode()
 
 
-@pytest.mark.xfail(strict=True, reason="R4-7: the thousands separator is detected from any cell of the first 1,000 "
-                                       "rows (reading.detect_thousands), is missing from the 'read as …' line "
-                                       "(ReadInfo.describe) and has no override, yet the structure confirmation "
-                                       "declares it: one record's text cell decides how another record is read")
 def test_confirming_the_format_declares_only_what_was_shown() -> None:
     from dpcore.data import load_table
     from pages.ui.schema_editor import bulk_update
@@ -245,9 +239,6 @@ def test_confirming_the_format_declares_only_what_was_shown() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="R4-4b: right after an upload, Explore offers 'Reset to 0' for the upload's "
-                                       "fresh seed (origin note: the Data page 'set' it), and the button puts the "
-                                       "fixed public seed on the upload")
 def test_after_an_upload_no_page_offers_the_fixed_seed() -> None:
     from pathlib import Path
 
@@ -278,8 +269,6 @@ def test_after_an_upload_no_page_offers_the_fixed_seed() -> None:
 # ------------------------------------------------------------------------------------------------
 # R4-8 (item 12): a seed that came with a (shared, public) link is not used for an upload's releases
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="R4-8: a link's seed (e.g. a class link with seed=7) is kept when the "
-                                       "student then uploads private data (state.select_dataset keeps any seed != 0)")
 def test_a_seed_from_a_link_is_not_used_on_an_upload() -> None:
     from pathlib import Path
 
@@ -306,9 +295,6 @@ def test_a_seed_from_a_link_is_not_used_on_an_upload() -> None:
 
 # ------------------------------------------------------------------------------------------------
 # R4-9 (items 2, 12): a second upload does not reuse the first upload's (app-drawn) seed
-@pytest.mark.xfail(strict=True, reason="R4-9: store_upload → select_dataset(fresh=True) keeps the previous upload's "
-                                       "fresh seed (it is != 0), so v1 and a corrected v2 of a file release with "
-                                       "identical noise and their difference is exact")
 def test_a_new_upload_gets_a_new_seed(monkeypatch) -> None:
     import streamlit as st
 
