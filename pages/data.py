@@ -13,7 +13,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.core.privacy import NEIGHBOURING_LABELS
-from dpcore.data.diagnostics import NOT_PRIVATE_LABEL, clamp_report
+from dpcore.data.diagnostics import NORM_BOUND_FORMAT, NOT_PRIVATE_LABEL, as_shown, clamp_report
 from dpcore.evaluation.advisor import (
     DEFAULT_NUM_CANDIDATES,
     advisor_mechanisms,
@@ -140,7 +140,9 @@ def _bound_typed() -> None:
 
 
 def _confirm_bound_public() -> None:
-    """The user states that the bound shown is public knowledge (not read off this data)."""
+    """The user states that the bound shown is public knowledge (not read off this data): the number shown, not
+    the hidden digits of max‖x‖ (privacy review R4-5)."""
+    ss.dp_norm_bound = as_shown(ss.dp_norm_bound, NORM_BOUND_FORMAT)
     ss.dp_norm_from_data = False
 
 
@@ -169,7 +171,7 @@ with p1:
 with p2:
     st.toggle("Automatic norm bound B", key="dp_norm_auto",
               help="Use the public bound implied by the schema (or the dataset's documented bound).")
-    st.number_input("Norm bound B", min_value=1e-6, format="%.4g", key="dp_norm_bound",
+    st.number_input("Norm bound B", min_value=1e-6, format=NORM_BOUND_FORMAT, key="dp_norm_bound",
                     disabled=ss.dp_norm_auto, on_change=_bound_typed,
                     help="A public bound on the row norm. A value read off this data (the clipping advisor's "
                          "suggestion, or max‖x‖ shown by 'divide all by max norm') stays recorded as NOT private "

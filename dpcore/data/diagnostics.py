@@ -8,6 +8,10 @@ the declared bounds cut into the data — a utility problem (the clamped values 
 One computation serves every path: :func:`clamp_report` for a loaded :class:`~dpcore.data.Dataset` (its values
 before the clamp and its public ranges), :func:`clamp_report_from_counts` for the exact counts that the schema
 encoders (in memory and streamed) already record as ``values_outside_bounds``.
+
+Also here: how the dashboard shows a bound (:data:`BOUND_FORMAT`, :data:`NORM_BOUND_FORMAT`) and :func:`as_shown`,
+the one rule by which declaring a *shown* value public declares exactly the digits shown, never hidden digits of a
+record (privacy review R4-5).
 """
 
 from __future__ import annotations
@@ -22,6 +26,17 @@ CLAMP_WARN_SHARE = 0.05
 #: The label every display of these numbers carries.
 NOT_PRIVATE_LABEL = "non-private diagnostic, read off the data"
 _CHUNK_ENTRIES = 1 << 22
+#: How the schema editor's grid shows a bound (printf style, as Streamlit's NumberColumn formats it).
+BOUND_FORMAT = "%.6g"
+#: How the Data page's "Norm bound B" widget shows B.
+NORM_BOUND_FORMAT = "%.4g"
+
+
+def as_shown(value: float, fmt: str) -> float:
+    """``value`` as the printf-style ``fmt`` shows it. A value read off the data and then declared public ("tick
+    public", "declare shown", "I know this bound") must be the number the user saw: its hidden digits belong to a
+    record."""
+    return float(fmt % float(value))
 
 
 @dataclass(frozen=True)

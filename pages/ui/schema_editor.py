@@ -32,7 +32,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.data import ColumnSchema, RawTable, RoleReport, Schema, SchemaError
-from dpcore.data.diagnostics import CLAMP_WARN_SHARE, NOT_PRIVATE_LABEL, format_share
+from dpcore.data.diagnostics import BOUND_FORMAT, CLAMP_WARN_SHARE, NOT_PRIVATE_LABEL, as_shown, format_share
 from dpcore.data.reading import cell_text
 from dpcore.data.roles import check_label_kind
 from dpcore.data.schema import (
@@ -186,6 +186,14 @@ def _typed_values(col: ColumnSchema, fields: Mapping[str, object]) -> dict:
     return out
 
 
+def _shown_bounds(col: ColumnSchema, fields: Iterable[str]) -> ColumnSchema:
+    """``col`` with its bounds among ``fields`` as the grid shows them (:data:`BOUND_FORMAT`): declaring a shown
+    bound public declares the digits shown, not a record's hidden digits (privacy review R4-5)."""
+    rounded = {f: as_shown(getattr(col, f), BOUND_FORMAT) for f in ("lower", "upper")
+               if f in fields and getattr(col, f) is not None}
+    return replace(col, **rounded) if rounded else col
+
+
 def _apply_row(col: ColumnSchema, fields: Mapping[str, object], table: RawTable) -> ColumnSchema:
     """One row's typed cells: a new role (drafted from the data), then the typed values (declared public, even when
     equal to the shown value), then the *public* tick. Values typed on a non-feature row are refused."""
@@ -213,6 +221,8 @@ def _apply_row(col: ColumnSchema, fields: Mapping[str, object], table: RawTable)
         used = {"categories"} if col.is_categorical else {"lower", "upper"}
         if redrafted and bool(fields["public"]):  # values drafted in this very edit were never shown: not declared
             used = set()
+        if bool(fields["public"]):
+            col = _shown_bounds(col, used & from_data)
         from_data = from_data - used - {"role"} if bool(fields["public"]) else from_data | (used - confirmed)
     return replace(col, from_data=frozenset(from_data))
 
@@ -300,7 +310,7 @@ def bulk_update(schema: Schema, names: list[str], table: RawTable, *, lower: str
             refused.append(f"{name} ({_role_name(col.role)})" if not col.is_feature or len(names) > 1 else str(exc))
             continue
         if declare_shown and not redrafted:
-            col = col.confirmed()
+            col = _shown_bounds(col, col.from_data).confirmed()
         out = out.replace_column(col)
     if refused:
         shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
@@ -576,8 +586,8 @@ def _column_config(shown: pd.DataFrame) -> dict:
         "role": cc.SelectboxColumn("role", options=ROLE_OPTIONS, required=True,
                                    help="numeric, binary and categorical columns are features; only feature rows "
                                         "keep bounds or categories"),
-        "lower": cc.NumberColumn("lower", help="public lower bound (feature rows only)", format="%.6g"),
-        "upper": cc.NumberColumn("upper", help="public upper bound (feature rows only)", format="%.6g"),
+        "lower": cc.NumberColumn("lower", help="public lower bound (feature rows only)", format=BOUND_FORMAT),
+        "upper": cc.NumberColumn("upper", help="public upper bound (feature rows only)", format=BOUND_FORMAT),
         "categories": cc.TextColumn("categories", width="medium", help="public category list, comma-separated"),
         "public": cc.CheckboxColumn("public", help="tick when every value in this row is public knowledge (not "
                                                    "read off this data)"),

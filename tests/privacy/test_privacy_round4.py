@@ -142,8 +142,6 @@ def _shown(value: float, fmt: str | None) -> str:
     return repr(float(value)) if not fmt else fmt % value
 
 
-@pytest.mark.xfail(strict=True, reason="R4-5: ticking 'public' (grid) or 'declare shown' (bulk) declares the "
-                                       "exact data minimum, whose digits beyond the grid's %.6g were never shown")
 def test_declaring_shown_bounds_declares_only_what_was_shown() -> None:
     from pages.ui.schema_editor import _column_config, apply_cell_edits, bulk_update, schema_table
 
@@ -163,9 +161,6 @@ def test_declaring_shown_bounds_declares_only_what_was_shown() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="R4-5b: 'I know this bound from public knowledge' makes the exact max‖x‖ "
-                                       "public while the widget shows it as %.4g (pages/data.py "
-                                       "_confirm_bound_public); the ledger then prints 6 digits of it")
 def test_confirming_a_shown_bound_declares_only_what_was_shown() -> None:
     from pathlib import Path
 
