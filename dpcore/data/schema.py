@@ -662,8 +662,8 @@ def draft_column(table: RawTable, name: str, role: ColumnRole | str | None = Non
         return ColumnSchema(name, role, lower=float(v.min()), upper=float(v.max()),
                             from_data=inferred | {"lower", "upper"})
     cats = tuple(sorted({cell_text(c) for c in table.frame[name][present]}))
-    if role == ColumnRole.BINARY and len(cats) != 2:
-        role = ColumnRole.CATEGORICAL
+    if role == ColumnRole.BINARY and len(cats) != 2:  # the data, not the user, chose this role: marked from_data
+        role, inferred = ColumnRole.CATEGORICAL, frozenset({"role"})
     if not cats:
         raise SchemaError(f"schema column {name!r}, field 'categories': the column has no values; exclude it.")
     return ColumnSchema(name, role, categories=cats, from_data=inferred | {"categories"})

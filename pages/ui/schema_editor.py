@@ -219,11 +219,12 @@ def _apply_row(col: ColumnSchema, fields: Mapping[str, object], table: RawTable)
     from_data = set(col.from_data) - confirmed
     if "public" in fields and col.is_feature:  # vocabulary: not a choice (the editor's "public" column)
         used = {"categories"} if col.is_categorical else {"lower", "upper"}
-        if redrafted and bool(fields["public"]):  # values drafted in this very edit were never shown: not declared
-            used = set()
+        declared = used | {"role"}
+        if redrafted and bool(fields["public"]):  # values drafted in this very edit were never shown: not declared,
+            declared = {"role"} - col.from_data  # nor a role the data chose instead of the one typed (R4-2)
         if bool(fields["public"]):
-            col = _shown_bounds(col, used & from_data)
-        from_data = from_data - used - {"role"} if bool(fields["public"]) else from_data | (used - confirmed)
+            col = _shown_bounds(col, declared & from_data)
+        from_data = from_data - declared if bool(fields["public"]) else from_data | (used - confirmed)
     return replace(col, from_data=frozenset(from_data))
 
 

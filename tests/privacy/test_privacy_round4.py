@@ -52,9 +52,6 @@ def test_detection_refusal_of_a_malformed_line_names_no_record() -> None:
 
 # ------------------------------------------------------------------------------------------------
 # R4-2 (item 10): a declared role is not silently replaced by one the data chose
-@pytest.mark.xfail(strict=True, reason="R4-2: a codebook row 'role: binary' without values is turned into "
-                                       "'categorical' when the data has 3 distinct values (schema.draft_column), "
-                                       "and the role is not marked from_data")
 def test_codebook_role_is_kept_or_marked_from_data() -> None:
     from dpcore.data.schema import apply_codebook, read_codebook
 
@@ -65,8 +62,6 @@ def test_codebook_role_is_kept_or_marked_from_data() -> None:
         assert col.role == ColumnRole.BINARY or "role" in col.from_data, (values[-1], col)
 
 
-@pytest.mark.xfail(strict=True, reason="R4-2b: the editor's bulk role 'binary' is turned into 'categorical' by "
-                                       "the data (schema_editor.bulk_update → draft_column), role not from_data")
 def test_bulk_role_is_kept_or_marked_from_data() -> None:
     from pages.ui.schema_editor import bulk_update
 
