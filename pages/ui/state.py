@@ -502,6 +502,10 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("page", (str, type(None)), Scope.SESSION, doc="title of the page running"),
     Slot("seen", dict, Scope.SESSION, doc="cross-page settings as last seen"),
     Slot("origin", dict, Scope.SESSION, doc="page (or link) that set each cross-page setting"),
+    Slot("seed_upload", int, Scope.UPLOAD, doc="the seed the app drew for the current upload (its default seed)"),
+    Slot("seed_chosen", int, Scope.UPLOAD, doc="a seed the user set on a page for the current upload"),
+    Slot("seed_typed", int, Scope.SESSION, doc="a seed the user set on a page on built-in data (the next upload "
+                                               "keeps it)"),
     Slot("upload_lost", bool, Scope.SESSION, False, doc="the link names an upload this session does not have"),
     # uploads (pages.ui.datasets)
     Slot("upload_table", RawTable, Scope.UPLOAD, memo=True, doc="the upload's RawTable, by (file hash, read options)"),
@@ -662,6 +666,8 @@ def default_of(key: str) -> Any:
     """The default of a setting now (δ's depends on the dataset)."""
     if key == "dp_delta":
         return dataset_default_delta(st.session_state.get("dp_dataset"))
+    if key == "dp_seed" and st.session_state.get("dp_dataset") == UPLOAD_ID:
+        return get("seed_upload", DEFAULTS[key])  # the upload's own fresh seed, never the public constant
     return DEFAULTS[key]
 
 
@@ -709,12 +715,49 @@ def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
         ss.update(store.get(dataset_id) or private_defaults(dataset_id))
     put("scope_dataset", dataset_id)
     ss.dp_dataset = dataset_id
-    if dataset_id == UPLOAD_ID and ss.get("dp_seed", DEFAULTS["dp_seed"]) == DEFAULTS["dp_seed"]:
-        # the fixed default seed is for public built-in data (reproducible, and cells shared by a class); on private
-        # data a seed everyone knows makes every noise draw a public constant, so an upload gets a fresh one
-        ss.dp_seed = fresh_seed()
+    if dataset_id == UPLOAD_ID:
+        _upload_seed()
     if ss.get(bound_key("dp_dataset")) not in (None, dataset_id):
         ss.pop(bound_key("dp_dataset"))  # Explore's own picker shows the new dataset
+
+
+def _upload_seed() -> None:
+    """The seed on an upload: fresh unless the user set it on a page for this upload (or, on built-in data, before
+    it). The fixed default seed is for public built-in data (reproducible, cells shared by a class); on private
+    data a seed others know makes every noise draw a public constant (privacy review item 12), and the seed of
+    another file makes the two files' noise cancel (item 2). So a link's seed (R4-8), the seed the app drew for a
+    previous file (R4-9) and the default are replaced by a fresh one."""
+    seed = st.session_state.get("dp_seed", DEFAULTS["dp_seed"])
+    if seed == DEFAULTS["dp_seed"]:
+        _draw_upload_seed()
+    elif seed == get("seed_typed"):  # set on built-in data before this upload: the user's choice, now this file's
+        put("seed_chosen", int(seed))
+        drop("seed_typed")
+    elif seed not in (get("seed_upload"), get("seed_chosen")):
+        _draw_upload_seed()
+
+
+def _draw_upload_seed() -> None:
+    """A fresh seed for the current upload; not a change made by the user (no "set on …" note, R4-4)."""
+    seed = fresh_seed()
+    set_state("dp_seed", seed)
+    put("seed_upload", seed)
+    drop("seed_chosen")
+    seen, origins = get("seen"), get("origin")
+    if seen is not None:
+        seen["dp_seed"] = seed
+    if origins is not None:
+        origins.pop("dp_seed", None)
+
+
+def _note_chosen_seed(value: Any) -> None:
+    """Record a seed the user set on a page: for the current upload, or (on built-in data) for the next one."""
+    if st.session_state.get("dp_dataset") == UPLOAD_ID:
+        put("seed_chosen", int(value))
+    elif value != DEFAULTS["dp_seed"]:
+        put("seed_typed", int(value))
+    else:
+        drop("seed_typed")
 
 
 def reset_data_settings() -> None:
@@ -752,6 +795,8 @@ def track_origins(page: str | None = None) -> None:
                 origins[key] = LINK_ORIGIN
         elif seen[key] != value and page is not None:
             origins[key] = page
+            if key == "dp_seed":
+                _note_chosen_seed(value)
         seen[key] = value
 
 
@@ -774,6 +819,9 @@ def origin(key: str) -> str | None:
 
 
 def _reset_setting(key: str) -> None:
+    if key == "dp_seed" and st.session_state.get("dp_dataset") == UPLOAD_ID:
+        _draw_upload_seed()  # on an upload a fresh seed, never the public constant 0 (privacy review R4-4)
+        return
     value = default_of(key)
     set_state(key, value)
     if key == "dp_delta":
@@ -802,5 +850,9 @@ def origin_note(key: str, *, where: Any = None) -> None:
     with box.container(horizontal=True, vertical_alignment="center", gap="small"):
         how = "by" if src == LINK_ORIGIN else "on"
         st.caption(f":material/history: {CROSS_PAGE[key]} = {format_setting(key, value)} set {how} {src}")
-        st.button(f"Reset to {format_setting(key, default_of(key))}", key=widget_key("origin", f"reset_{key}"),
-                  type="tertiary", on_click=_reset_setting, args=(key,), help=f"Back to the default {CROSS_PAGE[key]}.")
+        fresh = key == "dp_seed" and st.session_state.get("dp_dataset") == UPLOAD_ID
+        label = "Reset to a fresh seed" if fresh else f"Reset to {format_setting(key, default_of(key))}"
+        why = ("A new seed from OS entropy: on uploaded data the seed is never a number others know." if fresh
+               else f"Back to the default {CROSS_PAGE[key]}.")
+        st.button(label, key=widget_key("origin", f"reset_{key}"), type="tertiary", on_click=_reset_setting,
+                  args=(key,), help=why)
