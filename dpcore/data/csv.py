@@ -180,10 +180,9 @@ def _check_infinite(enc: EncodedTable) -> None:
     if not inf.any():
         return
     cols = [enc.feature_names[j] for j in np.flatnonzero(inf.any(axis=0))]
-    first = int(np.argmax(inf[:, enc.feature_names.index(cols[0])])) + 1
-    raise DataError(f"column(s) {', '.join(map(repr, cols))} contain infinite values (first at data row {first}, "
-                    f"line {first + 1} if there are no blank lines); replace them with finite numbers or leave the "
-                    "cells empty (missing).")
+    raise DataError(f"column(s) {', '.join(map(repr, cols))} contain infinite values (which rows is not shown: they "
+                    "belong to a record); replace them with finite numbers or leave the cells empty (missing), or "
+                    "declare the column's public bounds in a schema (a value beyond them is clamped).")
 
 
 def _label_vector(table: RawTable, label: str, rows: np.ndarray | None = None) -> np.ndarray:

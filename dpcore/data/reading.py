@@ -397,9 +397,10 @@ def _decode(raw: bytes, encoding: str | None = None) -> tuple[str, str, str]:
         codec = "utf-8-sig" if codec == "utf-8" else codec
         try:
             return raw.decode(codec), encoding, declared
-        except UnicodeDecodeError as exc:
-            raise DataError(f"the file is not valid {encoding} text (byte offset {exc.start}); pick the encoding "
-                            "the file was saved with, or leave the encoding on automatic.") from None
+        except UnicodeDecodeError:
+            raise DataError(f"the file is not valid {encoding} text (the bytes and their place are not shown: they "
+                            "belong to a record); pick the encoding the file was saved with, or leave the encoding "
+                            "on automatic.") from None
     for bom, codec, label, declared in (
             (codecs.BOM_UTF32_LE, "utf-32", "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "utf-32", "UTF-32", "utf-32"),
             (codecs.BOM_UTF8, "utf-8-sig", "UTF-8 with BOM", "utf-8"),
@@ -501,7 +502,7 @@ def _read_text(text: str, fmt: FileFormat, column_names: Sequence[str] | None, m
                strict: bool) -> tuple[pd.DataFrame, dict]:
     """Cells of delimited text under ``fmt`` (one record per line; blank lines are not records unless the table
     has one column). A line with the wrong number of fields is a record of missing cells (counted) — or, with
-    ``strict`` (a format being detected), an error that names the line."""
+    ``strict`` (a format being detected), an error that names no line (it belongs to a record)."""
     lines = _LINE_BREAK.split(text)
     if lines and lines[-1] == "":
         lines.pop()  # the final line break
@@ -512,26 +513,25 @@ def _read_text(text: str, fmt: FileFormat, column_names: Sequence[str] | None, m
     if fmt.header:
         header = header_names(rows[first])
         rows = rows[first + 1:]
-        first_line = first + 2
     elif column_names is None:
         raise InvalidParameterError("a format without a header row needs the column names (the schema's columns, "
                                     "in order).")
     else:
         header = _clean_header(list(column_names))
-        first_line = 1
     width = len(header)
     sep = DELIMITER_NAMES.get(fmt.delimiter, repr(fmt.delimiter))
     kept: list[list[str | None]] = []
     malformed = 0
-    for i, row in enumerate(rows):
+    for row in rows:
         if width > 1 and _blank(row):
             continue
         if row is None or len(row) != width:
-            if strict:
+            if strict:  # the line and its count are not quoted: they belong to a record (privacy review R4-1)
                 raise DataError(
-                    f"line {first_line + i} has {0 if row is None else len(row)} fields but the header has {width} "
-                    f"({sep}-separated); fix that line (quote values that contain the separator, e.g. \"Smith, J\") "
-                    "and upload again."
+                    f"a line has another number of fields but the header has {width} ({sep}-separated; which line "
+                    "is not shown: it belongs to a record); quote values that contain the separator (e.g. "
+                    "\"Smith, J\") and upload again, or load a schema that declares the file format (it reads such "
+                    "a line as a record of missing cells)."
                 )
             malformed += 1
             row = [None] * width
@@ -689,8 +689,8 @@ def _read_parquet(raw: bytes) -> pd.DataFrame:
         raise DataError("reading Parquet needs pyarrow (installed with Streamlit); install it, or export the "
                         "table as CSV.") from None
     except Exception as exc:  # pyarrow raises its own error types for damaged files
-        raise DataError(f"the Parquet file could not be read ({type(exc).__name__}: {exc}); export it again or "
-                        "upload a CSV.") from None
+        raise DataError(f"the Parquet file could not be read ({type(exc).__name__}; the reader's message is not "
+                        "shown: it may quote a record); export it again or upload a CSV.") from None
 
 
 def _read_excel(raw: bytes, sheet: str | int | None) -> pd.DataFrame:
@@ -703,8 +703,8 @@ def _read_excel(raw: bytes, sheet: str | int | None) -> pd.DataFrame:
         return pd.read_excel(io.BytesIO(raw), sheet_name=0 if sheet is None else sheet, dtype=object,
                              engine="openpyxl")
     except Exception as exc:  # openpyxl raises many types for damaged or unusual workbooks
-        raise DataError(f"the Excel workbook could not be read ({type(exc).__name__}: {exc}); save the sheet as "
-                        "'CSV UTF-8' and upload that.") from None
+        raise DataError(f"the Excel workbook could not be read ({type(exc).__name__}; the reader's message is not "
+                        "shown: it may quote a record); save the sheet as 'CSV UTF-8' and upload that.") from None
 
 
 # ==================================================================================================

@@ -39,10 +39,13 @@ def test_binary_file_with_nul_bytes():
     assert "NUL" in _err(b"PK\x03\x04\x00\x00junk,1\n1,2\n")
 
 
-def test_ragged_row_names_line():
+def test_ragged_row_is_refused_without_naming_the_record():
+    # the refusal names the problem and the fix, not the record's line or field count (privacy review R4-1)
     msg = _err(b"a,b,c\n1,2,3\n4,5\n6,7,8\n")
-    assert "line 3" in msg and "2 fields" in msg and "header has 3" in msg
-    assert "line 2" in _err(b"a,b\n1,2,3\n4,5\n")  # too many fields
+    assert "header has 3" in msg and "quote values" in msg
+    assert "line 3" not in msg and "2 fields" not in msg
+    assert msg == _err(b"a,b,c\n1,2,3\n4,5,6\n6,8\n")  # the same refusal wherever the ragged line is
+    assert "header has 2" in _err(b"a,b\n1,2,3\n4,5\n")  # too many fields
 
 
 def test_single_data_row():

@@ -26,8 +26,6 @@ def _draft(table):
 
 # ------------------------------------------------------------------------------------------------
 # R4-1 (item 13): a refusal of the reader quotes no record — the explicit-encoding sibling of round 3's fix
-@pytest.mark.xfail(strict=True, reason="R4-1: read_table(encoding=...) echoes the byte offset of the undecodable "
-                                       "record (reading.py _decode); round 3 fixed only the detected-encoding path")
 def test_named_encoding_error_quotes_no_offset_of_a_record() -> None:
     """Neighbours: the same file with the bad byte in record 3 or in record 2 give different messages."""
     messages = []
@@ -38,8 +36,6 @@ def test_named_encoding_error_quotes_no_offset_of_a_record() -> None:
     assert messages[0] == messages[1]  # nothing in the refusal depends on where the bad byte is
 
 
-@pytest.mark.xfail(strict=True, reason="R4-1b: the detection path's malformed-line refusal names the record's line "
-                                       "number and its field count (reading.py _read_text, strict=True)")
 def test_detection_refusal_of_a_malformed_line_names_no_record() -> None:
     """Neighbours: one record with an unquoted separator on line 3 or line 4 give different refusals."""
     messages = []
