@@ -41,7 +41,7 @@ import numpy as np
 
 from ..core._validation import check_choice, check_delta, check_epsilon, check_neighbouring, check_positive
 from ..core.privacy import Diagnostics, LedgerEntry, gaussian_sigma
-from ..core.seeding import RandomState, Stage, check_random_state, stage_rng
+from ..core.seeding import RandomState, Stage, check_random_state, settings_key, stage_rng
 from ..exceptions import DataError, InvalidParameterError, PrivacyLeakWarning
 from ..vocabulary import Centering, FeatureScaling, Neighbouring, NormMode, values
 from .datasets import Dataset, schema_norm_bound
@@ -355,7 +355,12 @@ def _centring_step(source: ChunkSource, scaling: _Scaling, *, centering: str, ce
             raise DataError("the data has no rows.")
         l2 = 2.0 * bound / n
         sigma = gaussian_sigma(centering_epsilon, centering_delta, l2, "analytic")
-        c = total / n + stage_rng(random_state, Stage.CENTERING).normal(0.0, sigma, size=source.d)
+        # the stream is keyed by the DP mean's public settings (privacy review R4-10): one seed at two budgets, two
+        # bounds B or two scalings would draw the same Z, and (σ₂μ̂₁ − σ₁μ̂₂)/(σ₂ − σ₁) gives the exact mean
+        key = settings_key(centering_epsilon, centering_delta, bound, n, source.d, scaling.lo, scaling.hi,
+                           scaling.clamp)
+        c = total / n + stage_rng(random_state, Stage.CENTERING, key).normal(0.0, sigma, size=source.d)
+        info["centering_stream_key"] = key
         pre_clip = bound
         ledger.append(LedgerEntry("DP mean for centring", centering_epsilon, centering_delta,
                                   note=f"Gaussian mechanism on the mean of B-clipped rows: Δ₂ = 2B/n = {l2:.4g}, "

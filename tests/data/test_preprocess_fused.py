@@ -188,7 +188,8 @@ def test_dp_mean_is_the_mean_of_the_clipped_rows_plus_its_noise():
     data = preprocess(Dataset(id="t", name="t", X=X), feature_scaling="none", norm_bound=bound, centering="dp",
                       centering_epsilon=0.5, centering_delta=1e-6, random_state=seed)
     clipped_mean = (_reference_units(X, bound) * bound).mean(axis=0)
-    noise = stage_rng(seed, Stage.CENTERING).normal(0.0, data.info["centering_sigma"], size=d)
+    stream = stage_rng(seed, Stage.CENTERING, data.info["centering_stream_key"])  # keyed by its public settings
+    noise = stream.normal(0.0, data.info["centering_sigma"], size=d)
     np.testing.assert_allclose(data.info["center"], clipped_mean + noise, rtol=0, atol=1e-13)
 
 
