@@ -41,7 +41,9 @@ class DPPCA(TransformerMixin, BaseEstimator):
     neighbouring : {"replace", "add_remove"}, default="replace"
     random_state : None, int, SeedSequence or numpy Generator
         None draws OS entropy (use for real releases); an int makes a demo reproducible. DP centring and the
-        mechanism draw from independent child streams of it (:mod:`dpcore.core.seeding`).
+        mechanism draw from independent child streams of it (:mod:`dpcore.core.seeding`). One int used for two fits
+        of the same data at different settings (ε, δ, norm_bound, …) gives both the same mechanism noise, and the
+        two releases together reveal the data exactly: never reuse a seed across releases of private data.
     time_limit : float or None
         Seconds before a slow mechanism (samplers) gives up with ``MechanismTimeout``.
     allow_invalid : bool, default=False

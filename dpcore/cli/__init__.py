@@ -411,7 +411,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, required=True)
     p.add_argument("--delta", type=float, default=0.0)
     p.add_argument("--k", type=int, default=2)
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the release's noise (default: fresh OS entropy). One seed used for two releases of "
+                        "the same data at different settings (ε, δ, B, …) draws the same noise, and the two releases "
+                        "then reveal the data exactly: for real releases leave it out")
     p.add_argument("--neighbouring", default=Neighbouring.REPLACE.value, choices=values(Neighbouring))
     p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE")
     p.add_argument("--time-cap", type=float, default=60.0)
