@@ -99,12 +99,12 @@ def _parse_categories(text: object, column: str) -> tuple[str, ...]:
 
 
 def _status(col: ColumnSchema) -> str:
+    """"public" only when neither the row's role nor a value it uses was read off the data (privacy review R4-6)."""
     if not col.is_feature:
         return EXCLUDED
-    if col.values_public:
-        return PUBLIC
     used = ["categories"] if col.is_categorical else ["lower", "upper"]
-    return FROM_DATA + ", ".join(f for f in used if f in col.from_data)
+    open_fields = [f for f in ("role", *used) if f in col.from_data]
+    return FROM_DATA + ", ".join(open_fields) if open_fields else PUBLIC
 
 
 def _role_name(role: ColumnRole) -> str:
@@ -520,6 +520,9 @@ def _status_lines(schema: Schema) -> None:
         st.markdown(f":red[:material/warning: **{len(open_cols)} of {len(features)} feature columns use bounds or "
                     f"categories read off the data** ({shown}).] Replace them with values from public knowledge "
                     "(a codebook, the instrument's range), or tick *public* where the shown value is public.")
+    elif any(not c.role_public for c in features):  # values declared, roles still the inference's (R4-6)
+        st.markdown(f":orange[:material/info: The bounds and categories of all {len(features)} feature columns are "
+                    "declared; their roles are not yet (confirm them above).]")
     else:
         st.markdown(f":green[:material/check_circle: **All {len(features)} feature columns are public.**] The "
                     "ledger below says whether the whole pipeline is.")

@@ -78,7 +78,7 @@ def test_upload_shows_roles_and_a_red_draft(at):
     table = _table(at)
     assert list(table.index) == ["person", "visit", "x", "y", "grp"]
     assert table.loc["person", "role"] == "identifier" and table.loc["visit", "role"] == "date"
-    assert table.loc["x", "status"] == "from data: lower, upper"
+    assert table.loc["x", "status"] == "from data: role, lower, upper"  # the role is inferred too (R4-6)
     assert table.loc["grp", "categories"] == "a,b"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Features d"] == "4" and metrics["Rows n"] == "60"  # x, y and two indicators of grp

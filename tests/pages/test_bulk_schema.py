@@ -91,11 +91,12 @@ def test_typed_values_equal_to_the_data_count_as_public_and_bounds_on_non_featur
     pos = {name: i for i, name in enumerate(grid["column"])}
     first = SCORES[0]
     lo, hi = float(grid.loc[pos[first], "lower"]), float(grid.loc[pos[first], "upper"])
-    assert grid.loc[pos[first], "status"] == "from data: lower, upper"
+    assert grid.loc[pos[first], "status"] == "from data: role, lower, upper"  # the role too is inferred (R4-6)
     # the user types the very values shown (they know them from the questionnaire): a declaration
     _save_grid(at, {pos[first]: {"lower": lo, "upper": hi}})
     assert _schema(at)[first].values_public
-    assert at.data_editor[0].value.set_index("column").loc[first, "status"] == editor.PUBLIC
+    # the values are declared; the row is not called public while its role is the inference's (R4-6)
+    assert at.data_editor[0].value.set_index("column").loc[first, "status"] == editor.FROM_DATA + "role"
     # a bound typed on the identifier row is refused with a message, and nothing is saved
     version = ui_state.stored("schema_version", at.session_state)
     _save_grid(at, {pos["respondent_id"]: {"lower": 0.0, "upper": 10.0}})

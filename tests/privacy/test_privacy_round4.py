@@ -180,8 +180,6 @@ def test_confirming_a_shown_bound_declares_only_what_was_shown() -> None:
 
 # ------------------------------------------------------------------------------------------------
 # R4-6 (items 10, 11): the grid's per-row status does not call a row public while its role was read off the data
-@pytest.mark.xfail(strict=True, reason="R4-6: schema_editor._status says 'public' (green) for a row whose values "
-                                       "were typed but whose role is still inferred from the data (from_data role)")
 def test_grid_status_is_not_public_while_the_role_is_inferred() -> None:
     from pages.ui.schema_editor import PUBLIC, bulk_update, schema_table
 
