@@ -286,7 +286,9 @@ def test_an_upload_never_runs_on_the_fixed_default_seed(at):
 
 
 def test_a_seed_chosen_before_the_upload_is_kept(at):
-    """Reproducibility stays opt-in: a seed the user chose is not replaced when an upload is selected."""
+    """Reproducibility stays opt-in: a seed the user chose is not replaced when an upload is selected. "Chose":
+    set on a page of this session (this run records it, as a widget change would) — not a link's seed or the seed
+    the app drew for an earlier file (tests/privacy/test_privacy_round4.py, R4-8/R4-9)."""
     at.session_state["dp_seed"] = 1234
     at.run()
     _upload_on_data_page(at)
