@@ -1,20 +1,23 @@
 # make run   -> start the dashboard on http://localhost:8501
 # make test  -> the whole suite (unit, statistical, CLI, AppTest; browser tests when Chromium exists); CI runs it
 # make test-fast -> the edit loop: everything not marked slow or browser (about a minute on 2 cores)
-# Both spread test files over every core (pytest-xdist; one file stays on one worker, so a module's server or pool
-# fixture is started once). JOBS=1 runs them in one process.
+# Both spread the tests over every core (pytest-xdist, loadgroup: a file stays on one worker, so its server or pool
+# fixture starts once, except the long statistical files listed in tests/conftest.py, dealt out test by test; long
+# work starts first). JOBS=1 runs them in one process.
 PY      ?= python3
 VENV    := .venv
 STAMP   := $(VENV)/.installed
 PORT    ?= 8501
 LOCK    := $(wildcard requirements.lock)
 JOBS    ?= auto
-XDIST   := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
+XDIST   := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadgroup --no-loadscope-reorder)
 
+# --no-compile: byte-compiling every installed file cost about 50 CPU-s of a fresh install; Python compiles the
+# modules it imports on first use.
 $(STAMP): pyproject.toml $(LOCK)
 	rm -rf $(VENV)
 	$(PY) -m venv $(VENV)
-	$(VENV)/bin/pip install -qq --disable-pip-version-check $(if $(LOCK),-c $(LOCK)) -e '.[app,test,export,dask]'
+	$(VENV)/bin/pip install -qq --disable-pip-version-check --no-compile $(if $(LOCK),-c $(LOCK)) -e '.[app,test,export,dask]'
 	touch $(STAMP)
 
 .PHONY: venv run test test-fast e2e lint chromium bench lock clean

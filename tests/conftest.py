@@ -28,3 +28,44 @@ def small_data() -> PreparedData:
     X = unit_rows(400, 6, seed=1)
     y = (X[:, 0] + 0.1 * rng.standard_normal(400) > 0).astype(int)
     return PreparedData(X, y=y, name="small")
+
+
+# ------------------------------------------------------------------------------------------------
+# Scheduling on pytest-xdist (`make test`: `--dist loadgroup --no-loadscope-reorder`)
+# ------------------------------------------------------------------------------------------------
+# Every test file is one xdist group, run whole on one worker (its module fixtures, servers and pools start once),
+# except SPLIT_FILES: long files of independent statistical tests with cheap fixtures, whose tests are dealt out one
+# at a time. Long work goes first (longest-processing-time-first: browser files, then the split files' slow tests),
+# so the run does not end with one worker on a long file while the other idles.
+SPLIT_FILES = frozenset({
+    "tests/privacy/test_privacy_regression.py", "tests/privacy/test_pipeline_invariance.py",
+    "tests/audit/test_audit.py", "tests/audit/test_audit_mutants.py", "tests/audit/test_audit_leaks.py",
+    "tests/core/test_noise.py", "tests/mechanisms/test_input_perturbation.py",
+    "tests/mechanisms/test_exp_mechanisms.py", "tests/mechanisms/test_subspace_learning.py",
+    "tests/samplers/test_bingham.py", "tests/samplers/test_gibbs.py", "tests/samplers/test_convergence.py",
+    "tests/samplers/test_yun_dudeja.py",
+})
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _start_rank(item: pytest.Item) -> int:
+    """0: browser tests; 1: slow tests of split files; 2: everything else."""
+    if _file_of(item).startswith("tests/e2e/") or item.get_closest_marker("browser"):
+        return 0
+    return 1 if item.get_closest_marker("slow") else 2
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group whole files (but SPLIT_FILES) and put long work first. A grouped file moves as one block, at its
+    earliest test's rank, keeping its own order; a split file's tests move one by one. Workers collect and sort
+    alike, so they agree on the order."""
+    file_rank: dict[str, int] = {}
+    for item in items:
+        name = _file_of(item)
+        if name not in SPLIT_FILES:
+            item.add_marker(pytest.mark.xdist_group(name))
+            file_rank[name] = min(file_rank.get(name, 2), _start_rank(item))
+    items.sort(key=lambda it: file_rank.get(_file_of(it), _start_rank(it)))  # stable sort
