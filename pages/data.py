@@ -203,7 +203,7 @@ def _clamp_diagnostic(dataset) -> None:
         return
     report = ui.memo("clamp_report", ui.dataset_key(), lambda: clamp_report(dataset))
     if report.warning():
-        st.warning(f"**Clamping ({NOT_PRIVATE_LABEL}):** {report.warning()}", icon=":material/warning:")
+        st.warning(f"**Clamping** {report.warning()}", icon=":material/warning:")  # labelled by warning()
     if report.shares:
         line = report.summary()
         st.caption(f":red[:material/visibility: {line[0].upper()}{line[1:]}.]")

@@ -277,7 +277,11 @@ def _delta_note(args, frame) -> None:
         return
     check = delta_vs_n_warning(float(used["delta"].max()), int(used["n"].max()))
     if check is not None and (check.severe or not args.quiet):
-        print(f"dpcore: {'warning' if check.severe else 'note'}: {check.text}", file=sys.stderr)
+        from ..data.diagnostics import NOT_PRIVATE_LABEL
+
+        # n is the number of rows read (private under add/remove neighbours): labelled like the clamp shares (R4-3)
+        print(f"dpcore: {'warning' if check.severe else 'note'}: {check.text} (n = rows read: {NOT_PRIVATE_LABEL})",
+              file=sys.stderr)
 
 
 def _clamp_note(args, dataset, data) -> None:

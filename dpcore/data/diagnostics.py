@@ -62,12 +62,14 @@ class ClampReport:
         return f"share of rows clamped to the public bounds: {shown}{more} ({NOT_PRIVATE_LABEL})"
 
     def warning(self) -> str:
-        """A warning when some column is clamped in more than :attr:`threshold` of its rows; "" otherwise."""
+        """A warning when some column is clamped in more than :attr:`threshold` of its rows; "" otherwise. It
+        carries :data:`NOT_PRIVATE_LABEL` itself, so every caller (CLI, Data page) prints it labelled."""
         large = self.large
         if not large:
             return ""
         cols = ", ".join(f"{c!r} ({format_share(s)})" for c, s in list(large.items())[:5])
-        return (f"the public bounds clamp more than {format_share(self.threshold)} of the rows of {cols}: those "
+        return (f"({NOT_PRIVATE_LABEL}) the public bounds clamp more than {format_share(self.threshold)} of the "
+                f"rows of {cols}: those "
                 "values all sit on a bound, which biases the result. Check the bounds against public knowledge "
                 "(choosing them from these counts would itself be a data-dependent, non-private choice).")
 

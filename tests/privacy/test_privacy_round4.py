@@ -72,8 +72,6 @@ def test_bulk_role_is_kept_or_marked_from_data() -> None:
 
 # ------------------------------------------------------------------------------------------------
 # R4-3 (items 1, 5): the clamped share is labelled non-private wherever it is printed
-@pytest.mark.xfail(strict=True, reason="R4-3: the CLI's clamp warning (schema check --csv, sweep; printed even "
-                                       "with --quiet) gives exact per-column shares without the non-private label")
 def test_cli_clamp_warning_is_labelled_non_private(tmp_path, capsys) -> None:
     from dpcore.cli import main
     from dpcore.data.diagnostics import NOT_PRIVATE_LABEL
