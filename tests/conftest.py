@@ -34,9 +34,10 @@ def small_data() -> PreparedData:
 # Scheduling on pytest-xdist (`make test`: `--dist loadgroup --no-loadscope-reorder`)
 # ------------------------------------------------------------------------------------------------
 # Every test file is one xdist group, run whole on one worker (its module fixtures, servers and pools start once),
-# except SPLIT_FILES: long files of independent statistical tests with cheap fixtures, whose tests are dealt out one
-# at a time. Long work goes first (longest-processing-time-first: browser files, then the split files' slow tests),
-# so the run does not end with one worker on a long file while the other idles.
+# and the browser files of tests/e2e/ form one group (two Chromiums never compete for the cores), except
+# SPLIT_FILES: long files of independent statistical tests with cheap fixtures, dealt out one test at a time. Long
+# work goes first (longest-processing-time-first: browser files, then slow tests), so the run does not end with one
+# worker on a long file while the other idles.
 SPLIT_FILES = frozenset({
     "tests/privacy/test_privacy_regression.py", "tests/privacy/test_pipeline_invariance.py",
     "tests/audit/test_audit.py", "tests/audit/test_audit_mutants.py", "tests/audit/test_audit_leaks.py",
@@ -66,6 +67,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         name = _file_of(item)
         if name not in SPLIT_FILES:
-            item.add_marker(pytest.mark.xdist_group(name))
+            item.add_marker(pytest.mark.xdist_group("tests/e2e" if name.startswith("tests/e2e/") else name))
             file_rank[name] = min(file_rank.get(name, 2), _start_rank(item))
     items.sort(key=lambda it: file_rank.get(_file_of(it), _start_rank(it)))  # stable sort
