@@ -262,6 +262,24 @@ class Mechanism(ABC):
         ``random_state``: None (OS entropy, for real releases), an int or SeedSequence (the release draws from its
         own child stream, see :mod:`dpcore.core.seeding`) or a Generator (used as is).
         """
+        prepared = self.prepare_release(data, k, epsilon, delta, neighbouring=neighbouring, time_limit=time_limit,
+                                        allow_invalid=allow_invalid, **options)
+        return prepared.run(random_state, time_limit)
+
+    def prepare_release(
+        self,
+        data: PreparedData | np.ndarray,
+        k: int,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        neighbouring: str = Neighbouring.REPLACE,
+        time_limit: float | None = None,
+        allow_invalid: bool = False,
+        **options: Any,
+    ) -> PreparedRelease:
+        """Validate every argument of :meth:`release` (the one place) and return the settings, ready to run many
+        releases with :meth:`PreparedRelease.run` (the audit validates once, then releases thousands of times)."""
         from ..data.prepared import PreparedData
 
         if not isinstance(data, PreparedData):
@@ -276,53 +294,10 @@ class Mechanism(ABC):
         epsilon = check_epsilon(epsilon)
         delta = check_delta(delta, required=self.uses_delta)
         neighbouring = self.check_neighbouring(neighbouring)
-        deadline = Deadline(check_time_limit(time_limit))
+        check_time_limit(time_limit)
         opts = self.validate_options(options)
         self.check_domain(d=data.d, k=k, epsilon=epsilon, delta=delta, neighbouring=neighbouring, options=opts)
-        rng = stage_rng(random_state, Stage.MECHANISM)
-
-        out = self._release(data, k, epsilon, delta, neighbouring=neighbouring, rng=rng, deadline=deadline,
-                            **opts)
-        guarantee = str(self.guarantee_for(k, opts))  # the plain value: releases and sweep rows hold strings
-        if guarantee not in GUARANTEES:  # pragma: no cover - programming error in a subclass
-            raise InvalidMechanismError(f"{self.id} declared an unknown guarantee {guarantee!r}.")
-        spent_eps, spent_delta = ledger_total(out.ledger)
-        if guarantee in PRIVATE_GUARANTEES and (
-                spent_eps > epsilon * (1 + 1e-9) + 1e-12 or spent_delta > delta * (1 + 1e-9) + 1e-15):
-            # Internal consistency: a mechanism never spends more than it was given.
-            raise InvalidMechanismError(
-                f"{self.id} spent (ε, δ) = ({spent_eps:g}, {spent_delta:g}), more than the budget "
-                f"({epsilon:g}, {delta:g}); this is a bug in the mechanism — please report it.")
-
-        # n is public only under replace-one; under add/remove nothing released may depend on it.
-        public_n = data.n if neighbouring == Neighbouring.REPLACE else None
-        diagnostics = Diagnostics(out.diagnostics)
-        diagnostics.setdefault("n_rows", data.n)
-        common = dict(
-            mechanism=self.id, guarantee=guarantee, neighbouring=neighbouring, epsilon=epsilon, delta=delta, k=k,
-            n=public_n, d=data.d, norm_bound=data.norm_bound, ledger=tuple(out.ledger), diagnostics=diagnostics,
-            options=opts, counterexample_delta=self.counterexample_delta(epsilon, opts),
-            preprocessing=tuple(data.ledger),
-        )
-        if out.bottom_reason is not None:
-            return Release(subspace=None, status="bottom", reason=out.bottom_reason, **common)
-
-        covariance = out.covariance
-        covariance_post = None
-        subspace = out.subspace
-        upper = eigenvalue_ceiling(data, neighbouring)
-        if covariance is not None:
-            if subspace is None:  # one shared eigendecomposition for both (identical to the two separate calls)
-                covariance_post, subspace = clip_spectrum_and_top_k(covariance, k, upper=upper)
-            else:
-                covariance_post = clip_spectrum(covariance, upper=upper)
-        if subspace is None:  # pragma: no cover - programming error in a subclass
-            raise InvalidMechanismError(f"{self.id} returned neither a subspace nor a covariance")
-        subspace = np.asarray(subspace, dtype=float)[:, :k]
-        if not np.allclose(subspace.T @ subspace, np.eye(k), atol=1e-8):
-            subspace = orthonormalize(subspace)
-        return Release(subspace=subspace, covariance=covariance, covariance_post=covariance_post,
-                       eigenvalues=out.eigenvalues, **common)
+        return PreparedRelease(self, data, k, epsilon, delta, neighbouring, opts)
 
     def check_domain(self, *, d: int, k: int, epsilon: float, delta: float, neighbouring: str,
                      options: dict) -> None:
@@ -350,3 +325,91 @@ class Mechanism(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id!r} guarantee={self.guarantee!r}>"
+
+
+#: The identity matrices the orthonormality check compares against, by k (built once).
+_IDENTITIES: dict[int, np.ndarray] = {}
+
+
+def _is_orthonormal(V: np.ndarray, k: int) -> bool:
+    """``np.allclose(VᵀV, I, atol=1e-8)`` (rtol 1e-5; NaN is not close) without its per-call overhead."""
+    eye = _IDENTITIES.get(k)
+    if eye is None:
+        eye = _IDENTITIES.setdefault(k, np.eye(k))
+    with np.errstate(invalid="ignore"):
+        return bool((np.abs(V.T @ V - eye) <= 1e-8 + 1e-5 * eye).all())
+
+
+class PreparedRelease:
+    """A mechanism with validated release settings (:meth:`Mechanism.prepare_release`): :meth:`run` makes one
+    release per call. The settings-only values (guarantee, counterexample δ) are computed once, after the first
+    run's draws, so every run has the draws and the errors of :meth:`Mechanism.release`."""
+
+    __slots__ = ("_settled", "data", "delta", "epsilon", "k", "mechanism", "neighbouring", "options")
+
+    def __init__(self, mechanism: Mechanism, data: PreparedData, k: int, epsilon: float, delta: float,
+                 neighbouring: str, options: dict) -> None:
+        self.mechanism = mechanism
+        self.data = data
+        self.k = k
+        self.epsilon = epsilon
+        self.delta = delta
+        self.neighbouring = neighbouring
+        self.options = options
+        self._settled: tuple | None = None
+
+    def _settings(self) -> tuple:
+        """(guarantee, counterexample δ, public n, eigenvalue ceiling, preprocessing): functions of the settings."""
+        if self._settled is None:
+            mech, data = self.mechanism, self.data
+            guarantee = str(mech.guarantee_for(self.k, self.options))  # plain value: releases hold strings
+            if guarantee not in GUARANTEES:  # pragma: no cover - programming error in a subclass
+                raise InvalidMechanismError(f"{mech.id} declared an unknown guarantee {guarantee!r}.")
+            self._settled = (guarantee, mech.counterexample_delta(self.epsilon, self.options),
+                             # n is public only under replace-one; under add/remove nothing released depends on it
+                             data.n if self.neighbouring == Neighbouring.REPLACE else None,
+                             eigenvalue_ceiling(data, self.neighbouring), tuple(data.ledger))
+        return self._settled
+
+    def run(self, random_state: RandomState = None, time_limit: float | None = None) -> Release:
+        """One release with these settings (``random_state`` and ``time_limit`` as in :meth:`Mechanism.release`)."""
+        mech, data, k, epsilon, delta = self.mechanism, self.data, self.k, self.epsilon, self.delta
+        deadline = Deadline(check_time_limit(time_limit))
+        opts = dict(self.options)  # each release owns its options dict
+        rng = stage_rng(random_state, Stage.MECHANISM)
+        out = mech._release(data, k, epsilon, delta, neighbouring=self.neighbouring, rng=rng, deadline=deadline,
+                            **opts)
+        guarantee, counterexample, public_n, upper, preprocessing = self._settings()
+        spent_eps, spent_delta = ledger_total(out.ledger)
+        if guarantee in PRIVATE_GUARANTEES and (
+                spent_eps > epsilon * (1 + 1e-9) + 1e-12 or spent_delta > delta * (1 + 1e-9) + 1e-15):
+            # Internal consistency: a mechanism never spends more than it was given.
+            raise InvalidMechanismError(
+                f"{mech.id} spent (ε, δ) = ({spent_eps:g}, {spent_delta:g}), more than the budget "
+                f"({epsilon:g}, {delta:g}); this is a bug in the mechanism — please report it.")
+
+        diagnostics = Diagnostics(out.diagnostics)
+        diagnostics.setdefault("n_rows", data.n)
+        common = dict(
+            mechanism=mech.id, guarantee=guarantee, neighbouring=self.neighbouring, epsilon=epsilon, delta=delta,
+            k=k, n=public_n, d=data.d, norm_bound=data.norm_bound, ledger=tuple(out.ledger), diagnostics=diagnostics,
+            options=opts, counterexample_delta=counterexample, preprocessing=preprocessing,
+        )
+        if out.bottom_reason is not None:
+            return Release(subspace=None, status="bottom", reason=out.bottom_reason, **common)
+
+        covariance = out.covariance
+        covariance_post = None
+        subspace = out.subspace
+        if covariance is not None:
+            if subspace is None:  # one shared eigendecomposition for both (identical to the two separate calls)
+                covariance_post, subspace = clip_spectrum_and_top_k(covariance, k, upper=upper)
+            else:
+                covariance_post = clip_spectrum(covariance, upper=upper)
+        if subspace is None:  # pragma: no cover - programming error in a subclass
+            raise InvalidMechanismError(f"{mech.id} returned neither a subspace nor a covariance")
+        subspace = np.asarray(subspace, dtype=float)[:, :k]
+        if not _is_orthonormal(subspace, k):
+            subspace = orthonormalize(subspace)
+        return Release(subspace=subspace, covariance=covariance, covariance_post=covariance_post,
+                       eigenvalues=out.eigenvalues, **common)
