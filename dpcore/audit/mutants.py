@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.linalg import clip_spectrum_and_top_k
+from ..core.linalg import _psd_from_spectrum
 from ..exceptions import InvalidParameterError
 from ..mechanisms.base import Mechanism, MechanismOutput, Release, eigenvalue_ceiling
 
@@ -68,6 +68,15 @@ def mutants_for(mech: Mechanism) -> list[Mutant]:
     """The mutants the power check runs for ``mech``, strongest violation first."""
     kind = _kind(mech)
     return [Mutant(mech, MutantSpec(kind, f)) for f in MUTATION_FACTORS]
+
+
+def _changed(release: Release, **changes: Any) -> Release:
+    """``dataclasses.replace(release, **changes)`` for a :class:`Release` (plain fields, no ``__post_init__``)
+    without its per-call field walk: a shallow copy with ``changes`` set."""
+    new = object.__new__(Release)
+    new.__dict__.update(release.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 class Mutant(Mechanism):
@@ -117,16 +126,39 @@ class Mutant(Mechanism):
     def derive(self, release: Any, data: Any) -> Any:
         """The mutant's release made from the base's ``release`` on ``data`` with the same draws (noise kind):
         identical to what :meth:`release` returns for the same random stream. ⊥ and refusals pass unchanged."""
+        return self.derive_many([release], data)[0]
+
+    def derive_many(self, releases: list, data: Any) -> list:
+        """:meth:`derive` of every release of ``releases`` on ``data`` (the same arrays, bit for bit), with the
+        scaling and the eigendecompositions done once for the stack (LAPACK runs on each matrix as alone)."""
         if not self.derivable:
             raise InvalidParameterError(f"the {self.spec.label} mutant runs the mechanism itself; it cannot be "
                                         "derived from a release.")
-        if not isinstance(release, Release) or release.is_bottom or release.covariance is None:
-            return release
-        covariance, eigenvalues = self._scaled(data.C, release.covariance, release.eigenvalues)
-        post, subspace = clip_spectrum_and_top_k(covariance, release.k,
-                                                 upper=eigenvalue_ceiling(data, release.neighbouring))
-        return dataclasses.replace(release, mechanism=self.id, covariance=covariance, covariance_post=post,
-                                   subspace=subspace, eigenvalues=eigenvalues)
+        out = list(releases)
+        todo = [i for i, r in enumerate(releases)
+                if isinstance(r, Release) and not r.is_bottom and r.covariance is not None]
+        if not todo:
+            return out
+        c = self.spec.factor
+        C = data.C
+        stack = np.stack([np.asarray(releases[i].covariance, dtype=float) for i in todo])
+        scaled = C + (stack - C) / c
+        w, V = np.linalg.eigh(0.5 * (scaled + np.swapaxes(scaled, 1, 2)))  # symmetrize(·) of each matrix
+        exact = None
+        for j, i in enumerate(todo):
+            release = releases[i]
+            eigenvalues = release.eigenvalues
+            if eigenvalues is not None:
+                if exact is None:
+                    exact = np.linalg.eigvalsh(C)[::-1]
+                lam = np.asarray(eigenvalues, dtype=float)
+                head = exact[:lam.size]
+                eigenvalues = head + (lam - head) / c
+            post = _psd_from_spectrum(w[j], V[j], eigenvalue_ceiling(data, release.neighbouring))
+            subspace = V[j][:, ::-1][:, :release.k].copy()
+            out[i] = _changed(release, mechanism=self.id, covariance=scaled[j], covariance_post=post,
+                              subspace=subspace, eigenvalues=eigenvalues)
+        return out
 
     def _release(self, data: Any, k: int, epsilon: float, delta: float, **kwargs: Any) -> MechanismOutput:
         c = self.spec.factor

@@ -231,6 +231,28 @@ def _release_or_refusal(mech: Mechanism, data: Any, k: int, epsilon: float, delt
         return Refusal(f"{type(exc).__name__}: {exc}", exc)
 
 
+def _prepare_or_refusal(mech: Mechanism, data: Any, k: int, epsilon: float, delta: float, neighbouring: str,
+                        opts: dict) -> Any:
+    """The validated settings of the releases on ``data`` (:meth:`Mechanism.prepare_release`, checked once per
+    audit side), or the :class:`Refusal` every release with these settings would be."""
+    try:
+        return mech.prepare_release(data, k, epsilon, delta, neighbouring=neighbouring, allow_invalid=True, **opts)
+    except DPCoreError as exc:
+        return Refusal(f"{type(exc).__name__}: {exc}", exc)
+
+
+def _run_or_refusal(prepared: Any, rng: np.random.Generator, limit: float | None) -> Any:
+    """One release of ``prepared`` (from :func:`_prepare_or_refusal`): what :func:`_release_or_refusal` returns."""
+    if isinstance(prepared, Refusal):
+        return prepared
+    try:
+        return prepared.run(rng, limit)
+    except MechanismTimeout:
+        raise
+    except DPCoreError as exc:
+        return Refusal(f"{type(exc).__name__}: {exc}", exc)
+
+
 def _check_first_trial(first: list) -> None:
     """Both sides refused the first trial with the same message: the settings are refused, not one record."""
     if len(first) == 2 and all(isinstance(r, Refusal) for r in first) and first[0].reason == first[1].reason:
@@ -248,6 +270,7 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
     store = ColumnStore()
     store.derived = [ColumnStore() for _ in derive]
     datasets = (pair.D0, pair.D1)
+    prepared = [_prepare_or_refusal(mech, data, k, epsilon, delta, pair.neighbouring, opts) for data in datasets]
     d = pair.D0.d
     chunk = max(1, min(500, trials // 20))
     buffers: tuple[list, list] = ([], [])
@@ -261,7 +284,7 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
                 batch = ReleaseBatch.from_releases(buffers[side], d, k, fields)
                 store.add(side, extract_columns(batch, pair, families, fields))
                 for mutant, target in zip(derive, store.derived):
-                    rels = [mutant.derive(r, datasets[side]) for r in buffers[side]]
+                    rels = mutant.derive_many(buffers[side], datasets[side])
                     target.add(side, extract_columns(ReleaseBatch.from_releases(rels, d, k, fields), pair, families,
                                                      fields))
                 buffers[side].clear()
@@ -271,8 +294,7 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
             for _ in range(min(chunk, trials - counts[1])):
                 for side in (0, 1):
                     limit = None if deadline.seconds is None else max(deadline.remaining, 1e-3)
-                    rel = _release_or_refusal(mech, datasets[side], k, epsilon, delta, pair.neighbouring, rng,
-                                              limit, opts)
+                    rel = _run_or_refusal(prepared[side], rng, limit)
                     buffers[side].append(rel)
                     counts[side] += 1
                 if counts[1] == 1 and not store.columns:
