@@ -90,12 +90,22 @@ def _option_widgets(mech) -> dict:
     return options
 
 
+#: Inspect's own k widget: the shared k clamped to this data's dimension (privacy review: a clamp to a d read off an
+#: upload never reaches the shared setting ``dp_k``, hence never the link or the workspace file).
+_K_KEY = ui.widget_key("insp", "k")
+
+
+def _choose_k() -> None:
+    """``on_change`` of Inspect's k: the user's choice becomes the shared k."""
+    ss.dp_k = int(ss[_K_KEY])
+
+
 def _settings(mech, data) -> dict:
     """ε, δ, k, seed, neighbouring relation and time cap (only what changes the release)."""
     kmax = data.d - 1 if mech.strict_k else data.d
     kmax = max(kmax, 1)
-    if not isinstance(ss.dp_k, int) or not 1 <= ss.dp_k <= kmax:
-        ss.dp_k = int(min(max(int(ss.dp_k), 1), kmax))
+    # d may be read off the data (an upload under a draft schema): the clamp stays on this page, never in dp_k
+    ss[_K_KEY] = int(min(max(int(ss.dp_k), 1), kmax))
     if ss.get("dp_insp_nb") not in mech.neighbourings:
         ss.dp_insp_nb = ss.dp_neighbouring if ss.dp_neighbouring in mech.neighbourings else mech.neighbourings[0]
     if ss.dp_delta not in ui.DELTA_CHOICES:
@@ -111,7 +121,7 @@ def _settings(mech, data) -> dict:
     else:
         c2.markdown("δ  \n*not used (pure ε)*")
         delta = 0.0
-    k = c3.number_input("k", min_value=1, max_value=kmax, step=1, key="dp_k",
+    k = c3.number_input("k", min_value=1, max_value=kmax, step=1, key=_K_KEY, on_change=_choose_k,
                         help=f"Subspace dimension (at most {kmax}{' = d − 1' if mech.strict_k else ' = d'}).")
     seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="dp_seed")
     cap = c5.number_input("Time cap (s)", min_value=0.5, max_value=600.0, step=5.0, key="dp_time_cap",
@@ -167,7 +177,8 @@ def _release(mech, data, cfg: dict) -> dict:
 # ------------------------------------------------------------------------------------------------
 # Singhal–Steinke: a setting where it works, a public check of its settings, and ⊥ in words
 #: The showcase (measured, ε = 1, δ = 1e-6, k = 3, seeds 0–2): ss_approx's largest principal angle 0.15–0.71°
-#: (sin θ 0.003–0.012), ss_boost ≈ 0.5°, Analyze Gauss 1.5–1.7° on the same data; no ⊥.
+#: (sin θ 0.003–0.012), ss_boost ≈ 0.5°, Analyze Gauss 1.5–1.7° on the same data; no ⊥. Re-measured with the
+#: per-release seeds (R4-10), as the page shows them: ss_approx 0.3°, ss_boost 0.5–0.6°, Analyze Gauss 1.6–1.7°.
 SS_SHOWCASE = {"dataset": "subspace_near_exact", "mechanism": "ss_approx", "k": 3, "epsilon": 1.0, "delta": 1e-6,
                "gamma_pub": 1e-6}
 _SS_GRID = ("ss_approx", "ss_boost")  # the mechanisms with a histogram grid (and gamma_pub)
