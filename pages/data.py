@@ -86,10 +86,12 @@ def _upload_section() -> None:
         read = table.info.describe() if table is not None else "— could not be read (see the message below)"
         st.markdown(f"**Uploaded file:** {ss.get('dp_upload_name')} — read as {read}")
         with st.expander("File format (detected; override if the columns look wrong)", icon=":material/tune:"):
-            f1, f2, f3 = st.columns(3)
+            f1, f2, f3, f4 = st.columns(4)
             f1.selectbox("Delimiter", list(ui.DELIMITER_CHOICES), key="dp_csv_delimiter")
             f2.selectbox("Decimal mark", list(ui.DECIMAL_CHOICES), key="dp_csv_decimal")
-            f3.selectbox("Encoding", list(ui.ENCODING_CHOICES), key="dp_csv_encoding")
+            f3.selectbox("Thousands separator", list(ui.THOUSANDS_CHOICES), key="dp_csv_thousands",
+                         help="Never detected: pick one only if the file groups digits (e.g. 1.234,5).")
+            f4.selectbox("Encoding", list(ui.ENCODING_CHOICES), key="dp_csv_encoding")
         schema_editor.declared_format_controls()
         if table is None:
             schema_editor.unreadable_upload_loader()

@@ -69,6 +69,8 @@ def dataset_label(dataset_id: str, upload_name: str | None = None) -> str:
 #: File-format overrides offered on the Data page ("auto" = detect).
 DELIMITER_CHOICES: dict[str, str | None] = {"auto": None, ",": ",", ";": ";", "tab": "\t", "|": "|"}
 DECIMAL_CHOICES: dict[str, str | None] = {"auto": None, ".": ".", ",": ","}
+#: Thousands separators: never detected (one record's cell would decide how others are read, R4-7), only chosen.
+THOUSANDS_CHOICES: dict[str, str | None] = {"none": None, ",": ",", ".": ".", "space": " "}
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "utf-8", "utf-16", "cp1252", "latin-1")
 
 
@@ -77,6 +79,7 @@ def _read_options() -> dict:
     enc = ss.get("dp_csv_encoding", "auto")
     return {"delimiter": DELIMITER_CHOICES.get(ss.get("dp_csv_delimiter", "auto")),
             "decimal": DECIMAL_CHOICES.get(ss.get("dp_csv_decimal", "auto")),
+            "thousands": THOUSANDS_CHOICES.get(ss.get("dp_csv_thousands", "none")),
             "encoding": None if enc == "auto" else enc}
 
 

@@ -149,6 +149,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_norm_mode", NormMode.CLIP.value),
     Setting("dp_csv_delimiter", "auto"),
     Setting("dp_csv_decimal", "auto"),
+    Setting("dp_csv_thousands", "none"),  # never detected (R4-7): only a separator the user picks
     Setting("dp_csv_encoding", "auto"),
     Setting("dp_centering", Centering.NONE.value, "center", decode=_choice(lambda: values(Centering))),
     Setting("dp_centering_eps", 0.1),
@@ -645,7 +646,7 @@ def set_stored(name: str, value: Any, session: MutableMapping) -> None:
 #: Settings that belong to the dataset: kept per dataset, a private default for a dataset met for the first time.
 DATA_SETTINGS: tuple[str, ...] = ("dp_scaling", "dp_norm_auto", "dp_norm_bound", "dp_norm_from_data", "dp_norm_mode",
                                   "dp_centering", "dp_centering_eps", "dp_label", "dp_categorical", "dp_missing",
-                                  "dp_csv_delimiter", "dp_csv_decimal", "dp_csv_encoding")
+                                  "dp_csv_delimiter", "dp_csv_decimal", "dp_csv_thousands", "dp_csv_encoding")
 #: An upload's private defaults differ in one place: missing cells are filled per record (dropping rows makes n
 #: data-dependent). Its label is guessed from the table when it is first read (pages.ui.datasets).
 UPLOAD_DEFAULTS: dict[str, Any] = {"dp_missing": MissingPolicy.ZERO.value}
