@@ -158,7 +158,7 @@ def _ss_approx(at: AppTest, *, eps: float, delta: float, k: int, seed: int) -> N
     at.selectbox(key="dp_insp_mech").set_value("ss_approx").run()
     at.select_slider(key="dp_insp_eps").set_value(eps)
     at.selectbox(key="dp_delta").set_value(delta)
-    at.number_input(key="dp_k").set_value(k)
+    at.number_input(key="insp_k").set_value(k)
     at.number_input(key="dp_seed").set_value(seed).run()
     _no_exception(at)
 

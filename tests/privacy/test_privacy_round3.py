@@ -263,11 +263,9 @@ def test_workspace_keeps_a_declared_derived_label() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="WS finding: Inspect clamps the shared setting k to the upload's d (d read off "
-                   "the data under a draft schema: roles and category lists) and the workspace writes that k; fix in "
-                   "pages/inspect.py:96-97 (clamp a page-local k, never the shared dp_k) or mark k as read off the "
-                   "data (a slot the workspace leaves out)")
 def test_workspace_k_is_not_clamped_to_the_uploads_dimension() -> None:
+    """Inspect clamps k to the upload's d (read off the data under a draft schema) on the page only: the shared k,
+    the link and the workspace file keep the k the user typed."""
     from streamlit.testing.v1 import AppTest
 
     from pages.ui import workspace
@@ -282,6 +280,8 @@ def test_workspace_k_is_not_clamped_to_the_uploads_dimension() -> None:
     at.session_state["dp_k"] = 7  # typed by the user: public
     at.switch_page("pages/inspect.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="insp_k").value <= 3  # the page's k: clamped to d = 3 (d − 1 if strict)
+    assert at.session_state["dp_k"] == 7 and at.query_params["k"] == "7"
     assert workspace.build(at.session_state)["settings"].get("dp_k", 7) == 7
 
 
