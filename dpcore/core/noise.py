@@ -91,9 +91,17 @@ def wishart_bartlett(d: int, df: float, scale: float, rng: np.random.Generator) 
     df = check_positive(df, "df")
     if df <= d - 1:
         raise InvalidParameterError(f"Wishart degrees of freedom must exceed d − 1 = {d - 1}, got {df}.")
-    L = np.tril(rng.standard_normal((d, d)), -1)
-    L[np.diag_indices(d)] = np.sqrt(rng.chisquare(df - np.arange(d)))
+    L = np.where(_strictly_lower_mask(d), rng.standard_normal((d, d)), 0.0)  # np.tril(·, −1), same array
+    L.flat[::d + 1] = np.sqrt(rng.chisquare(df - np.arange(d)))  # the diagonal
     return scale * (L @ L.T)
+
+
+@functools.lru_cache(maxsize=64)
+def _strictly_lower_mask(d: int) -> np.ndarray:
+    """The d×d mask of the entries below the diagonal (what ``np.tril(·, −1)`` keeps), built once per d."""
+    mask = np.tri(d, d, -1, dtype=bool)
+    mask.flags.writeable = False
+    return mask
 
 
 def wishart_gram(d: int, df: int, scale: float, rng: np.random.Generator) -> np.ndarray:
