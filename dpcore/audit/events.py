@@ -12,6 +12,7 @@ frequencies, which is what refutes claims with a large ε.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ def effective_threshold(t: float | np.ndarray) -> np.ndarray:
 STATUS_CODES = {"ok": 0.0, "bottom": 1.0, "refused": 2.0}
 
 
+@functools.lru_cache(maxsize=4096)  # an audit hashes the same few texts thousands of times
 def text_hash(text: str) -> float:
     """A released text as one number (48-bit BLAKE2b, exact in a float): equal texts give equal numbers."""
     return float(int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).digest(),
