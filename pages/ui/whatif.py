@@ -16,6 +16,7 @@ import streamlit as st
 from dpcore.evaluation.metrics import METRIC_LABELS
 from dpcore.evaluation.whatif import PIPELINE_LABELS, PIPELINES, compare_sweeps, fingerprint, upload_pipelines
 from dpcore.exceptions import DPCoreError
+from dpcore.explain.display import plain_words
 from pages import ui
 
 _DASH = {"declared": "solid", "data_derived": "dash"}
@@ -79,7 +80,7 @@ def _run(config, key: str) -> WhatIfResult | None:
         prepared = upload_pipelines(table, ui.upload_schema(table), categorical=ss.dp_categorical,
                                     missing=ss.dp_missing, preprocess_options=ui.preprocess_options())
     except DPCoreError as exc:
-        st.error(str(exc))
+        st.error(plain_words(str(exc)))
         return None
     frames = {}
     for name in PIPELINES:
@@ -135,7 +136,7 @@ def render(config) -> None:
         try:
             key = current_fingerprint(config)
         except DPCoreError as exc:
-            st.error(str(exc))
+            st.error(plain_words(str(exc)))
             return
         had_result = ui.memo_key("whatif") is not None
         result = ui.recall("whatif", key)  # a result computed on another file, schema or setting is dropped
