@@ -59,15 +59,16 @@ with left:
         st.caption(f"{info.description}. Source: {info.source}.")
 with right:
     st.subheader("Upload a table")
-    st.file_uploader("CSV/TSV (any delimiter, decimal commas, UTF-8/UTF-16), Parquet or Excel", key="upload_widget",
-                     type=["csv", "txt", "tsv", "tab", "parquet", "pq", "xlsx"], on_change=ui.on_upload,
+    st.file_uploader("CSV/TSV (any delimiter, decimal commas, UTF-8/UTF-16), Parquet or Excel",
+                     key="data_upload_widget", type=["csv", "txt", "tsv", "tab", "parquet", "pq", "xlsx"],
+                     on_change=ui.on_upload,
                      help="Kept in memory for this session only; never written to disk.")
     example = EXAMPLE.read_bytes() if EXAMPLE.exists() else None
     if example is None and hasattr(dpcore.data, "example_csv_bytes"):
         example = dpcore.data.example_csv_bytes()
     if example is not None:
         st.download_button("Download the classroom example CSV", example, file_name="classroom_example.csv",
-                           mime="text/csv", on_click="ignore", key="dl_example")
+                           mime="text/csv", on_click="ignore", key="data_dl_example")
 workspace.lost_upload_note()  # a reload of a session that used an upload: what was lost, how to restore it
 workspace.render()  # settings and schemas (never data) saved to one file, and loaded again
 
@@ -108,10 +109,9 @@ def _upload_section() -> None:
         if guess is not None and ss.dp_label == guess.column:
             c1.caption(f"Guessed: {guess.column!r} — {guess.reason}. Pick (none) if it is a feature.")
         c2.radio("Categorical columns", values(CategoricalPolicy), key="dp_categorical", horizontal=True,
-                 format_func={"onehot": "one-hot", "drop": "drop"}.get)
+                 format_func=lambda v: CategoricalPolicy(v).label)
         c3.radio("Missing values", values(MissingPolicy), key="dp_missing", horizontal=True,
-                 format_func={"drop": "drop rows (not private)", "zero": "fill 0",
-                              "mean": "mean (not private)"}.get)
+                 format_func=lambda v: MissingPolicy(v).label)
         st.markdown("**Columns and public schema** — roles are inferred with a reason; change a role, type public "
                     "bounds or categories, or tick *public*.")
         try:
@@ -162,7 +162,7 @@ _changed = ui.non_default_data_settings()
 with st.container(horizontal=True, vertical_alignment="center"):
     st.caption(f"These settings belong to {ui.dataset_label(ss.dp_dataset)}: another dataset keeps its own.")
     if _changed:
-        st.button("Reset to this dataset's private defaults", key="reset_data_settings", type="tertiary",
+        st.button("Reset to this dataset's private defaults", key="data_reset_data_settings", type="tertiary",
                   icon=":material/restart_alt:", on_click=ui.reset_data_settings)
 p1, p2, p3 = st.columns(3)
 with p1:
@@ -180,12 +180,12 @@ with p2:
                          "until you type another value or confirm it as public knowledge.")
     if not ss.dp_norm_auto and ss.get("dp_norm_from_data", False):
         st.caption(":red[:material/warning: This B was read off the data (NOT private).]")
-        st.button("I know this bound from public knowledge", key="confirm_bound_public", type="tertiary",
+        st.button("I know this bound from public knowledge", key="data_confirm_bound_public", type="tertiary",
                   icon=":material/verified_user:", on_click=_confirm_bound_public,
                   help="Only if the same bound follows from public facts (documentation, a schema, physical "
                        "limits) — not from having seen it here. The ledger then records B as public.")
     st.radio("Rows above B", values(NormMode), key="dp_norm_mode", horizontal=True,
-             format_func={"clip": "clip to B", "max_norm": "divide all by max norm (not private)"}.get)
+             format_func=lambda v: NormMode(v).label)
 with p3:
     st.selectbox("Centring", values(Centering), key="dp_centering",
                  format_func={Centering.NONE: "none (uncentred second moment)",
@@ -228,7 +228,11 @@ m[3].metric("Suggested k", suggested, help=f"k = {k80} captures 80 % of the (unc
 _label = (getattr(dataset, "options", None) or {}).get("label_text")  # e.g. "income > 50000"
 m[4].metric("Labels", f"{len(bal)} classes" if len(bal) else "none", help=f"Label: {_label}" if _label else None)
 _clamp_diagnostic(dataset)
-if ss.dp_k != suggested and st.button(f"Use k = {suggested} on the other pages", key="use_suggested_k"):
+# on an upload the suggestion is min(2, d), with d read off the data unless the schema is public: then no offer to
+# copy it into the shared k (the link, the workspace file)
+_k_public = ss.dp_dataset != ui.UPLOAD_ID or bool((getattr(dataset, "options", None) or {}).get("schema_public"))
+if _k_public and ss.dp_k != suggested and st.button(f"Use k = {suggested} on the other pages",
+                                                    key="data_use_suggested_k"):
     ss.dp_k = suggested
     st.rerun()
 
@@ -299,7 +303,7 @@ def _run_advisor(dataset, settings: dict):
 def _use_best_bound(bound: float) -> None:
     ss.dp_norm_auto = False
     ss.dp_norm_bound = float(bound)
-    ss.dp_norm_mode = "clip"
+    ss.dp_norm_mode = NormMode.CLIP.value
     ss.dp_norm_from_data = True  # read off the data: the ledger records the clip step as not private
 
 
@@ -369,7 +373,7 @@ def _utility_advisor(dataset, prepared) -> None:
     for shared in ("dp_delta", "dp_k", "dp_seed"):
         ui.origin_note(shared)
     key = (ui.dataset_key(), tuple(sorted(settings.items())))
-    clicked = st.button("Estimate utility vs B", key="adv_run", icon=":material/query_stats:")
+    clicked = st.button("Estimate utility vs B", key="data_adv_run", icon=":material/query_stats:")
     if clicked:
         curve = _run_advisor(dataset, settings)
         if curve is not None:
@@ -400,7 +404,7 @@ def _utility_advisor(dataset, prepared) -> None:
                "a data-dependent choice unless it is done on public or similar data.")
     best = best_norm_bound(curve)
     if best is not None and not math.isclose(best, float(prepared.norm_bound), rel_tol=1e-6):
-        st.button(f"Use B = {best:.4g} (a non-private choice)", key="adv_use_best", on_click=_use_best_bound,
+        st.button(f"Use B = {best:.4g} (a non-private choice)", key="data_adv_use_best", on_click=_use_best_bound,
                   args=(best,))
 
 

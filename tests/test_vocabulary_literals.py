@@ -60,10 +60,7 @@ DEFAULT_POSITIONS = {"Setting": 1}
 FALLBACK_METHODS = frozenset({"get", "setdefault", "pop"})
 #: Literals left in files owned elsewhere this round (issue 23 leftovers), by file: the radio labels keyed by value
 #: (use ``MissingPolicy(v).label`` …), ``ss.dp_norm_mode = "clip"`` and ``parse_upload``'s defaults.
-LEFTOVERS: dict[str, tuple[str, ...]] = {
-    "pages/data.py": ("'onehot'", "'drop'", "'drop'", "'zero'", "'mean'", "'clip'", "'max_norm'", "'clip'"),
-    "pages/ui/datasets.py": ("'onehot'", "'drop'"),
-}
+LEFTOVERS: dict[str, tuple[str, ...]] = {}
 
 
 def _source_files() -> list[Path]:

@@ -12,7 +12,7 @@ import dpcore
 from dpcore.data.roles import guess_label
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.explain.display import held_out_note, plain_words
-from dpcore.vocabulary import NO_LABEL, Centering, FeatureScaling, NormMode
+from dpcore.vocabulary import NO_LABEL, CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode
 from pages.ui import server_cache
 from pages.ui.state import (
     DEFAULTS,
@@ -70,7 +70,7 @@ def dataset_label(dataset_id: str, upload_name: str | None = None) -> str:
 DELIMITER_CHOICES: dict[str, str | None] = {"auto": None, ",": ",", ";": ";", "tab": "\t", "|": "|"}
 DECIMAL_CHOICES: dict[str, str | None] = {"auto": None, ".": ".", ",": ","}
 #: Thousands separators: never detected (one record's cell would decide how others are read, R4-7), only chosen.
-THOUSANDS_CHOICES: dict[str, str | None] = {"none": None, ",": ",", ".": ".", "space": " "}
+THOUSANDS_CHOICES: dict[str, str | None] = {"no separator": None, ",": ",", ".": ".", "space": " "}
 ENCODING_CHOICES: tuple[str, ...] = ("auto", "utf-8", "utf-16", "cp1252", "latin-1")
 
 
@@ -79,12 +79,12 @@ def _read_options() -> dict:
     enc = ss.get("dp_csv_encoding", "auto")
     return {"delimiter": DELIMITER_CHOICES.get(ss.get("dp_csv_delimiter", "auto")),
             "decimal": DECIMAL_CHOICES.get(ss.get("dp_csv_decimal", "auto")),
-            "thousands": THOUSANDS_CHOICES.get(ss.get("dp_csv_thousands", "none")),
+            "thousands": THOUSANDS_CHOICES.get(ss.get("dp_csv_thousands")),
             "encoding": None if enc == "auto" else enc}
 
 
 def parse_upload(data: bytes, name: str = "upload.csv", label: str | None = None,
-                 categorical: str = "onehot", missing: str = "drop", schema=None):
+                 categorical: str = CategoricalPolicy.ONEHOT, missing: str = MissingPolicy.DROP, schema=None):
     """Parse uploaded bytes with :func:`dpcore.data.load_csv` (raises DataError with a readable message)."""
     label = None if label in (None, "", NO_LABEL) else label
     return dpcore.data.load_csv(data, label=label, categorical=categorical, missing=missing, name=name,
@@ -246,7 +246,7 @@ def label_guess():
 
 def on_upload() -> None:
     """``on_change`` callback of the file uploader (runs before the widgets of the next run exist)."""
-    upload = st.session_state.get("upload_widget")
+    upload = st.session_state.get("data_upload_widget")
     if upload is not None:
         store_upload(upload.getvalue(), upload.name)
 

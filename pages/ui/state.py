@@ -149,7 +149,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dp_norm_mode", NormMode.CLIP.value),
     Setting("dp_csv_delimiter", "auto"),
     Setting("dp_csv_decimal", "auto"),
-    Setting("dp_csv_thousands", "none"),  # never detected (R4-7): only a separator the user picks
+    Setting("dp_csv_thousands", "no separator"),  # never detected (R4-7): only a separator the user picks
     Setting("dp_csv_encoding", "auto"),
     Setting("dp_centering", Centering.NONE.value, "center", decode=_choice(lambda: values(Centering))),
     Setting("dp_centering_eps", 0.1),

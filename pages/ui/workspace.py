@@ -233,7 +233,7 @@ def apply(workspace: Mapping, session: MutableMapping | None = None) -> list[str
     ignored: list[str] = []
     for key, value in _settings(workspace.get("settings") or {}, SHARED, ignored).items():
         ss[key] = value
-        ss.pop(f"w_{key}", None)  # a bound widget shows the loaded value
+        ss.pop(state.bound_key(key), None)  # a bound widget shows the loaded value
     for group, ids in (workspace.get("mechanisms") or {}).items():
         if group in MECH_GROUPS:
             ss[mech_key(group)] = _known_mechanisms(group, ids)

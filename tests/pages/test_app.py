@@ -313,7 +313,7 @@ def test_data_page_utility_vs_b_advisor(at):
     assert at.selectbox(key="dp_adv_mech").value == "analyze_gauss"
     assert at.select_slider(key="dp_adv_eps").value == 1.0
     assert ui_state.stored("adv_result", at.session_state) is None  # nothing runs before the button
-    at.button(key="adv_run").click().run()
+    at.button(key="data_adv_run").click().run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     curve = ui_state.stored("adv_result", at.session_state)
@@ -338,7 +338,7 @@ def test_data_page_utility_vs_b_advisor(at):
     # a setting that matters (ε) asks for a new run, and the button uses the new ε
     at.select_slider(key="dp_adv_eps").set_value(10.0).run()
     assert any("changed" in w.value for w in at.warning)
-    at.button(key="adv_run").click().run()
+    at.button(key="data_adv_run").click().run()
     assert ui_state.stored("adv_result", at.session_state).attrs["epsilon"] == 10.0
     assert not any("changed" in w.value for w in at.warning)
 
@@ -352,7 +352,7 @@ def test_data_page_utility_advisor_error_is_shown(at, monkeypatch):
 
     monkeypatch.setattr(dpcore.evaluation.advisor, "clipping_utility_curve", failing)
     at.switch_page("pages/data.py").run()
-    at.button(key="adv_run").click().run()
+    at.button(key="data_adv_run").click().run()
     no_exception(at)
     assert [e.value for e in at.error] == ["the advisor failed: lower the number of trials."]
     assert ui_state.stored("adv_result", at.session_state) is None

@@ -90,7 +90,7 @@ def test_explore_picker_and_reset_to_private_defaults(at):
     at.radio(key="dp_scaling").set_value("minmax").run()
     at.selectbox(key="dp_centering").set_value("empirical").run()
     no_exception(at)
-    at.button(key="reset_data_settings").click().run()  # this dataset's private defaults, the label kept
+    at.button(key="data_reset_data_settings").click().run()  # this dataset's private defaults, the label kept
     no_exception(at)
     assert (at.session_state["dp_scaling"], at.session_state["dp_centering"]) == ("schema", "none")
     assert at.session_state["dp_label"] == "species"

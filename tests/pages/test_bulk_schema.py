@@ -36,7 +36,7 @@ def _data_page(data: bytes, name: str) -> AppTest:
     at.run()
     at.switch_page("pages/data.py").run()
     no_exception(at)
-    at.file_uploader(key="upload_widget").set_value((name, data, "text/csv")).run()
+    at.file_uploader(key="data_upload_widget").set_value((name, data, "text/csv")).run()
     no_exception(at)
     return at
 
@@ -224,7 +224,7 @@ def test_an_upload_detection_cannot_read_reaches_the_declared_schema_and_the_nex
     assert schema.names == ["h", "w", "grp"] and schema.label == "grp" and schema.is_public
     assert any("declared format" in c.value for c in at.caption)
     # a second file under the loaded schema: read with the declared ':' (nothing detected), its schema applied
-    at.file_uploader(key="upload_widget").set_value(("heights_2025.txt", _colon_file(2), "text/plain")).run()
+    at.file_uploader(key="data_upload_widget").set_value(("heights_2025.txt", _colon_file(2), "text/plain")).run()
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     schema = _schema(at)

@@ -76,7 +76,7 @@ def test_max_norm_bound_stays_read_off_the_data_after_auto_off(wine_max_norm):
 def test_confirming_the_bound_as_public_makes_it_public(wine_max_norm):
     at = wine_max_norm
     _to_clip_with_shown_bound(at)
-    at.button(key="confirm_bound_public").click().run()
+    at.button(key="data_confirm_bound_public").click().run()
     _no_exception(at)
     prepared = _prepared(at)
     assert _clip_entry(prepared).private and prepared.is_private and _green_banner(at)

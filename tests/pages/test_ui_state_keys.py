@@ -27,15 +27,7 @@ SESSION_NAMES = frozenset({"ss", "session_state"})
 SESSION_METHODS = frozenset({"get", "pop", "setdefault", "update", "items", "keys", "values", "clear"})
 #: Keys outside the scheme in files owned elsewhere this round (issue 23 leftovers): key → file. Each must still be
 #: there (so the list only shrinks); rename it with its owner's next change and delete the entry.
-LEFTOVERS: dict[str, str] = {
-    "adv_run": "pages/data.py",
-    "adv_use_best": "pages/data.py",
-    "confirm_bound_public": "pages/data.py",
-    "dl_example": "pages/data.py",
-    "reset_data_settings": "pages/data.py",
-    "upload_widget": "pages/data.py",
-    "use_suggested_k": "pages/data.py",
-}
+LEFTOVERS: dict[str, str] = {}
 
 
 def _sources() -> list[Path]:

@@ -55,7 +55,7 @@ def _data_page() -> AppTest:
 
 
 def _upload(at: AppTest, data: bytes, name: str) -> None:
-    at.file_uploader(key="upload_widget").set_value((name, data, "text/csv")).run()
+    at.file_uploader(key="data_upload_widget").set_value((name, data, "text/csv")).run()
     _no_exception(at)
 
 

@@ -275,8 +275,10 @@ def test_workspace_k_is_not_clamped_to_the_uploads_dimension() -> None:
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=90)
     at.run()
     at.switch_page("pages/data.py").run()
-    at.file_uploader(key="upload_widget").set_value(("three.csv", ("a,b,c\n" + "\n".join(rows) + "\n").encode(),
+    at.file_uploader(key="data_upload_widget").set_value(("three.csv", ("a,b,c\n" + "\n".join(rows) + "\n").encode(),
                                                      "text/csv")).run()
+    # the suggested k = min(2, d), d read off the data under the draft schema: never offered for the shared k
+    assert at.session_state["dp_k"] != 2 and "data_use_suggested_k" not in [b.key for b in at.button]
     at.session_state["dp_k"] = 7  # typed by the user: public
     at.switch_page("pages/inspect.py").run()
     assert not at.exception, [e.value for e in at.exception]

@@ -168,7 +168,7 @@ def test_confirming_a_shown_bound_declares_only_what_was_shown() -> None:
     assert not at.exception, [e.value for e in at.exception]
     fmt = at.number_input(key="dp_norm_bound").proto.format or None  # the Norm bound widget's format
     shown = float(_shown(float(at.session_state["dp_norm_bound"]), fmt))
-    at.button(key="confirm_bound_public").click().run()
+    at.button(key="data_confirm_bound_public").click().run()
     assert not at.exception, [e.value for e in at.exception]
     prepared = ui_state.stored("prepared", at.session_state)
     clip = next(e for e in prepared.ledger if e.step.startswith("clip rows"))
