@@ -285,6 +285,8 @@ def test_workspace_k_is_not_clamped_to_the_uploads_dimension() -> None:
     assert at.number_input(key="insp_k").value <= 3  # the page's k: clamped to d = 3 (d − 1 if strict)
     assert at.session_state["dp_k"] == 7 and at.query_params["k"] == "7"
     assert workspace.build(at.session_state)["settings"].get("dp_k", 7) == 7
+    at.number_input(key="insp_k").set_value(1).run()  # a k chosen on Inspect is the user's: it is shared
+    assert at.session_state["dp_k"] == 1 and workspace.build(at.session_state)["settings"]["dp_k"] == 1
 
 
 # ------------------------------------------------------------------------------------------------
