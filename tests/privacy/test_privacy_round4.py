@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _session_stub import SessionStub
 
 from dpcore.data import draft_schema, infer_roles, read_table
 from dpcore.exceptions import DPCoreError
@@ -93,17 +94,7 @@ def test_cli_clamp_warning_is_labelled_non_private(tmp_path, capsys) -> None:
 
 # ------------------------------------------------------------------------------------------------
 # R4-4 (item 12): on an upload, "reset the seed to the default" must not set the fixed public seed
-class _Session(dict):
-    """A stand-in for ``st.session_state`` (attribute access as Streamlit's proxy gives it)."""
-
-    def __getattr__(self, name: str):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name: str, value) -> None:
-        self[name] = value
+_Session = SessionStub  # a stand-in for st.session_state (tests/_session_stub.py)
 
 
 def test_origin_reset_of_the_seed_on_an_upload_draws_no_fixed_seed(monkeypatch) -> None:

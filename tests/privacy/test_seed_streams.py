@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _session_stub import SessionStub
 
 from dpcore.core.seeding import release_seed, settings_key
 from dpcore.data import Dataset, preprocess
@@ -43,15 +44,7 @@ def test_release_seed_depends_on_every_setting_and_reproduces() -> None:
 
 # ------------------------------------------------------------------------------------------------
 # the seed on an upload (pages/ui/state.py), with a stand-in session state
-class _Session(dict):
-    def __getattr__(self, name: str):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name: str, value) -> None:
-        self[name] = value
+_Session = SessionStub  # a stand-in for st.session_state (tests/_session_stub.py)
 
 
 @pytest.fixture
