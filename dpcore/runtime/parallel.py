@@ -39,7 +39,7 @@ from multiprocessing.connection import wait as _wait
 from typing import Any
 
 from ..exceptions import InvalidParameterError
-from .protocol import PRELOAD, InlineRunner, Outcome, ReportMessage, Task, Worker, died, killed, unsent
+from .protocol import PRELOAD, InlineRunner, Outcome, ReadyMessage, ReportMessage, Task, Worker, died, killed, unsent
 
 __all__ = ["PRELOAD", "Outcome", "Task", "resolve_jobs", "run_tasks"]
 
@@ -110,14 +110,20 @@ def _run_pool(tasks: Iterator[Task], jobs: int, contexts: Callable[[Hashable], A
 class _Slot:
     """A worker process, the context it holds and the task it runs (``index`` None when idle)."""
 
-    __slots__ = ("context_key", "index", "limit_at", "started", "worker")
+    __slots__ = ("context_key", "hard_limit", "index", "limit_at", "started", "worker")
 
     def __init__(self) -> None:
         self.worker = Worker()
         self.context_key: Any = None
         self.index: int | None = None
         self.started = 0.0
+        self.hard_limit = float("inf")
         self.limit_at = float("inf")
+
+    def start_clock(self, now: float) -> None:
+        """The task's time (and its hard limit) runs from ``now``."""
+        self.started = now
+        self.limit_at = now + self.hard_limit
 
 
 class _LocalPool:
@@ -162,8 +168,8 @@ class _LocalPool:
             slot.context_key = task.context
         slot.worker.send_task(index, task, task.context)
         slot.index = index
-        slot.started = time.perf_counter()
-        slot.limit_at = slot.started + task.hard_limit if task.hard_limit is not None else float("inf")
+        slot.hard_limit = task.hard_limit if task.hard_limit is not None else float("inf")
+        slot.start_clock(time.perf_counter())
         self.busy[slot.worker.conn] = slot
 
     def remove(self, slot: _Slot) -> None:
@@ -216,13 +222,16 @@ class _LocalPool:
                 self.remove(slot)
                 yield died(index, seconds, code)
                 continue
+            if isinstance(msg, ReadyMessage):  # a new worker started: its first task starts now
+                slot.start_clock(now)
+                continue
             if isinstance(msg, ReportMessage):
                 if self.on_report is not None:
                     self.on_report(msg.index, msg.payload)
                 continue
             self.busy.pop(slot.worker.conn)
             slot.index = None
-            slot.limit_at = float("inf")
+            slot.hard_limit = slot.limit_at = float("inf")
             yield msg
         for slot in [s for s in self.busy.values() if s.limit_at <= now]:
             index, seconds = slot.index, now - slot.started

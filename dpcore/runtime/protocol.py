@@ -6,7 +6,8 @@ dashboard's shared fair pool). It holds
 
 * the unit of work, :class:`Task`, and what became of it, :class:`Outcome` (also the worker's result message);
 * the messages on a worker's pipe — parent → worker: :class:`ContextMessage`, :class:`ForgetMessage`,
-  :class:`TaskMessage`, :class:`StopMessage`; worker → parent: :class:`ReportMessage` and :class:`Outcome`;
+  :class:`TaskMessage`, :class:`StopMessage`; worker → parent: :class:`ReadyMessage` (once, when it has started),
+  :class:`ReportMessage` and :class:`Outcome`;
 * :func:`run_task` (one task, timed, its exception turned into a "failed" outcome), used in a worker and in this
   process alike, and :class:`InlineRunner`, which runs tasks in this process and keeps the last context it built;
 * :class:`Worker` (one worker process: start, send, receive, stop, kill) and the worker's loop, :func:`worker_main`;
@@ -31,8 +32,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["PRELOAD", "ContextMessage", "ForgetMessage", "InlineRunner", "Outcome", "ReportMessage", "StopMessage",
-           "Task", "TaskMessage", "Worker", "died", "killed", "receive", "run_task", "unsent", "worker_main"]
+__all__ = ["PRELOAD", "ContextMessage", "ForgetMessage", "InlineRunner", "Outcome", "ReadyMessage", "ReportMessage",
+           "StopMessage", "Task", "TaskMessage", "Worker", "died", "killed", "receive", "run_task", "unsent",
+           "worker_main"]
 
 #: Modules the forkserver imports once, so that forked workers start warm.
 PRELOAD = ("dpcore.evaluation.sweep", "dpcore.audit.runner")
@@ -166,6 +168,14 @@ class StopMessage(NamedTuple):
     """Parent → worker: exit."""
 
 
+class ReadyMessage(NamedTuple):
+    """Worker → parent, once, first: the worker process has started (its thread limits set) and reads its pipe.
+
+    A task sent before it waited while the process started (a fork, slow on a loaded machine): its clock — a pool's
+    service accounting and hard limit — starts here, not when it was sent.
+    """
+
+
 class ReportMessage(NamedTuple):
     """Worker → parent: task ``index`` called ``report(payload)``."""
 
@@ -173,7 +183,7 @@ class ReportMessage(NamedTuple):
     payload: Any
 
 
-def receive(conn: Any, index: int | None, seconds: float) -> ReportMessage | Outcome | None:
+def receive(conn: Any, index: int | None, seconds: float) -> ReadyMessage | ReportMessage | Outcome | None:
     """The next message from a worker running task ``index`` (for ``seconds`` so far): a report, the task's outcome,
     or None when the worker process is gone. A message this process cannot unpickle is the outcome "failed"."""
     try:
@@ -211,6 +221,10 @@ def worker_main(conn: Any, capacity: int = 1, nice: int = 0) -> None:
         with contextlib.suppress(OSError):
             os.nice(nice)
     single_threaded()
+    try:
+        conn.send(ReadyMessage())
+    except (EOFError, OSError):
+        return
     held: OrderedDict[Any, Any] = OrderedDict()
     while True:
         try:
@@ -281,7 +295,7 @@ class Worker:
     def forget(self, key: Hashable) -> None:
         self.conn.send(ForgetMessage(key))
 
-    def receive(self, index: int | None, seconds: float) -> ReportMessage | Outcome | None:
+    def receive(self, index: int | None, seconds: float) -> ReadyMessage | ReportMessage | Outcome | None:
         """See :func:`receive`."""
         return receive(self.conn, index, seconds)
 

@@ -59,7 +59,7 @@ from collections.abc import Callable, Hashable, Sequence
 from multiprocessing.connection import wait as _wait
 from typing import Any
 
-from .protocol import InlineRunner, Outcome, ReportMessage, Task, Worker, died, killed, unsent
+from .protocol import InlineRunner, Outcome, ReadyMessage, ReportMessage, Task, Worker, died, killed, unsent
 
 __all__ = ["PREEMPT_MARGIN_S", "SETTLED_KEEP_S", "WORKER_CONTEXTS", "Job", "SharedPool", "pick_job"]
 
@@ -239,10 +239,11 @@ def _served(job: Any) -> float:
 class _Slot:
     """A worker process and the task it runs (or None)."""
 
-    __slots__ = ("held", "idle_since", "job", "last_tick", "limit", "paused", "ran", "task", "worker")
+    __slots__ = ("held", "idle_since", "job", "last_tick", "limit", "paused", "ran", "ready", "task", "worker")
 
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
+        self.ready = False  # the worker has said it started: until then a task sent to it waits, and is not charged
         self.held: OrderedDict[Hashable, None] = OrderedDict()  # context keys the worker holds (mirror of its LRU)
         self.job: Job | None = None
         self.task: int | None = None
@@ -529,7 +530,7 @@ class SharedPool:
         if self.in_process:
             return
         for slot in self._slots:
-            if slot.job is not None and not slot.paused:
+            if slot.job is not None and not slot.paused and slot.ready:
                 step = now - slot.last_tick
                 slot.ran += step
                 slot.job._service += step
@@ -667,7 +668,7 @@ class SharedPool:
                 self._slots.remove(slot)
 
     def _receive(self, slot: _Slot, readable: bool) -> None:
-        msg: ReportMessage | Outcome | None = None
+        msg: ReadyMessage | ReportMessage | Outcome | None = None
         if readable or slot.worker.conn.poll():
             if slot.paused:
                 # A worker stopped half-way through writing a message (a large result or report goes out in several
@@ -675,8 +676,11 @@ class SharedPool:
                 # writing first (a report's sender is stopped again below; a result's worker stays running).
                 slot.worker.signal(signal.SIGCONT)
             msg = slot.worker.receive(slot.task, slot.ran)
-            if slot.paused and isinstance(msg, ReportMessage):
+            if slot.paused and isinstance(msg, ReadyMessage | ReportMessage):
                 slot.worker.signal(signal.SIGSTOP)
+        if isinstance(msg, ReadyMessage):  # the worker has started: its task's time runs from now
+            slot.ready, slot.last_tick = True, time.monotonic()
+            return
         job, index = slot.job, slot.task
         if msg is None:  # the worker process is gone
             code = slot.worker.exitcode()

@@ -81,6 +81,31 @@ def test_a_light_job_submitted_later_finishes_before_the_heavy_one_goes_on(pool_
 
 
 @pytest.mark.slow
+def test_a_workers_start_is_not_charged_to_the_job_whose_task_waits_for_it(pool_factory):
+    """A spare worker slow to start (its fork held back 1.5 s here, as on a loaded machine) is no service of the job
+    whose task waits for it: otherwise that job looks better served than the one it preempted, and the scheduler
+    hands the slot back (the CI failure of the test above). The clock starts at the worker's ready message."""
+    from multiprocessing import forkserver
+
+    pool = pool_factory(1)
+    heavy = pool.submit([Task(_nap, (90.0,))], label="heavy")
+    _until(lambda: heavy.service > 1.0)
+    server = forkserver._forkserver._forkserver_pid
+    if server is None:
+        pytest.skip("no forkserver on this platform")
+    os.kill(server, signal.SIGSTOP)
+    try:
+        light = pool.submit([Task(_nap, (0.05,)) for _ in range(3)], label="light")
+        time.sleep(1.5)
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert light.wait(WAIT) and light.done == 3
+    assert light.service < 1.0, f"the light job was charged {light.service:.2f} s for 3 tasks of 0.05 s"
+    heavy.cancel()
+    assert heavy.wait(WAIT)
+
+
+@pytest.mark.slow
 def test_a_light_job_takes_the_slot_of_a_long_running_task(pool_factory):
     """Preemption: the heavy task already running is paused while the light job runs (a paused task can be
     cancelled)."""
