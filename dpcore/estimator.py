@@ -139,10 +139,10 @@ class DPPCA(TransformerMixin, BaseEstimator):
         mean = np.asarray(data.info.get("center", np.zeros(d)), dtype=float)
         if not mech.uses_delta:
             delta_cov = 0.0
-        release: Release = mech.release(
-            data, k, eps_cov, delta_cov, neighbouring=self.neighbouring, random_state=self.random_state,
-            time_limit=self.time_limit, allow_invalid=self.allow_invalid, **self._mechanism_options,
-        )
+        release: Release = mech.prepare_release(
+            data, k, eps_cov, delta_cov, neighbouring=self.neighbouring, time_limit=self.time_limit,
+            allow_invalid=self.allow_invalid, **self._mechanism_options,
+        ).run(self.random_state, self.time_limit, lazy_post=True)  # the fit needs the subspace only
         if release.is_bottom:
             raise InvalidParameterError(f"{mech.id} returned ⊥ (no output): {release.reason}")
         self.release_ = release
@@ -177,10 +177,10 @@ class DPPCA(TransformerMixin, BaseEstimator):
     @staticmethod
     def _private_scatter(release: Release) -> np.ndarray:
         """B²·v̂ᵀĈv̂ along the components from the private covariance (post-processing), else NaN."""
-        if release.covariance_post is None:
+        variances = release.post_processed_variances()
+        if variances is None:
             return np.full(release.k, np.nan)
-        V = release.subspace
-        return np.sum(V * (release.covariance_post @ V), axis=0) * release.norm_bound**2
+        return variances * release.norm_bound**2
 
     @property
     def privacy_spent(self) -> tuple[float, float]:

@@ -75,6 +75,8 @@ def _changed(release: Release, **changes: Any) -> Release:
     without its per-call field walk: a shallow copy with ``changes`` set."""
     new = object.__new__(Release)
     new.__dict__.update(release.__dict__)
+    if "covariance_post" in changes:  # a property over the field (it may be deferred): set through it
+        new.covariance_post = changes.pop("covariance_post")
     new.__dict__.update(changes)
     return new
 

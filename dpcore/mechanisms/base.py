@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..core._validation import check_delta, check_epsilon, check_k, check_neighbouring, check_time_limit
-from ..core.linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize
+from ..core.linalg import clip_spectrum, clip_spectrum_and_top_k, orthonormalize, top_k_eigenpairs
 from ..core.privacy import GUARANTEE_LABELS, GUARANTEES, Diagnostics, LedgerEntry, ledger_total
 from ..core.seeding import RandomState, Stage, stage_rng
 from ..core.timing import Deadline
@@ -70,6 +70,9 @@ class Release:
     in ``diagnostics["n_rows"]``). Matrices are on the unit scale (rows ‖x‖ ≤ 1); multiply covariances by
     ``norm_bound**2`` for the preprocessed feature units (:meth:`scaled_covariance`). ``ledger`` holds the
     mechanism's steps, ``preprocessing`` the steps that prepared its input (DP centring spends budget there).
+
+    ``covariance_post`` may be computed when first read (:meth:`PreparedRelease.run` with ``lazy_post=True``, as
+    :class:`~dpcore.estimator.DPPCA` does): post-processing of ``covariance``, the same value either way.
     """
 
     mechanism: str
@@ -147,6 +150,46 @@ class Release:
         """The covariance estimate in preprocessed feature units (B²·Ĉ)."""
         C = self.covariance_post if post_processed else self.covariance
         return None if C is None else C * self.norm_bound**2
+
+    def post_processed_variances(self) -> np.ndarray | None:
+        """v̂ᵢᵀ·``covariance_post``·v̂ᵢ along each released direction (unit scale); None without both.
+
+        When the subspace is the top-k eigenvectors of the released covariance these are its top-k eigenvalues
+        clipped as ``covariance_post`` clips them, read without forming ``covariance_post`` if it is deferred.
+        """
+        deferred = self.__dict__.get("_post_deferred")
+        if deferred is not None and deferred[2] is not None:
+            _, upper, top = deferred
+            return np.clip(top, 0.0, upper)
+        if self.subspace is None or self.covariance_post is None:
+            return None
+        V = self.subspace
+        return np.sum(V * (self.covariance_post @ V), axis=0)
+
+    def _defer_post(self, upper: float, top_eigenvalues: np.ndarray | None) -> None:
+        """Compute ``covariance_post`` from ``covariance`` when first read (clip to [0, ``upper``]);
+        ``top_eigenvalues``: those of the released subspace's directions, when it is the top-k eigenvectors."""
+        self.__dict__["_covariance_post"] = None
+        self.__dict__["_post_deferred"] = (self.covariance, upper, top_eigenvalues)
+
+
+def _covariance_post(self: Release) -> np.ndarray | None:
+    post = self.__dict__.get("_covariance_post")
+    deferred = self.__dict__.get("_post_deferred")
+    if post is None and deferred is not None:
+        post = clip_spectrum(deferred[0], upper=deferred[1])
+        self.__dict__["_covariance_post"], self.__dict__["_post_deferred"] = post, None
+    return post
+
+
+def _set_covariance_post(self: Release, value: np.ndarray | None) -> None:
+    self.__dict__["_covariance_post"], self.__dict__["_post_deferred"] = value, None
+
+
+# A property over the dataclass field: the generated __init__ (and dataclasses.replace) set it; a deferred value is
+# computed on first read (see Release).
+Release.covariance_post = property(_covariance_post, _set_covariance_post,  # type: ignore[assignment]
+                                   doc="The post-processed covariance (PSD, eigenvalues clipped); unit scale.")
 
 
 def eigenvalue_ceiling(data: PreparedData, neighbouring: str) -> float:
@@ -371,8 +414,14 @@ class PreparedRelease:
                              eigenvalue_ceiling(data, self.neighbouring), tuple(data.ledger))
         return self._settled
 
-    def run(self, random_state: RandomState = None, time_limit: float | None = None) -> Release:
-        """One release with these settings (``random_state`` and ``time_limit`` as in :meth:`Mechanism.release`)."""
+    def run(self, random_state: RandomState = None, time_limit: float | None = None, *,
+            lazy_post: bool = False) -> Release:
+        """One release with these settings (``random_state`` and ``time_limit`` as in :meth:`Mechanism.release`).
+
+        ``lazy_post=True``: a covariance mechanism's subspace comes from a partial eigensolver
+        (:func:`~dpcore.core.linalg.top_k_eigenpairs`: same span, vectors equal up to rounding and sign) and
+        ``covariance_post`` is computed when first read — for callers that need only the subspace (``DPPCA.fit``).
+        """
         mech, data, k, epsilon, delta = self.mechanism, self.data, self.k, self.epsilon, self.delta
         deadline = Deadline(check_time_limit(time_limit))
         opts = dict(self.options)  # each release owns its options dict
@@ -399,10 +448,13 @@ class PreparedRelease:
             return Release(subspace=None, status="bottom", reason=out.bottom_reason, **common)
 
         covariance = out.covariance
-        covariance_post = None
+        covariance_post = top = None
         subspace = out.subspace
         if covariance is not None:
-            if subspace is None:  # one shared eigendecomposition for both (identical to the two separate calls)
+            if lazy_post:
+                if subspace is None:
+                    top, subspace = top_k_eigenpairs(covariance, k)
+            elif subspace is None:  # one shared eigendecomposition for both (identical to the two separate calls)
                 covariance_post, subspace = clip_spectrum_and_top_k(covariance, k, upper=upper)
             else:
                 covariance_post = clip_spectrum(covariance, upper=upper)
@@ -410,6 +462,9 @@ class PreparedRelease:
             raise InvalidMechanismError(f"{mech.id} returned neither a subspace nor a covariance")
         subspace = np.asarray(subspace, dtype=float)[:, :k]
         if not _is_orthonormal(subspace, k):
-            subspace = orthonormalize(subspace)
-        return Release(subspace=subspace, covariance=covariance, covariance_post=covariance_post,
-                       eigenvalues=out.eigenvalues, **common)
+            subspace, top = orthonormalize(subspace), None
+        release = Release(subspace=subspace, covariance=covariance, covariance_post=covariance_post,
+                          eigenvalues=out.eigenvalues, **common)
+        if lazy_post and covariance is not None:
+            release._defer_post(upper, top)
+        return release

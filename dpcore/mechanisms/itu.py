@@ -21,9 +21,9 @@ import numpy as np
 
 from ..core.noise import laplace
 from ..core.privacy import LedgerEntry, l1_sensitivity_eigenvalues
+from ..core.threads import blas_threads_for
 from ..core.timing import Deadline
 from ..samplers.bingham import KentBinghamSampler
-from ..samplers.gibbs import blas_threads_for
 from ..vocabulary import Guarantee, Neighbouring
 from . import register
 from .base import Mechanism, MechanismOutput, Param, eigenvalue_ceiling

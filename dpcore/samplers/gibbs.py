@@ -29,11 +29,11 @@ Implementation notes (performance and the numerical guards of spec §3.4 pitfall
   negative a (conditional concentrated near θ = 0, where the Beta envelope accepts ~√(h/|a|) of proposals) it
   switches to the exact envelope θ^{−1/2}e^{aθ}; the law of θ is unchanged (tested against quadrature).
 
-* The chains run with BLAS limited to one thread (``threadpoolctl``, in-process): every call here is small dense
-  linear algebra (m×m blocks, d×m rank-1 updates) for which OpenBLAS's thread start-up and synchronisation cost more
-  than they save — with the default threads a release on Adult (d = 108, k = 5) took 3.6× the wall time of the same
-  release on one thread (issue #22). The d×d eigendecomposition of M done once per call stays on all cores only
-  from d = :data:`SMALL_DENSE_BELOW` on (:func:`blas_threads_for`).
+* The chains run with BLAS limited to one thread (:mod:`dpcore.core.threads`, in-process): every call here is small
+  dense linear algebra (m×m blocks, d×m rank-1 updates) for which OpenBLAS's thread start-up and synchronisation cost
+  more than they save — with the default threads a release on Adult (d = 108, k = 5) took 3.6× the wall time of the
+  same release on one thread (issue #22). The d×d eigendecomposition of M done once per call stays on all cores only
+  from d = :data:`~dpcore.core.threads.SMALL_DENSE_BELOW` on (:func:`~dpcore.core.threads.blas_threads_for`).
 
 MCMC has no convergence certificate: PPCA built on this sampler is heuristic-DP. Per recorded scan the chain keeps
 sign-invariant statistics of its state — the score tr(VᵀMV) and the principal angles between span(V) and the
@@ -47,16 +47,14 @@ data: non-private.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core.noise import uniform_stiefel
+from ..core.threads import SMALL_DENSE_BELOW, SMALL_DENSE_THREADS, blas_threads_for, single_threaded_blas
 from ..core.timing import Deadline
 from ..exceptions import InvalidParameterError, SamplerError
 from .convergence import ConvergenceVerdict, judge_convergence
@@ -66,9 +64,7 @@ RTHETA_MAX_PROPOSALS = 10_000_000
 #: Seed 000 §6.2's F_k threshold (a reported statistic: F_k ≤ 0.01 needs T ≳ 10,000; no longer the verdict).
 CONVERGENCE_THRESHOLD = 0.01
 #: BLAS threads used by the chains (small dense linear algebra; see the module docstring).
-SAMPLER_BLAS_THREADS = 1
-#: Below this order a d×d eigendecomposition also runs on one BLAS thread (:func:`blas_threads_for`).
-SMALL_DENSE_BELOW = 256
+SAMPLER_BLAS_THREADS = SMALL_DENSE_THREADS
 #: Scalar proposals tried in rtheta_bing before switching to vectorised batches.
 _SCALAR_TRIES = 12
 #: Block size m from which the column update goes through the tridiagonal form (fewer flops); below it a dense
@@ -255,33 +251,6 @@ def f_statistic(running_sum: np.ndarray, t: int) -> float:
     """F_k(t) = ‖running_sum / t‖_F / √k for the sum of t states X(1..t) (seed 000 §6.2)."""
     k = running_sum.shape[1]
     return float(np.linalg.norm(running_sum) / (t * math.sqrt(k)))
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    """One ``threadpoolctl`` controller per process: finding the loaded BLAS libraries walks every shared object of
-    the process (1–10 ms), so it is done once; scipy's LAPACK is imported first so that its OpenBLAS is among them."""
-    import scipy.linalg  # noqa: F401 - load scipy's OpenBLAS before the libraries are listed
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Limit every loaded BLAS (numpy's and scipy's OpenBLAS) to :data:`SAMPLER_BLAS_THREADS` thread(s) in-process.
-
-    The libraries are those loaded when this was first used (numpy's and scipy's; see :func:`_blas_controller`).
-    """
-    with _blas_controller().limit(limits=SAMPLER_BLAS_THREADS, user_api="blas"):
-        yield
-
-
-def blas_threads_for(d: int):
-    """The thread limit for dense linear algebra on d×d matrices: one thread below :data:`SMALL_DENSE_BELOW`
-    (OpenBLAS's threads cost more than they save there, and far more when other processes load the cores), the
-    library default above."""
-    return single_threaded_blas() if d < SMALL_DENSE_BELOW else nullcontext()
 
 
 #: Sign-invariant statistics recorded per scan (columns of ``GibbsResult.stat_traces``): the score, and the sum and

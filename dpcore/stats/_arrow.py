@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
+from ..core.threads import single_threaded_blas
 from ..data.preprocess import ChunkSource
 from ..data.reading import (
     _LINE_BREAK,
@@ -100,14 +101,6 @@ def prefetch(batches, depth: int = 2):
                 q.get_nowait()
             except queue.Empty:
                 worker.join(timeout=0.05)
-
-
-def single_threaded_blas():
-    """BLAS on one thread while Arrow's threads parse: a multi-threaded BLAS spinning against the parser threads
-    on the same cores is several times slower than either alone."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _opener(path: Path):

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.threads import single_threaded_blas
 from ..data.preprocess import CHUNK_BYTES, ChunkSource
 from ..data.reading import _typed_frame
 from ..exceptions import InvalidParameterError
-from ._arrow import single_threaded_blas
 from ._encode import SchemaEncoder
 
 
