@@ -121,6 +121,7 @@ def _upload_section() -> None:
             return
         with c1:
             schema_editor.label_rule_form(table, schema)  # "Use a binary label: COLUMN > value" (or ≠ 0)
+        workspace.misfit_note()  # a loaded workspace's schema for this file that did not fit it
         schema_editor.render(table, schema)
         if ss.dp_scaling != FeatureScaling.SCHEMA:
             st.caption("The schema's bounds and category lists are used with feature scaling 'public schema "

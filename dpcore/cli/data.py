@@ -182,8 +182,8 @@ def _statistics(args, path: str | None, *, parquet: bool):
 
 def _declared_format(args):
     """The file format of a streamed run: the schema's declared one (CLI overrides are refused then, as for
-    in-memory reading), else the conventional default with the CLI's --delimiter/--decimal/--encoding — never
-    detected from the file."""
+    in-memory reading), else the conventional default with the CLI's --delimiter/--decimal/--encoding/--thousands —
+    never detected from the file."""
     from dataclasses import replace
 
     from ..data import load_schema
@@ -193,8 +193,8 @@ def _declared_format(args):
     given = {k: v for k, v in table_options(args).items() if v is not None}
     if schema.format is not None:
         if given:
-            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding "
-                                        "or edit the schema's `format:`.")
+            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding/"
+                                        "--thousands or edit the schema's `format:`.")
         return schema.format
     return replace(schema.file_format, **given)
 

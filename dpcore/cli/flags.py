@@ -22,6 +22,7 @@ PHRASES: dict[str, str] = {
         "--center public needs public ranges (a public schema)",
     "sample size must": "each --sample-sizes value must",
     "centre otherwise (DP mean, or none)": "use --center dp (a DP mean with its own budget) or --center none",
+    "drop the delimiter/decimal/encoding/thousands overrides": "drop --delimiter/--decimal/--encoding/--thousands",
 }
 
 #: Library keyword arguments → the flag that sets them (``name=value`` becomes ``--flag value``).
@@ -31,7 +32,8 @@ FLAGS: dict[str, str] = {
     "epsilon": "--epsilon", "delta": "--delta", "k": "--k", "n_components": "--k", "trials": "--trials",
     "time_cap": "--time-cap", "time_limit": "--time-cap", "allow_invalid": "--allow-invalid",
     "random_state": "--seed", "seed": "--seed", "sample_sizes": "--sample-sizes", "reservoir_size": "--reservoir",
-    "delimiter": "--delimiter", "decimal": "--decimal", "encoding": "--encoding", "jobs": "--jobs",
+    "delimiter": "--delimiter", "decimal": "--decimal", "encoding": "--encoding", "thousands": "--thousands",
+    "jobs": "--jobs",
     "n_jobs": "--jobs",
 }
 

@@ -26,6 +26,9 @@ def add_table_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delimiter", help="field separator (default: detected among , ; tab |); 'tab' for a tab")
     p.add_argument("--decimal", choices=(".", ","), metavar="MARK", help="decimal mark, . or , (default: detected)")
     p.add_argument("--encoding", help="text encoding, e.g. cp1252 (default: UTF-8/UTF-16, detected)")
+    p.add_argument("--thousands", choices=("comma", "dot", "space", "apostrophe"), metavar="SEP",
+                   help="separator of digit groups, e.g. 'dot' for 1.234,5 (comma, dot, space or apostrophe; "
+                        "default: none — never detected: one record must not decide how another is read)")
 
 
 def add_label_rule_arguments(p) -> None:
@@ -38,12 +41,18 @@ def add_label_rule_arguments(p) -> None:
                                                              "feature)")
 
 
+#: ``--thousands`` names → the separator (names, since a space or an apostrophe is awkward on a command line).
+THOUSANDS_NAMES = {"comma": ",", "dot": ".", "space": " ", "apostrophe": "'"}
+
+
 def table_options(args: argparse.Namespace) -> dict:
     delimiter = getattr(args, "delimiter", None)
     if delimiter is not None and delimiter.lower() in ("tab", "\\t"):
         delimiter = "\t"
+    thousands = getattr(args, "thousands", None)
     return {"delimiter": delimiter, "decimal": getattr(args, "decimal", None),
-            "encoding": getattr(args, "encoding", None)}
+            "encoding": getattr(args, "encoding", None),
+            "thousands": None if thousands is None else THOUSANDS_NAMES[thousands]}
 
 
 def _read(args: argparse.Namespace, schema=None):
@@ -56,8 +65,8 @@ def _read(args: argparse.Namespace, schema=None):
         raise InvalidParameterError(f"CSV file not found: {args.csv}.")
     if schema is not None and schema.format is not None:
         if any(table_options(args).values()):
-            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding "
-                                        "or edit the schema's `format:`.")
+            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding/"
+                                        "--thousands or edit the schema's `format:`.")
         fmt = schema.format
         return read_table(path.read_bytes(), format=fmt, column_names=None if fmt.header else schema.names,
                           name=path.stem)

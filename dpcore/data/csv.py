@@ -90,7 +90,7 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
              name: str = "uploaded", schema: Schema | Mapping | str | Path | bytes | None = None,
              roles: Mapping[str, object] | None = None, delimiter: str | None = None, decimal: str | None = None,
              encoding: str | None = None, max_categories: int = MAX_CATEGORIES,
-             label_rule: LabelRule | None = None) -> Dataset:
+             label_rule: LabelRule | None = None, thousands: str | None = None) -> Dataset:
     """Parse a table (CSV/TSV text, Parquet, or ``.xlsx`` with openpyxl) into a raw :class:`Dataset`, in memory.
 
     Parameters
@@ -111,6 +111,7 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
     roles : ``{column: role}`` overrides of the inferred roles (without a schema)
     delimiter, decimal, encoding : override the detected field separator, decimal mark and text encoding (without
         a schema; a schema declares its file format)
+    thousands : the separator of digit groups (e.g. "." for 1.234,5), without a schema; never detected
     max_categories : text columns with more distinct values are left out by the inference
     label_rule : a binary label derived from the ``label`` column with a public threshold
         (:class:`~dpcore.data.schema.LabelRule`: ``label > above`` or ``label ≠ 0``); a schema declares it in its
@@ -119,16 +120,17 @@ def load_csv(source: CsvSource, *, label: str | None = None, categorical: str = 
     categorical, missing, max_columns, k = _validate(categorical, missing, max_columns, k, label, label_rule)
     if schema is not None:
         schema = load_schema(schema)
-        if delimiter is not None or decimal is not None or encoding is not None:
+        if delimiter is not None or decimal is not None or encoding is not None or thousands is not None:
             raise InvalidParameterError("with a schema the file is read with the schema's declared format; drop the "
-                                        "delimiter/decimal/encoding overrides, or change the schema's `format:`.")
+                                        "delimiter/decimal/encoding/thousands overrides, or change the schema's "
+                                        "`format:`.")
         raw = read_source(source)
         fmt = schema.format if schema.format is not None else FileFormat(kind=file_kind(raw))
         table = read_table(raw, format=fmt, column_names=None if fmt.header else schema.names, max_rows=max_rows,
                            name=name)
     else:
         table = read_table(source, delimiter=delimiter, decimal=decimal, encoding=encoding, max_rows=max_rows,
-                           name=name)
+                           name=name, thousands=thousands)
     return load_table(table, label=label, categorical=categorical, missing=missing, max_columns=max_columns, k=k,
                       schema=schema, roles=roles, max_categories=max_categories, label_rule=label_rule)
 

@@ -158,10 +158,13 @@ def _from_workspace(draft, table):
     """The draft, or the schema a loaded workspace keeps for this file (its values read off ``table`` again)."""
     from pages.ui import workspace  # the workspace module builds on this one
 
-    entry = workspace.pending_upload(st.session_state.get("dp_upload_name"))
+    name = st.session_state.get("dp_upload_name")
+    entry = workspace.pending_upload(name)
     if entry is None or not entry.get("schema"):
         return draft
-    return workspace.restore_schema(entry["schema"], draft, table)
+    schema, misfit = workspace.restore_schema_checked(entry["schema"], draft, table)
+    put("workspace_misfit", (name, misfit) if misfit else None)  # said under the schema (workspace.misfit_note)
+    return schema
 
 
 def set_upload_schema(schema, report=None) -> None:

@@ -528,6 +528,8 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("upload_files", dict, Scope.SESSION, doc="name of each file uploaded in this session, by fingerprint"),
     Slot("workspace_uploads", dict, Scope.SESSION, doc="a loaded workspace's uploads, by file name"),
     Slot("workspace_note", tuple, Scope.SESSION, doc="what loading a workspace file did: (kind, text), shown once"),
+    Slot("workspace_misfit", tuple, Scope.SESSION,
+         doc="a loaded workspace's schema that did not fit the uploaded file: (file name, why); shown with its schema"),
     # computed on the current data
     Slot("prepared", PreparedData, Scope.DATASET, memo=True, doc="the preprocessed data for the settings"),
     Slot("clamp_report", ClampReport, Scope.DATASET, memo=True, doc="Data page: values outside the schema's bounds"),

@@ -315,10 +315,17 @@ def _drafted_for(column: ColumnSchema, role: Any, table: RawTable | None) -> dic
 
 
 def restore_schema(saved: Mapping, draft: Schema, table: RawTable | None = None) -> Schema:
-    """The saved schema on the table whose ``draft`` is given: values the workspace left out (read off the data)
-    come from the draft — or, for a role the user declared that the draft did not infer, are drafted again from
-    ``table`` — still marked ``from_data``; the table's columns decide which columns there are (a column the
-    workspace does not name keeps its draft)."""
+    """The saved schema on the table whose ``draft`` is given (the draft where it does not fit: see
+    :func:`restore_schema_checked`)."""
+    return restore_schema_checked(saved, draft, table)[0]
+
+
+def restore_schema_checked(saved: Mapping, draft: Schema,
+                           table: RawTable | None = None) -> tuple[Schema, str | None]:
+    """(schema, None): the saved schema on the table whose ``draft`` is given — values the workspace left out (read
+    off the data) come from the draft or, for a role the user declared that the draft did not infer, are drafted
+    again from ``table``, still marked ``from_data``; the table's columns decide which columns there are (a column
+    the workspace does not name keeps its draft). (draft, why) when the saved schema does not fit this table."""
     columns = {str(c.get("name")): dict(c) for c in saved.get("columns") or [] if isinstance(c, Mapping)}
     merged = []
     for column in draft.columns:
@@ -347,9 +354,9 @@ def restore_schema(saved: Mapping, draft: Schema, table: RawTable | None = None)
     if column is not None and column not in draft.names:
         out["label"] = None
     try:
-        return Schema.from_dict({**out, "columns": merged})
-    except DPCoreError:
-        return draft  # the saved schema does not fit this table: the draft (marked from_data) stands
+        return Schema.from_dict({**out, "columns": merged}), None
+    except DPCoreError as exc:
+        return draft, str(exc)  # the saved schema does not fit this table: the draft (marked from_data) stands
 
 
 # ------------------------------------------------------------------------------------------------
@@ -385,6 +392,16 @@ def render() -> None:
         if note:
             kind, text = note
             (st.error if kind == "error" else st.success)(text)
+
+
+def misfit_note() -> None:
+    """Under the upload's schema: say that a loaded workspace's schema for this file did not fit it, and why."""
+    misfit = state.get("workspace_misfit")
+    if misfit and misfit[0] == st.session_state.get("dp_upload_name"):
+        st.warning(f"The loaded workspace's schema for **{misfit[0]}** does not fit this file, so none of it was "
+                   f"applied: {misfit[1]} The schema below is the draft read off the file (NOT public). Is this the "
+                   "file the workspace was saved with? Declare the schema below, or load a workspace saved for this "
+                   "file.", icon=":material/warning:")
 
 
 def lost_upload_note() -> None:

@@ -324,3 +324,45 @@ def test_cli_words_maps_each_library_argument_once():
     assert cli_words("the (epsilon, delta) budget; k=3 components") == "the (epsilon, delta) budget; --k 3 components"
     assert cli_words("Pass allow_invalid=True (CLI: --allow-invalid) to run it") == "Pass --allow-invalid to run it"
     assert cli_words("dataset.norm_bound=2 and my_label=x") == "dataset.norm_bound=2 and my_label=x"  # not arguments
+
+
+# leftover of #19: a thousands separator can be given on the command line without a schema (never detected)
+def test_thousands_flag_reads_grouped_numbers_and_is_refused_with_a_schema(capsys, tmp_path):
+    import numpy as np
+
+    r = np.random.default_rng(5)
+    amounts = r.uniform(1000, 9000, 40)
+    csv = tmp_path / "grouped.csv"
+    rows = [f"{a:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".") + f";{i % 7};{i % 2}"
+            for i, a in enumerate(amounts)]  # "1.234,56;3;0"
+    csv.write_text("amount;visits;member\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "schema.yaml"
+    code, _, err = run(capsys, "schema", "infer", "--csv", str(csv), "--delimiter", ";", "--decimal", ",",
+                       "--no-label", "--out", str(out), "--quiet")
+    assert code == 0, err
+    without = yaml_load(out)
+    assert _column(without, "amount")["role"] != "numeric"  # "1.234,56" is no number without the separator
+    code, _, err = run(capsys, "schema", "infer", "--csv", str(csv), "--delimiter", ";", "--decimal", ",",
+                       "--thousands", "dot", "--no-label", "--out", str(out), "--quiet")
+    assert code == 0, err
+    amount = _column(yaml_load(out), "amount")
+    assert amount["role"] == "numeric"
+    assert amount["lower"] == pytest.approx(round(amounts.min(), 2)) and amount["upper"] == pytest.approx(
+        round(amounts.max(), 2))
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), "--schema", str(out), "--thousands", "dot", *_AG,
+                       "--out", str(tmp_path / "o.csv"))
+    assert code == 2 and "--thousands" in err and "Traceback" not in err
+    code, _, err = run(capsys, "sweep", "--csv", str(csv), "--delimiter", ";", "--decimal", ",", "--thousands",
+                       "dot", "--no-label", *_AG, "--quiet", "--out", str(tmp_path / "o.csv"))
+    assert code == 0, err
+    assert pd.read_csv(tmp_path / "o.csv").d.iloc[0] == 3
+
+
+def yaml_load(path):
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def _column(schema: dict, name: str) -> dict:
+    return next(c for c in schema["columns"] if c["name"] == name)

@@ -340,3 +340,28 @@ def test_a_declared_role_the_draft_does_not_infer_is_restored_with_the_rest():
     assert restored["level"].categories == declared["level"].categories
     assert "categories" in restored["level"].from_data
     assert restored["x"].values_public and restored["x"].lower == declared["x"].lower
+
+
+def test_a_workspace_schema_that_does_not_fit_the_file_says_so():
+    """Leftover of #19: a saved schema that does not fit the file uploaded under its name (y declared numeric, the
+    new file's y is text) used to fall back to the draft without a word. The draft still stands (marked from_data,
+    so nothing is wrongly public), and the Data page now says the workspace's schema was not applied, and why."""
+    data = _visits()
+    table = read_table(data)
+    declared = draft_schema(table, infer_roles(table, label=None)).to_dict()
+    for column in declared["columns"]:
+        if column["name"] == "y":
+            column["from_data"] = ["lower", "upper"]  # the role numeric declared, its bounds read off the data
+    from dpcore.data import Schema
+
+    saved = workspace.public_schema_dict(Schema.from_dict(declared))
+    text = workspace.to_text({workspace.FORMAT_KEY: workspace.VERSION,
+                              "uploads": [{"file": "visits.csv", "schema": saved}]})
+    fresh = _data_page()
+    _load(fresh, "workspace_widget", text.encode(), "w.yaml")
+    other = "x,y,grp\n" + "\n".join(f"{i % 7 + 1}.5,{'hi' if i % 3 else 'lo'}{i},{'ab'[i % 2]}" for i in range(60))
+    _upload(fresh, (other + "\n").encode(), "visits.csv")
+    warnings = [w.value for w in fresh.warning if "does not fit this file" in w.value]
+    assert len(warnings) == 1 and "visits.csv" in warnings[0] and "NOT public" in warnings[0]
+    schema = _current_schema(fresh)
+    assert not schema.is_public
