@@ -44,6 +44,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -124,6 +125,12 @@ async def _ws_session(url: str, start: asyncio.Event, t0: list[float]) -> float:
                 return time.perf_counter() - t0[0]
 
 
+#: The caption of a finished sweep (pages/ui/sweep.py: "185 releases in 12.3 s …").
+_FINISHED = re.compile(r"\d+ releases in [\d.]+ s")
+#: A full run after the click that shows neither the sweep streaming nor its end this long after the click: the
+#: click did not take; the client presses again (counted in ``reclicks``).
+RECLICK_AFTER_S = 5.0
+
 #: The lesson's mechanisms (pages/ui/precompute.py LESSON_MECHANISMS), as Explore's ``mech`` URL parameter.
 LESSON_QUERY = "mech=analyze_gauss,laplace,mod_sulq,ppca,itu"
 
@@ -201,6 +208,7 @@ async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], qu
 
     await start.wait()
     first = complete = pressed = None
+    streamed, reclicks = False, 0
     warnings: list[str] = []
     pollers: dict[str, asyncio.Task] = {}
 
@@ -243,13 +251,21 @@ async def _ws_lesson_session(url: str, start: asyncio.Event, t0: list[float], qu
                         asked = asked or any(f"{mechanisms} mechanisms" in text for text in page.text)
                         now = time.perf_counter() - t0[0]
                         first = now if first is None else first
-                        if not page.progress:
+                        streamed = streamed or page.progress
+                        # complete: the sweep ran (a progress bar was seen) or says it finished; a run that
+                        # shows neither is the page before the click took (e.g. a rerun the app had queued)
+                        ran = not click or streamed or any(_FINISHED.match(text) for text in page.text)
+                        if not page.progress and ran:
                             complete, warnings = now, page.release_warnings
+                        elif not page.progress and not fragment_run and click and page.run_button is not None \
+                                and now - pressed > RECLICK_AFTER_S:
+                            reclicks += 1  # the click did not reach a run: press again, as a student would
+                            await ws.send(rerun(page_hash, button=page.run_button))
         finally:
             _cancel(pollers)
     return {"first_chart_s": first, "complete_s": complete, "settings_kept": asked,
             "run_pressed_to_complete_s": None if pressed is None else complete - pressed,
-            "release_warnings": warnings}
+            "release_warnings": warnings, "reclicks": reclicks}
 
 
 async def _ws_classroom(url: str, sessions: int, scenario: str, lesson_query: str = LESSON_QUERY) -> dict:
@@ -270,7 +286,8 @@ async def _ws_classroom(url: str, sessions: int, scenario: str, lesson_query: st
             "sessions_showing_the_asked_mechanisms": sum(r["settings_kept"] for r in results),
             "run_pressed_to_complete_s": sorted(r["run_pressed_to_complete_s"] for r in results
                                                 if r["run_pressed_to_complete_s"] is not None),
-            "release_warnings": sorted({line for r in results for line in r["release_warnings"]})}
+            "release_warnings": sorted({line for r in results for line in r["release_warnings"]}),
+            "reclicks": sum(r.get("reclicks", 0) for r in results)}
 
 
 def _wait_for_log(log: Path, text: str, limit: float) -> float:

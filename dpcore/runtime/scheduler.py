@@ -315,14 +315,8 @@ class SharedPool:
             return len(self._shared)
 
     def active_jobs(self) -> int:
-        """Jobs not finished yet (background ones included)."""
         with self._lock:
             return sum(not j.finished for j in self._jobs)
-
-    def foreground_jobs(self) -> int:
-        """Jobs not finished yet that someone submitted in the foreground (e.g. sessions watching a sweep)."""
-        with self._lock:
-            return sum(not j.finished and not j.background for j in self._jobs)
 
     def close(self) -> None:
         """Cancel every job and stop the workers."""

@@ -28,16 +28,10 @@ from pages.ui.state import slot_key
 
 #: Minimum seconds between two progress-bar updates of a sweep the page waits for.
 PROGRESS_INTERVAL = 0.2
-#: Seconds between two looks at a streaming sweep (progress line), with few sessions streaming.
+#: Seconds between two looks at a streaming sweep (progress line).
 POLL_S = 0.5
 #: While releases stream in, the charts are redrawn at most this often (a redraw reruns the whole page).
 REDRAW_S = 1.5
-#: With many sessions streaming at once (a class), each page looks and redraws less often, up to these: a full
-#: redraw is a page run of ≈ 0.5 CPU-s under the server's one interpreter lock, and 20 sessions redrawing every
-#: 1.5 s cost the server more CPU than the lesson's 175 releases (issue #22: a cold class of 20 took 325 s against
-#: 192 s for one student, and PPCA releases hit their time cap).
-POLL_MAX_S = 2.0
-REDRAW_MAX_S = 15.0
 #: A slow sweep is waited for this long inside the page run before it streams (small ones finish inside).
 SYNC_WAIT_S = 2.0
 #: Session-state key of the per-session cell cache, and its size bound (rows).
@@ -133,27 +127,17 @@ class _Live:
     label: str
     drawn: int = 0
     drawn_at: float = field(default_factory=time.monotonic)
-    redraw_s: float = REDRAW_S
 
 
-def streaming_intervals(watching: int) -> tuple[float, float]:
-    """(seconds between two looks at the progress, seconds between two redraws of the charts) while ``watching``
-    sessions wait for a computation on the shared pool: :data:`POLL_S` and :data:`REDRAW_S` for a few, longer for
-    many (up to :data:`POLL_MAX_S` and :data:`REDRAW_MAX_S`), so that a class's page runs leave the cores to the
-    releases."""
-    watching = max(1, watching)
-    return min(POLL_MAX_S, POLL_S * max(1.0, watching / 4)), min(REDRAW_MAX_S, REDRAW_S * max(1.0, watching / 2))
-
-
+@st.fragment(run_every=POLL_S)
 def _watch(live_slot: str) -> None:
-    """Progress line of a streaming sweep; reruns the page when new releases are worth drawing (or at the end).
-    Run as a fragment every few tenths of a second (:func:`streaming_intervals`)."""
+    """Progress line of a streaming sweep; reruns the page when new releases are worth drawing (or at the end)."""
     live: _Live | None = st.session_state.get(live_slot)
     if live is None or live.sweep.job is None:
         return
     job = live.sweep.job
     st.progress((job.done + live.sweep.reused) / max(live.sweep.total, 1), text=_progress_text(live.label, live.sweep))
-    if job.finished or (job.done > live.drawn and time.monotonic() - live.drawn_at >= live.redraw_s):
+    if job.finished or (job.done > live.drawn and time.monotonic() - live.drawn_at >= REDRAW_S):
         st.rerun(scope="app")
 
 
@@ -205,15 +189,16 @@ def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: st
         if sweep.finished:
             cancel_slot.empty()
         else:
-            poll_s, live.redraw_s = streaming_intervals(pool.foreground_jobs())
             with holder.container():
-                st.fragment(_watch, run_every=poll_s)(live_slot)
+                _watch(live_slot)
     if sweep.cancelled:
         st.caption(f":material/stop_circle: Cancelled after {sweep.done} of {sweep.total} releases: the charts show "
                    "the finished ones. Press **Run sweep** to compute the rest — finished releases are reused.")
     elif sweep.finished and sweep.job is not None:
         st.caption(f"{sweep.total} releases in {sweep.elapsed:.1f} s"
                    + (f" ({sweep.reused} reused from earlier runs)" if sweep.reused else "") + ".")
+    elif sweep.finished and started:  # every release was there already: say so, or the click seems to do nothing
+        st.caption(f"{sweep.total} releases in 0.0 s (all reused from earlier runs).")
     if live.key != keys:
         st.warning("The settings changed since this sweep ran: the charts show that run. Press **Run sweep**.")
     frames = sweep.frames()
