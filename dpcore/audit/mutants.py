@@ -70,17 +70,6 @@ def mutants_for(mech: Mechanism) -> list[Mutant]:
     return [Mutant(mech, MutantSpec(kind, f)) for f in MUTATION_FACTORS]
 
 
-def _changed(release: Release, **changes: Any) -> Release:
-    """``dataclasses.replace(release, **changes)`` for a :class:`Release` (plain fields, no ``__post_init__``)
-    without its per-call field walk: a shallow copy with ``changes`` set."""
-    new = object.__new__(Release)
-    new.__dict__.update(release.__dict__)
-    if "covariance_post" in changes:  # a property over the field (it may be deferred): set through it
-        new.covariance_post = changes.pop("covariance_post")
-    new.__dict__.update(changes)
-    return new
-
-
 class Mutant(Mechanism):
     """``base`` with the violation ``spec``; every class attribute of ``base`` is copied onto the instance."""
 
@@ -158,8 +147,8 @@ class Mutant(Mechanism):
                 eigenvalues = head + (lam - head) / c
             post = _psd_from_spectrum(w[j], V[j], eigenvalue_ceiling(data, release.neighbouring))
             subspace = V[j][:, ::-1][:, :release.k].copy()
-            out[i] = _changed(release, mechanism=self.id, covariance=scaled[j], covariance_post=post,
-                              subspace=subspace, eigenvalues=eigenvalues)
+            out[i] = release._copy_with(mechanism=self.id, covariance=scaled[j], covariance_post=post,
+                                        subspace=subspace, eigenvalues=eigenvalues)
         return out
 
     def _release(self, data: Any, k: int, epsilon: float, delta: float, **kwargs: Any) -> MechanismOutput:

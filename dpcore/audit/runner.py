@@ -192,10 +192,12 @@ def estimate_audit_seconds(mechanism_id: str | Mechanism, epsilon: float, trials
     check_int(k, "k (number of components)", 1, pair.D0.d)
     rng = make_rng(None)
     t0 = time.perf_counter()
+    # as the audit does (_collect): the settings validated once per side, then the releases
+    prepared = [_prepare_or_refusal(mech, data, k, epsilon, delta, pair.neighbouring, opts)
+                for data in (pair.D0, pair.D1)]
     done = 0
     while done < pilot and not (done >= 2 and time.perf_counter() - t0 > max_seconds):
-        _release_or_refusal(mech, pair.D1 if done % 2 else pair.D0, k, epsilon, delta, pair.neighbouring, rng, None,
-                            opts)
+        _run_or_refusal(prepared[done % 2], rng, None)
         done += 1
     per = (time.perf_counter() - t0) / done
     return per * 2 * trials * len(pairs) * 1.1 + 0.2
@@ -219,18 +221,6 @@ class Refusal:
         return True
 
 
-def _release_or_refusal(mech: Mechanism, data: Any, k: int, epsilon: float, delta: float, neighbouring: str,
-                        rng: np.random.Generator, limit: float | None, opts: dict) -> Any:
-    """One release, or a :class:`Refusal` for a :class:`DPCoreError` other than a time-out."""
-    try:
-        return mech.release(data, k, epsilon, delta, neighbouring=neighbouring, random_state=rng, time_limit=limit,
-                            allow_invalid=True, **opts)
-    except MechanismTimeout:
-        raise
-    except DPCoreError as exc:
-        return Refusal(f"{type(exc).__name__}: {exc}", exc)
-
-
 def _prepare_or_refusal(mech: Mechanism, data: Any, k: int, epsilon: float, delta: float, neighbouring: str,
                         opts: dict) -> Any:
     """The validated settings of the releases on ``data`` (:meth:`Mechanism.prepare_release`, checked once per
@@ -242,7 +232,8 @@ def _prepare_or_refusal(mech: Mechanism, data: Any, k: int, epsilon: float, delt
 
 
 def _run_or_refusal(prepared: Any, rng: np.random.Generator, limit: float | None) -> Any:
-    """One release of ``prepared`` (from :func:`_prepare_or_refusal`): what :func:`_release_or_refusal` returns."""
+    """One release of ``prepared`` (from :func:`_prepare_or_refusal`), or a :class:`Refusal` for a
+    :class:`DPCoreError` other than a time-out."""
     if isinstance(prepared, Refusal):
         return prepared
     try:

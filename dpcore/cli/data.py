@@ -187,14 +187,13 @@ def _declared_format(args):
     from dataclasses import replace
 
     from ..data import load_schema
-    from .schema import table_options
+    from .schema import FORMAT_FLAGS_REFUSED, table_options
 
     schema = load_schema(Path(args.schema))
     given = {k: v for k, v in table_options(args).items() if v is not None}
     if schema.format is not None:
         if given:
-            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding/"
-                                        "--thousands or edit the schema's `format:`.")
+            raise InvalidParameterError(FORMAT_FLAGS_REFUSED)
         return schema.format
     return replace(schema.file_format, **given)
 

@@ -41,6 +41,9 @@ def add_label_rule_arguments(p) -> None:
                                                              "feature)")
 
 
+#: The refusal of format flags beside a schema that declares the file format (in-memory and streamed reading).
+FORMAT_FLAGS_REFUSED = ("the schema declares the file format; drop --delimiter/--decimal/--encoding/--thousands "
+                        "or edit the schema's `format:`.")
 #: ``--thousands`` names → the separator (names, since a space or an apostrophe is awkward on a command line).
 THOUSANDS_NAMES = {"comma": ",", "dot": ".", "space": " ", "apostrophe": "'"}
 
@@ -65,8 +68,7 @@ def _read(args: argparse.Namespace, schema=None):
         raise InvalidParameterError(f"CSV file not found: {args.csv}.")
     if schema is not None and schema.format is not None:
         if any(table_options(args).values()):
-            raise InvalidParameterError("the schema declares the file format; drop --delimiter/--decimal/--encoding/"
-                                        "--thousands or edit the schema's `format:`.")
+            raise InvalidParameterError(FORMAT_FLAGS_REFUSED)
         fmt = schema.format
         return read_table(path.read_bytes(), format=fmt, column_names=None if fmt.header else schema.names,
                           name=path.stem)

@@ -7,6 +7,7 @@ class assembles the :class:`Release` (guarantee, ledger, post-processed covarian
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -165,6 +166,16 @@ class Release:
             return None
         V = self.subspace
         return np.sum(V * (self.covariance_post @ V), axis=0)
+
+    def _copy_with(self, **changes: Any) -> Release:
+        """``dataclasses.replace(self, **changes)`` without its per-call field walk (plain fields, no
+        ``__post_init__``): a shallow copy with ``changes`` set (``covariance_post`` through its property)."""
+        new = object.__new__(Release)
+        new.__dict__.update(self.__dict__)
+        if "covariance_post" in changes:
+            new.covariance_post = changes.pop("covariance_post")
+        new.__dict__.update(changes)
+        return new
 
     def _defer_post(self, upper: float, top_eigenvalues: np.ndarray | None) -> None:
         """Compute ``covariance_post`` from ``covariance`` when first read (clip to [0, ``upper``]);
@@ -370,15 +381,17 @@ class Mechanism(ABC):
         return f"<{type(self).__name__} id={self.id!r} guarantee={self.guarantee!r}>"
 
 
-#: The identity matrices the orthonormality check compares against, by k (built once).
-_IDENTITIES: dict[int, np.ndarray] = {}
+@functools.lru_cache(maxsize=64)
+def _identity(k: int) -> np.ndarray:
+    """The k×k identity the orthonormality check compares against, built once per k (read-only)."""
+    eye = np.eye(k)
+    eye.flags.writeable = False
+    return eye
 
 
 def _is_orthonormal(V: np.ndarray, k: int) -> bool:
     """``np.allclose(VᵀV, I, atol=1e-8)`` (rtol 1e-5; NaN is not close) without its per-call overhead."""
-    eye = _IDENTITIES.get(k)
-    if eye is None:
-        eye = _IDENTITIES.setdefault(k, np.eye(k))
+    eye = _identity(k)
     with np.errstate(invalid="ignore"):
         return bool((np.abs(V.T @ V - eye) <= 1e-8 + 1e-5 * eye).all())
 

@@ -110,20 +110,19 @@ def _run_pool(tasks: Iterator[Task], jobs: int, contexts: Callable[[Hashable], A
 class _Slot:
     """A worker process, the context it holds and the task it runs (``index`` None when idle)."""
 
-    __slots__ = ("context_key", "hard_limit", "index", "limit_at", "started", "worker")
+    __slots__ = ("context_key", "hard_limit", "index", "started", "worker")
 
     def __init__(self) -> None:
         self.worker = Worker()
         self.context_key: Any = None
         self.index: int | None = None
-        self.started = 0.0
+        self.started = 0.0  # when the task's time began: sent to a ready worker, or the worker's ready message
         self.hard_limit = float("inf")
-        self.limit_at = float("inf")
 
-    def start_clock(self, now: float) -> None:
-        """The task's time (and its hard limit) runs from ``now``."""
-        self.started = now
-        self.limit_at = now + self.hard_limit
+    @property
+    def limit_at(self) -> float:
+        """When the running task passes its hard limit (never for an idle slot)."""
+        return self.started + self.hard_limit
 
 
 class _LocalPool:
@@ -169,7 +168,7 @@ class _LocalPool:
         slot.worker.send_task(index, task, task.context)
         slot.index = index
         slot.hard_limit = task.hard_limit if task.hard_limit is not None else float("inf")
-        slot.start_clock(time.perf_counter())
+        slot.started = time.perf_counter()
         self.busy[slot.worker.conn] = slot
 
     def remove(self, slot: _Slot) -> None:
@@ -222,8 +221,8 @@ class _LocalPool:
                 self.remove(slot)
                 yield died(index, seconds, code)
                 continue
-            if isinstance(msg, ReadyMessage):  # a new worker started: its first task starts now
-                slot.start_clock(now)
+            if isinstance(msg, ReadyMessage):  # a new worker started: its first task's time begins now
+                slot.started = now
                 continue
             if isinstance(msg, ReportMessage):
                 if self.on_report is not None:
@@ -231,7 +230,7 @@ class _LocalPool:
                 continue
             self.busy.pop(slot.worker.conn)
             slot.index = None
-            slot.hard_limit = slot.limit_at = float("inf")
+            slot.hard_limit = float("inf")
             yield msg
         for slot in [s for s in self.busy.values() if s.limit_at <= now]:
             index, seconds = slot.index, now - slot.started

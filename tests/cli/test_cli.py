@@ -330,6 +330,9 @@ def test_cli_words_maps_each_library_argument_once():
 def test_thousands_flag_reads_grouped_numbers_and_is_refused_with_a_schema(capsys, tmp_path):
     import numpy as np
 
+    from dpcore.data import load_schema
+    from dpcore.vocabulary import ColumnRole
+
     r = np.random.default_rng(5)
     amounts = r.uniform(1000, 9000, 40)
     csv = tmp_path / "grouped.csv"
@@ -340,14 +343,13 @@ def test_thousands_flag_reads_grouped_numbers_and_is_refused_with_a_schema(capsy
     code, _, err = run(capsys, "schema", "infer", "--csv", str(csv), "--delimiter", ";", "--decimal", ",",
                        "--no-label", "--out", str(out), "--quiet")
     assert code == 0, err
-    without = yaml_load(out)
-    assert _column(without, "amount")["role"] != "numeric"  # "1.234,56" is no number without the separator
+    assert load_schema(out)["amount"].role != ColumnRole.NUMERIC  # "1.234,56" is no number without the separator
     code, _, err = run(capsys, "schema", "infer", "--csv", str(csv), "--delimiter", ";", "--decimal", ",",
                        "--thousands", "dot", "--no-label", "--out", str(out), "--quiet")
     assert code == 0, err
-    amount = _column(yaml_load(out), "amount")
-    assert amount["role"] == "numeric"
-    assert amount["lower"] == pytest.approx(round(amounts.min(), 2)) and amount["upper"] == pytest.approx(
+    amount = load_schema(out)["amount"]
+    assert amount.role == ColumnRole.NUMERIC
+    assert amount.lower == pytest.approx(round(amounts.min(), 2)) and amount.upper == pytest.approx(
         round(amounts.max(), 2))
     code, _, err = run(capsys, "sweep", "--csv", str(csv), "--schema", str(out), "--thousands", "dot", *_AG,
                        "--out", str(tmp_path / "o.csv"))
@@ -357,12 +359,3 @@ def test_thousands_flag_reads_grouped_numbers_and_is_refused_with_a_schema(capsy
     assert code == 0, err
     assert pd.read_csv(tmp_path / "o.csv").d.iloc[0] == 3
 
-
-def yaml_load(path):
-    import yaml
-
-    return yaml.safe_load(path.read_text())
-
-
-def _column(schema: dict, name: str) -> dict:
-    return next(c for c in schema["columns"] if c["name"] == name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import unit_rows
 
 from dpcore import DPPCA
 from dpcore.core.linalg import PARTIAL_EIGH_FROM_D, eigh_desc, top_k_eigenpairs
@@ -15,11 +16,6 @@ from dpcore.mechanisms import get_mechanism
 from dpcore.mechanisms.base import Release
 
 COVARIANCE_MECHANISMS = ("analyze_gauss", "laplace", "mod_sulq", "wishart_sheffet")
-
-
-def _unit_rows(n: int, d: int, seed: int = 0) -> np.ndarray:
-    X = np.random.default_rng(seed).standard_normal((n, d)) * np.linspace(2.0, 0.2, d)
-    return X / np.maximum(np.linalg.norm(X, axis=1), 1.0)[:, None]
 
 
 @pytest.mark.parametrize(("d", "k"), [(5, 2), (30, 2), (PARTIAL_EIGH_FROM_D, 4), (120, 3), (200, 2), (200, 30)])
@@ -40,7 +36,7 @@ def test_top_k_eigenpairs_are_those_of_a_full_eigh(d, k):
 def test_a_lazy_release_is_the_eager_release(mechanism):
     """Same seed: the raw covariance is identical, covariance_post (computed on first read) is the eager one bit
     for bit, the subspace spans the same plane and the variances along it agree."""
-    X = _unit_rows(600, 80)
+    X = unit_rows(600, 80)
     prepared = get_mechanism(mechanism).prepare_release(X, 3, 1.0, 1e-5 if get_mechanism(mechanism).uses_delta
                                                         else 0.0)
     eager = prepared.run(7)
@@ -58,7 +54,7 @@ def test_a_lazy_release_is_the_eager_release(mechanism):
 
 
 def test_covariance_post_set_explicitly_replaces_a_deferred_one():
-    release = get_mechanism("analyze_gauss").prepare_release(_unit_rows(200, 60), 2, 1.0, 1e-5).run(
+    release = get_mechanism("analyze_gauss").prepare_release(unit_rows(200, 60), 2, 1.0, 1e-5).run(
         1, lazy_post=True)
     release.covariance_post = np.zeros((60, 60))
     np.testing.assert_array_equal(release.covariance_post, 0.0)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import unit_rows
 
 from dpcore.core.privacy import zcdp_rho
 from dpcore.data import PreparedData
@@ -13,14 +14,6 @@ from dpcore.exceptions import InvalidParameterError, MechanismTimeout
 from dpcore.mechanisms import get_mechanism, mechanism_ids
 from dpcore.mechanisms.itu import ad_tau, exact_shares
 from dpcore.mechanisms.ppm import default_iterations, hardt_price_sigma, ppm_sigma
-
-
-def unit_rows(n: int, d: int, seed: int = 0, spectrum: np.ndarray | None = None) -> np.ndarray:
-    """Gaussian rows with the given covariance spectrum, scaled so the largest norm is 1."""
-    rng = np.random.default_rng(seed)
-    scales = np.sqrt(spectrum) if spectrum is not None else np.linspace(2.0, 0.2, d)
-    X = rng.standard_normal((n, d)) * scales
-    return X / np.linalg.norm(X, axis=1).max()
 
 
 @pytest.fixture(scope="module")
