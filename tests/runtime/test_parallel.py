@@ -136,13 +136,15 @@ def test_progress_fires_per_cell_and_false_stops_keeping_finished_cells(small_da
 @pytest.mark.parametrize("cls", [StuckSleeping, StuckSpinning])
 def test_a_stuck_cell_is_stopped_at_its_cap_and_the_sweep_goes_on(small_data, registered, cls):
     mid = registered(cls)
+    # a 1 s cap (hard kill at 2.25 s): with 0.3 s a quick cell on a worker descheduled under CI load once ran past
+    # the cap itself (the assertion on the other cells below)
     frame = run_sweep(small_data, mechanisms=[mid, "random"], epsilons=[1.0, 2.0], trials=2, ks=[2], seed=1,
-                      time_cap=0.3, n_jobs=2)
+                      time_cap=1.0, n_jobs=2)
     assert len(frame) == 8
     stuck = frame[(frame.mechanism == mid) & (frame.epsilon == 2.0)]
     assert stuck.status.tolist() == ["timeout", "timeout"]
     assert stuck.message.str.contains("worker process was killed").all()
-    assert (stuck.runtime_s >= 0.3).all()
+    assert (stuck.runtime_s >= 1.0).all()
     rest = frame.drop(stuck.index)
     assert set(rest.status) == {"ok"}  # cells queued behind the stuck ones ran on the replacement workers
     assert frame.groupby("trial").size().tolist() == [4, 4]
