@@ -22,6 +22,11 @@ nothing else ran). It also reports a CPU-time estimate that other sessions do no
 over the largest CPU time of one worker (read from ``/proc`` while the workers run), i.e. the speed-up the same runs
 would have on free cores (parent overhead and start-up not included).
 
+Ceiling: after each pair the same work runs once more as N separate Python processes started together, each running
+1/N of the trials on one job (no pool, nothing shared; imports and warm-up before the common start). Their speed-up
+over the 1-job run is what this machine allows for this work at all — two busy vCPUs run slower than one — and the
+pool's speed-up is reported as a fraction of it.
+
 Usage: ``python benchmarks/bench_parallel.py [--jobs 2] [--repeats 3] [--quick] [--sweep-only] [--no-write]``.
 Writes ``benchmarks/results/parallel.json``.
 """
@@ -29,8 +34,11 @@ Writes ``benchmarks/results/parallel.json``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -122,8 +130,48 @@ def sweep_config(quick: bool) -> SweepConfig:
                        seed=0, time_cap=300.0, mechanism_options={"ppca": {"burn_in": 200 if quick else 1000}})
 
 
-def pairs(run, jobs: int, repeats: int, idle_below: float, max_wait: float) -> tuple[list[dict], list]:
-    """``repeats`` pairs (1 job, then ``jobs``), each started on an idle machine when possible."""
+def independent_processes(jobs: int, quick: bool) -> float:
+    """Wall seconds for ``jobs`` separate Python processes, started together, each running 1/``jobs`` of the
+    sweep's trials on one job — no pool, nothing shared: the speed-up the hardware itself allows (the *ceiling*).
+    Each child imports and warms up first and starts on a common signal; the time is the slowest child's run."""
+    cfg = sweep_config(quick)
+    if cfg.trials % jobs:
+        return float("nan")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child-trials", str(cfg.trials // jobs)]
+    if quick:
+        cmd.append("--quick")
+    children = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                for _ in range(jobs)]
+    for child in children:
+        if child.stdout.readline().strip() != "ready":
+            raise RuntimeError("a child of the ceiling measurement did not start")
+    for child in children:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    walls = [json.loads(child.communicate()[0])["wall_s"] for child in children]
+    return max(walls)
+
+
+def _child(trials: int, quick: bool) -> None:
+    """One process of :func:`independent_processes`: warm up, wait for "go" on stdin, run, print the wall time."""
+    data = preprocess(load_dataset("digits"))
+    data.C  # noqa: B018
+    cfg = sweep_config(quick)
+    warm = SweepConfig(mechanisms=list(cfg.mechanisms), epsilons=[1.0], ks=list(cfg.ks), trials=1, seed=0,
+                       mechanism_options={"ppca": {"burn_in": 2}})
+    run_sweep(data, warm, n_jobs=1)  # lazy imports, as the in-process 1-job run has done before its timer
+    half = dataclasses.replace(cfg, trials=trials)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    t0 = time.perf_counter()
+    run_sweep(data, half, n_jobs=1)
+    print(json.dumps({"wall_s": time.perf_counter() - t0}), flush=True)
+
+
+def pairs(run, jobs: int, repeats: int, idle_below: float, max_wait: float,
+          ceiling=None) -> tuple[list[dict], list]:
+    """``repeats`` pairs (1 job, then ``jobs``), each started on an idle machine when possible; with ``ceiling``
+    (a function returning wall seconds) a third run per repeat measures the same work on independent processes."""
     out, results = [], []
     for r in range(repeats):
         before = wait_until_idle(idle_below, max_wait)
@@ -134,15 +182,17 @@ def pairs(run, jobs: int, repeats: int, idle_below: float, max_wait: float) -> t
             b, busy_n, t_n = busy_cores_during(lambda r=r: run(r, jobs))
         cpu_workers = sorted(workers.seen.values(), reverse=True)
         cpu_speedup = cpu_1 / cpu_workers[0] if cpu_workers and cpu_workers[0] > 0 else float("nan")
+        t_ind = ceiling() if ceiling is not None else float("nan")
         out.append({"serial_s": t_1, "parallel_s": t_n, "speedup": t_1 / t_n, "busy_cores_serial": busy_1,
                     "busy_cores_parallel": busy_n, "busy_cores_before": before,
                     "clean": busy_1 <= CLEAN_SERIAL_CORES, "serial_cpu_s": cpu_1, "worker_cpu_s": cpu_workers,
-                    "cpu_speedup": cpu_speedup})
+                    "cpu_speedup": cpu_speedup, "independent_s": t_ind, "ceiling": t_1 / t_ind})
         results.append((a, b))
         print(f"  pair {r + 1}: 1 job {t_1:.2f} s ({busy_1:.2f} cores busy), {jobs} jobs {t_n:.2f} s "
               f"({busy_n:.2f} cores busy) → {t_1 / t_n:.2f}×{'' if busy_1 <= CLEAN_SERIAL_CORES else ' (not clean)'}; "
-              f"CPU: 1 job {cpu_1:.2f} s, workers {[round(c, 2) for c in cpu_workers]} s → {cpu_speedup:.2f}×",
-              flush=True)
+              f"CPU: 1 job {cpu_1:.2f} s, workers {[round(c, 2) for c in cpu_workers]} s → {cpu_speedup:.2f}×"
+              + (f"; {jobs} independent processes {t_ind:.2f} s → ceiling {t_1 / t_ind:.2f}×"
+                 if ceiling is not None else ""), flush=True)
     return out, results
 
 
@@ -154,6 +204,7 @@ def summarise_pairs(rows: list[dict]) -> dict:
             "clean_pairs": len(clean),
             "speedup_median_clean": statistics.median(p["speedup"] for p in clean) if clean else None,
             "cpu_speedup_median": statistics.median(p["cpu_speedup"] for p in rows),
+            "ceiling_median": statistics.median(p["ceiling"] for p in rows),
             "pairs": rows}
 
 
@@ -164,7 +215,8 @@ def bench_sweep(jobs: int, repeats: int, quick: bool, idle_below: float, max_wai
     t0 = time.perf_counter()
     run_sweep(data, cfg, n_jobs=jobs)
     cold = time.perf_counter() - t0
-    rows, results = pairs(lambda r, n: run_sweep(data, cfg, n_jobs=n), jobs, repeats, idle_below, max_wait)
+    rows, results = pairs(lambda r, n: run_sweep(data, cfg, n_jobs=n), jobs, repeats, idle_below, max_wait,
+                          ceiling=lambda: independent_processes(jobs, quick))
     identical = True
     for a, b in results:
         try:
@@ -182,7 +234,8 @@ def bench_sweep(jobs: int, repeats: int, quick: bool, idle_below: float, max_wai
     print(f"sweep {row['cells']} cells ({', '.join(cfg.mechanisms)}): speed-up {row['speedup_median']:.2f} over "
           f"{len(rows)} pairs (CPU-time estimate {row['cpu_speedup_median']:.2f}); {row['clean_pairs']} clean pairs"
           f"{f' → {clean:.2f}' if clean is not None else ''}; cold first call {cold:.2f} s; identical frames: "
-          f"{identical}", flush=True)
+          f"{identical}; ceiling ({jobs} independent processes, no pool) {row['ceiling_median']:.2f}: the pool "
+          f"reaches {row['speedup_median'] / row['ceiling_median']:.0%} of it", flush=True)
     return row
 
 
@@ -208,7 +261,11 @@ def main() -> None:
     ap.add_argument("--sweep-only", action="store_true", help="skip the audit part")
     ap.add_argument("--idle-below", type=float, default=0.3, help="busy cores that count as an idle machine")
     ap.add_argument("--wait", type=float, default=300.0, help="seconds to wait for an idle machine before each pair")
+    ap.add_argument("--child-trials", type=int, default=0, help=argparse.SUPPRESS)  # a ceiling process
     args = ap.parse_args()
+    if args.child_trials:
+        _child(args.child_trials, args.quick)
+        return
     repeats = 1 if args.quick else args.repeats
     wait = 0.0 if args.quick else args.wait
     load_before = os.getloadavg()

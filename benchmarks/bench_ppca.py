@@ -138,6 +138,9 @@ class _Recorded:
     def beta(self, a, b, size=None):
         return self._next()
 
+    def standard_gamma(self, shape, size=None):
+        return self._next()
+
 
 class _Recording:
     """A generator that records its draws (for :class:`_Recorded`)."""
@@ -155,6 +158,10 @@ class _Recording:
 
     def beta(self, a, b, size=None):
         self.draws.append(self.rng.beta(a, b, size))
+        return self.draws[-1]
+
+    def standard_gamma(self, shape, size=None):
+        self.draws.append(self.rng.standard_gamma(shape, size))
         return self.draws[-1]
 
 

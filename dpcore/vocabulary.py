@@ -170,6 +170,15 @@ class FeatureScaling(Choice):
     NONE = "none"      #: raw units
     MINMAX = "minmax"  #: ranges read off the data (NOT private)
 
+    @property
+    def label(self) -> str:
+        """The choice as a radio button shows it, e.g. ``"public schema ranges"``."""
+        return FEATURE_SCALING_LABELS[self]
+
+
+FEATURE_SCALING_LABELS = {FeatureScaling.SCHEMA: "public schema ranges",
+                          FeatureScaling.MINMAX: "min–max from data (not private)", FeatureScaling.NONE: "none"}
+
 
 class Centering(Choice):
     """Centring in :func:`dpcore.data.preprocess`."""
@@ -178,6 +187,15 @@ class Centering(Choice):
     PUBLIC = "public"        #: a public centre (free)
     DP = "dp"                #: a DP mean (spends its own budget)
     EMPIRICAL = "empirical"  #: the data mean (NOT private)
+
+    @property
+    def label(self) -> str:
+        """The choice as a select box shows it, e.g. ``"DP mean (spends ε)"``."""
+        return CENTERING_LABELS[self]
+
+
+CENTERING_LABELS = {Centering.NONE: "none (uncentred second moment)", Centering.PUBLIC: "public mean (schema midpoint)",
+                    Centering.DP: "DP mean (spends ε)", Centering.EMPIRICAL: "empirical mean (NOT private)"}
 
 
 class NormMode(Choice):

@@ -168,8 +168,7 @@ with st.container(horizontal=True, vertical_alignment="center"):
 p1, p2, p3 = st.columns(3)
 with p1:
     st.radio("Feature scaling", values(FeatureScaling), key="dp_scaling",
-             format_func={FeatureScaling.SCHEMA: "public schema ranges",
-                          FeatureScaling.MINMAX: "min–max from data (not private)", FeatureScaling.NONE: "none"}.get,
+             format_func=lambda v: FeatureScaling(v).label,
              help="Schema ranges come from public metadata; min–max reads the data and is recorded as NOT private.")
 with p2:
     st.toggle("Automatic norm bound B", key="dp_norm_auto",
@@ -189,9 +188,7 @@ with p2:
              format_func=lambda v: NormMode(v).label)
 with p3:
     st.selectbox("Centring", values(Centering), key="dp_centering",
-                 format_func={Centering.NONE: "none (uncentred second moment)",
-                              Centering.PUBLIC: "public mean (schema midpoint)", Centering.DP: "DP mean (spends ε)",
-                              Centering.EMPIRICAL: "empirical mean (NOT private)"}.get)
+                 format_func=lambda v: Centering(v).label)
     if ss.dp_centering == Centering.DP:
         st.number_input("ε for the DP mean", min_value=1e-3, max_value=100.0, format="%.3g", key="dp_centering_eps")
 

@@ -43,21 +43,54 @@ def _max_abs_z(chain_stats: np.ndarray, iid_stats: np.ndarray, n_batches: int = 
 # --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("h,a", [(0.5, -3.0), (0.5, 0.3), (0.5, 40.0), (2.0, -2.0), (2.0, -60.0), (2.0, 5.0),
-                                 (4.5, -1.0), (4.5, 150.0), (22.0, -180.0)])
+                                 (4.5, -1.0), (4.5, 150.0), (22.0, -180.0),
+                                 # a ≥ 4h: the envelope in φ = 1 − θ (_rtheta_near_one), at its edge and beyond
+                                 (1.0, 4.0), (2.0, 8.0), (22.0, 90.0), (51.5, 400.0), (51.5, 2500.0)])
 def test_rtheta_matches_exact_cdf(h, a):
-    """KS against ∫₀^θ t^{−1/2}(1−t)^{h−1}e^{at} dt (substitution t = s² removes the singularity at 0)."""
+    """KS against ∫₀^θ t^{−1/2}(1−t)^{h−1}e^{at} dt (substitution t = s² removes the singularity at 0). Where the
+    law sits near θ = 1 (h ≥ 1, a ≥ 4h) the CDF is 1 − ∫_0^{1−θ} of the density in φ = 1 − θ, scaled at its mode
+    (the θ-form's quadrature misses a peak of width ≈ √h/a)."""
     rng = np.random.default_rng(100)
     x = np.sort([rtheta_bing(h, a, rng) for _ in range(3000)])
-    shift = max(a, 0.0)
+    if h >= 1.0 and a >= 4.0 * h:
+        mode = (h - 1.0) / a
+        log_peak = (h - 1.0) * math.log(mode) - a * mode if mode > 0 else 0.0
 
-    def f(s: float) -> float:
-        return 2.0 * (1.0 - s * s) ** (h - 1.0) * math.exp(a * s * s - shift)
+        def f_phi(p: float) -> float:
+            return (1.0 - p) ** -0.5 * math.exp((h - 1.0) * math.log(p) - a * p - log_peak) if 0.0 < p < 1.0 else 0.0
 
-    Z = integrate.quad(f, 0.0, 1.0, limit=400)[0]
-    cdf = np.vectorize(lambda t: integrate.quad(f, 0.0, math.sqrt(min(max(t, 0.0), 1.0)), limit=400)[0] / Z)
+        def upper(p: float) -> float:  # ∫_p^1 f_phi
+            return integrate.quad(f_phi, p, 1.0, points=[mode] if p < mode else None, limit=400)[0]
+
+        Z = upper(0.0)
+        cdf = np.vectorize(lambda t: upper(1.0 - min(max(t, 0.0), 1.0)) / Z)
+    else:
+        shift = max(a, 0.0)
+
+        def f(s: float) -> float:
+            return 2.0 * (1.0 - s * s) ** (h - 1.0) * math.exp(a * s * s - shift)
+
+        Z = integrate.quad(f, 0.0, 1.0, limit=400)[0]
+        cdf = np.vectorize(lambda t: integrate.quad(f, 0.0, math.sqrt(min(max(t, 0.0), 1.0)), limit=400)[0] / Z)
     assert stats.kstest(x, cdf).pvalue > ALPHA
     if a < _gamma_threshold(h):
         assert h >= 1.0  # the truncated-Gamma envelope is only used where it is valid
+
+
+@pytest.mark.parametrize("h,a", [(1.0, 4.0), (2.0, 8.0)])
+def test_rtheta_near_one_puts_the_exact_mass_on_both_envelope_pieces(h, a):
+    """At a = 4h the piece for φ = 1 − θ > ½ carries a third of the envelope's mass: 100,000 draws against the exact
+    probabilities of θ < ½ (that piece) and of θ < ¾, binomial tests."""
+    rng = np.random.default_rng(7)
+    x = np.array([rtheta_bing(h, a, rng) for _ in range(100_000)])
+
+    def f_phi(p: float) -> float:
+        return (1.0 - p) ** -0.5 * p ** (h - 1.0) * math.exp(-a * p)
+
+    Z = integrate.quad(f_phi, 0.0, 1.0, limit=400)[0]
+    for t in (0.5, 0.75):
+        exact = integrate.quad(f_phi, 1.0 - t, 1.0, limit=400)[0] / Z
+        assert stats.binomtest(int(np.sum(x < t)), x.size, exact).pvalue > ALPHA, (t, exact, np.mean(x < t))
 
 
 def test_rtheta_input_checks():
@@ -109,6 +142,29 @@ def test_gibbs_k1_large_block_path_matches_kent():
     z, crit = _max_abs_z(chain, exact)
     assert z < crit
     wrong = ((KentBinghamSampler.from_score(M, 1.5).sample_many(40000, rng) @ R) ** 2)[:, :3]
+    assert _max_abs_z(chain, wrong)[0] > crit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("d", [8, 30])
+def test_gibbs_k1_with_a_large_spread_matches_kent(d):
+    """A spread of 60 ≫ |a_gamma| (3.3 at d = 8, 14 at d = 30): most coordinates draw θ through the truncated-Gamma
+    envelope, the rest through the Beta envelope (a ≤ 0) or the a > 0 one — all three first proposals of a sweep
+    (pre-drawn in vector calls) against exact Kent draws, on the dense (d = 8) and the tridiagonal (d = 30) path."""
+    M, R = _rotated([60.0, 45.0, 30.0, 6.0] + [0.0] * (d - 4), seed=20 + d)
+    assert -_gamma_threshold(0.5 * (d - 1)) < 60.0 / 4
+    rng = np.random.default_rng(21 + d)
+    res = bmf_gibbs(M, 1, 6000, rng, keep_every=1)
+
+    def coords(v: np.ndarray) -> np.ndarray:  # y₂², y₃², y₄² and the mass outside the top three
+        y2 = (v @ R) ** 2
+        return np.column_stack([y2[:, 1:4], y2[:, 3:].sum(axis=1)])
+
+    chain = coords(res.samples[0, 200:, :, 0])
+    exact = coords(KentBinghamSampler.from_score(M, 1.0).sample_many(40000, rng))
+    z, crit = _max_abs_z(chain, exact)
+    assert z < crit
+    wrong = coords(KentBinghamSampler.from_score(M, 1.25).sample_many(40000, rng))
     assert _max_abs_z(chain, wrong)[0] > crit
 
 
