@@ -303,15 +303,16 @@ def pending_upload(name: str | None) -> dict | None:
     return (state.get("workspace_uploads") or {}).get(name) if name else None
 
 
-def _drafted_for(column: ColumnSchema, role: Any, table: RawTable | None) -> dict:
-    """``column`` of the draft as a dict, its values drafted again (from ``table``) for a role the user declared."""
+def _drafted_for(column: ColumnSchema, role: Any, table: RawTable | None) -> tuple[dict, str | None]:
+    """(``column`` of the draft as a dict, its values drafted again from ``table`` for a role the user declared;
+    why that role does not fit this file's column, or None)."""
     drafted = column.to_dict()
     if table is None or role in (None, drafted["role"]):
-        return drafted
+        return drafted, None
     try:
-        return draft_column(table, column.name, role, role_from_data=False).to_dict()
-    except DPCoreError:
-        return drafted
+        return draft_column(table, column.name, role, role_from_data=False).to_dict(), None
+    except DPCoreError as exc:
+        return drafted, str(exc)
 
 
 def restore_schema(saved: Mapping, draft: Schema, table: RawTable | None = None) -> Schema:
@@ -327,13 +328,16 @@ def restore_schema_checked(saved: Mapping, draft: Schema,
     again from ``table``, still marked ``from_data``; the table's columns decide which columns there are (a column
     the workspace does not name keeps its draft). (draft, why) when the saved schema does not fit this table."""
     columns = {str(c.get("name")): dict(c) for c in saved.get("columns") or [] if isinstance(c, Mapping)}
-    merged = []
+    merged, role_misfits = [], []
     for column in draft.columns:
         mine = columns.get(column.name)
         if mine is None:
             merged.append(column.to_dict())
             continue
-        drafted = _drafted_for(column, mine.get("role"), table)
+        drafted, role_misfit = _drafted_for(column, mine.get("role"), table)
+        if role_misfit is not None:
+            why = role_misfit.split(": ", 1)[-1].split("; ", 1)[0].rstrip(".")  # the reason, not the editor's fix
+            role_misfits.append(f"the workspace declares '{column.name}' {mine.get('role')}, but in this file {why}")
         if "role" not in mine:  # a role the workspace left out (it was read off the data) is drafted again
             mine["role"] = drafted["role"]
             mine["from_data"] = sorted(set(mine.get("from_data") or []) | {"role"})
@@ -355,8 +359,8 @@ def restore_schema_checked(saved: Mapping, draft: Schema,
         out["label"] = None
     try:
         return Schema.from_dict({**out, "columns": merged}), None
-    except DPCoreError as exc:
-        return draft, str(exc)  # the saved schema does not fit this table: the draft (marked from_data) stands
+    except DPCoreError as exc:  # the saved schema does not fit this table: the draft (marked from_data) stands
+        return draft, "; ".join(role_misfits) + "." if role_misfits else str(exc)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -363,5 +363,7 @@ def test_a_workspace_schema_that_does_not_fit_the_file_says_so():
     _upload(fresh, (other + "\n").encode(), "visits.csv")
     warnings = [w.value for w in fresh.warning if "does not fit this file" in w.value]
     assert len(warnings) == 1 and "visits.csv" in warnings[0] and "NOT public" in warnings[0]
+    # the reason names the declaration and what this file's column is (not the missing bounds it leads to)
+    assert "the workspace declares 'y' numeric, but in this file the column has no numbers" in warnings[0]
     schema = _current_schema(fresh)
     assert not schema.is_public
