@@ -15,7 +15,15 @@ from scipy import integrate, stats
 from dpcore.core.timing import Deadline
 from dpcore.exceptions import InvalidParameterError, MechanismTimeout
 from dpcore.samplers.bingham import KentBinghamSampler
-from dpcore.samplers.gibbs import STAT_NAMES, _gamma_threshold, bmf_gibbs, f_statistic, rtheta_bing, ry_bing
+from dpcore.samplers.gibbs import (
+    STAT_NAMES,
+    _gamma_threshold,
+    _rtheta_near_one,
+    bmf_gibbs,
+    f_statistic,
+    rtheta_bing,
+    ry_bing,
+)
 
 ALPHA = 1e-6
 
@@ -77,20 +85,36 @@ def test_rtheta_matches_exact_cdf(h, a):
         assert h >= 1.0  # the truncated-Gamma envelope is only used where it is valid
 
 
-@pytest.mark.parametrize("h,a", [(1.0, 4.0), (2.0, 8.0)])
-def test_rtheta_near_one_puts_the_exact_mass_on_both_envelope_pieces(h, a):
-    """At a = 4h the piece for φ = 1 − θ > ½ carries a third of the envelope's mass: 100,000 draws against the exact
-    probabilities of θ < ½ (that piece) and of θ < ¾, binomial tests."""
+@pytest.mark.parametrize("h,a,draw", [
+    (1.0, 4.0, "rtheta_bing"), (1.5, 6.0, "rtheta_bing"), (2.0, 8.0, "rtheta_bing"), (3.5, 14.0, "rtheta_bing"),
+    (5.5, 22.0, "rtheta_bing"),
+    (22.0, 42.5, "near_one"),  # just above the envelope's validity bound a > 2(h − 1), called directly
+])
+def test_rtheta_near_one_puts_the_exact_mass_on_both_envelope_pieces(h, a, draw):
+    """At a = 4h the piece for φ = 1 − θ > ½ carries up to a third of the envelope's mass (integer and half-integer
+    h, as m odd and even give): 100,000 draws against the exact probabilities of θ < 0.05 and θ < ½ (that piece's
+    shape and mass) and of θ < ¾, binomial tests."""
     rng = np.random.default_rng(7)
-    x = np.array([rtheta_bing(h, a, rng) for _ in range(100_000)])
+    if draw == "near_one":
+        x = np.array([_rtheta_near_one(h, a, rng, rng.random()) for _ in range(100_000)])
+    else:
+        x = np.array([rtheta_bing(h, a, rng) for _ in range(100_000)])
 
     def f_phi(p: float) -> float:
         return (1.0 - p) ** -0.5 * p ** (h - 1.0) * math.exp(-a * p)
 
-    Z = integrate.quad(f_phi, 0.0, 1.0, limit=400)[0]
-    for t in (0.5, 0.75):
-        exact = integrate.quad(f_phi, 1.0 - t, 1.0, limit=400)[0] / Z
+    mode = (h - 1.0) / a
+    Z = integrate.quad(f_phi, 0.0, 1.0, points=[mode] if mode > 0 else None, limit=400)[0]
+    for t in (0.05, 0.5, 0.75):
+        exact = integrate.quad(f_phi, 1.0 - t, 1.0, points=[mode] if mode > 1.0 - t else None, limit=400)[0] / Z
         assert stats.binomtest(int(np.sum(x < t)), x.size, exact).pvalue > ALPHA, (t, exact, np.mean(x < t))
+
+
+def test_rtheta_near_one_refuses_parameters_outside_its_envelope():
+    with pytest.raises(InvalidParameterError):
+        _rtheta_near_one(22.0, 41.0, np.random.default_rng(0), 0.5)  # a < 2(h − 1): c_B does not bound the tail
+    with pytest.raises(InvalidParameterError):
+        _rtheta_near_one(0.5, 40.0, np.random.default_rng(0), 0.5)
 
 
 def test_rtheta_input_checks():
@@ -148,9 +172,10 @@ def test_gibbs_k1_large_block_path_matches_kent():
 @pytest.mark.slow
 @pytest.mark.parametrize("d", [8, 30])
 def test_gibbs_k1_with_a_large_spread_matches_kent(d):
-    """A spread of 60 ≫ |a_gamma| (3.3 at d = 8, 14 at d = 30): most coordinates draw θ through the truncated-Gamma
-    envelope, the rest through the Beta envelope (a ≤ 0) or the a > 0 one — all three first proposals of a sweep
-    (pre-drawn in vector calls) against exact Kent draws, on the dense (d = 8) and the tridiagonal (d = 30) path."""
+    """A spread of 60 ≫ |a_gamma| (3.3 at d = 8, 14 at d = 30): most coordinate updates draw θ through the
+    truncated-Gamma envelope's pre-drawn first proposal (≈ 87 % at d = 8), the top coordinate through the near-one
+    envelope (≈ 12 % at d = 8, ≈ 1 % at d = 30); the Beta envelope's pre-drawn proposal is used only at d = 30
+    (≈ 3 %) — against exact Kent draws, on the dense (d = 8) and the tridiagonal (d = 30) path."""
     M, R = _rotated([60.0, 45.0, 30.0, 6.0] + [0.0] * (d - 4), seed=20 + d)
     assert -_gamma_threshold(0.5 * (d - 1)) < 60.0 / 4
     rng = np.random.default_rng(21 + d)
