@@ -163,6 +163,15 @@ ROLE_DESCRIPTIONS = {
 }
 
 
+class ReleaseStatus(Choice):
+    """What became of one release: a sweep row's ``status`` column (all four) and ``Release.status`` (OK or BOTTOM)."""
+
+    OK = "ok"            #: a subspace was released
+    BOTTOM = "bottom"    #: the mechanism output ⊥ (no subspace), as its definition allows
+    TIMEOUT = "timeout"  #: stopped at its time cap
+    ERROR = "error"      #: refused or failed; the row's message says why
+
+
 class FeatureScaling(Choice):
     """Per-feature scaling in :func:`dpcore.data.preprocess`."""
 

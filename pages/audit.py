@@ -32,7 +32,7 @@ from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import identifier_label
 from dpcore.explain.statements import delta_statement
 from dpcore.mechanisms import Mechanism, get_mechanism, mechanism_ids
-from dpcore.runtime.parallel import Task
+from dpcore.runtime.parallel import OutcomeStatus, Task
 from dpcore.vocabulary import Guarantee, Neighbouring
 from pages.ui import nav as _nav
 from pages.ui.charts import trace_style
@@ -414,12 +414,12 @@ def _audit_finish(job, settings_error: str) -> None:
                 "warning", f"Audit cancelled before its first interim result (it needs at least {MIN_TRIALS} "
                 "releases per dataset), so nothing is shown. For a quicker run, lower the releases per dataset or "
                 "the time limit (a run that reaches it uses the releases completed so far).")
-    elif outcome.status == "killed":
+    elif outcome.status == OutcomeStatus.KILLED:
         st.session_state[AUDIT_NOTE_KEY] = ("error", "The audit ran far past its time limit without stopping and "
                                             "was stopped; lower the releases per dataset.")
-    elif outcome.status != "done":
+    elif outcome.status != OutcomeStatus.DONE:
         st.session_state[AUDIT_NOTE_KEY] = ("error", f"The audit failed: {outcome.message}")
-    elif outcome.value[0] == "error":
+    elif outcome.value[0] == "error":  # vocabulary: not a choice
         if outcome.value[1] != settings_error:  # already shown above
             st.session_state[AUDIT_NOTE_KEY] = ("error", outcome.value[1])
     else:

@@ -21,7 +21,7 @@ from dpcore.evaluation.reporting import (
 from dpcore.evaluation.sweep import SweepConfig, count_cells
 from dpcore.explain.display import format_delta, format_deltas, pca_below_random_note
 from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
-from dpcore.vocabulary import Band, Guarantee
+from dpcore.vocabulary import Band, Guarantee, ReleaseStatus
 from pages import ui
 from pages.ui import export, sweep_loader, whatif, workspace
 from pages.ui.charts import (
@@ -268,7 +268,7 @@ if "table" not in derived:
         table["delta"] = format_deltas(table["delta"])  # as text: 1e-10, never a fixed-point rounding
     derived["table"] = table.drop(columns=["neighbouring", "d"], errors="ignore")
     status = frame["status"].to_numpy(dtype=object)
-    failed = Counter(status[status != "ok"].tolist())
+    failed = Counter(status[status != ReleaseStatus.OK].tolist())
     derived["failed"] = (f"{sum(failed.values())} of {len(frame)} releases did not produce a subspace "
                          f"({', '.join(f'{s}: {c}' for s, c in failed.most_common())}); "
                          "they are counted in the status column and left out of the curves.") if failed else ""

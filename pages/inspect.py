@@ -22,7 +22,7 @@ from dpcore.exceptions import DPCoreError, MechanismTimeout
 from dpcore.explain import inspect as insp
 from dpcore.explain.display import diagnostic_label, format_delta, option_label, plain_ledger
 from dpcore.explain.statements import mechanism_delta_statement
-from dpcore.vocabulary import Guarantee
+from dpcore.vocabulary import Guarantee, ReleaseStatus
 from pages import ui
 from pages.ui.charts import TraceStyle, chart_slots, for_screen, legend_layout, presentation_toggle, trace_style
 
@@ -159,7 +159,7 @@ def _release(mech, data, cfg: dict) -> dict:
     stored = ui.get("insp_release")
     if stored is not None and stored["key"] == key:
         return stored
-    outcome: dict = {"key": key, "release": None, "error": None, "timeout": False}
+    outcome: dict = {"key": key, "release": None, "error": None, "timeout": False}  # vocabulary: not a choice
     with st.spinner(f"Running {mech.name} (time cap {cfg['time_cap']:g} s)…"):
         try:
             outcome["release"] = mech.release(
@@ -264,14 +264,14 @@ def _ss_dimension_section(mech) -> None:
 
         frame = pd.DataFrame(rows)
         table = frame.groupby("method", sort=False).agg(
-            ok=("status", lambda x: f"{int((x == 'ok').sum())}/{len(x)}"), sin_theta=("sin_theta", "mean"),
+            ok=("status", lambda x: f"{int((x == ReleaseStatus.OK).sum())}/{len(x)}"), sin_theta=("sin_theta", "mean"),
             angle_deg=("angle_deg", "mean"), private=("private", "all"), seconds=("seconds", "mean")).reset_index()
         table["private"] = table["private"].map({True: "yes", False: "NO (tolerance 1e-4)"})
         st.markdown(f"**n = {n_run:,}, d = {d_run:,}** — largest principal angle to the planted subspace "
                     "(mean over trials; an evaluation on the true data, not private).")
         st.dataframe(table.rename(columns={"sin_theta": "sin θ_max", "angle_deg": "angle (°)", "seconds": "s"}),
                      hide_index=True, width="stretch")
-        bottoms = frame[frame.status != "ok"]
+        bottoms = frame[frame.status != ReleaseStatus.OK]
         if not bottoms.empty:
             st.caption("Not ok: " + "; ".join(f"{r.method}: {r.reason[:160]}" for r in bottoms.itertuples()))
 

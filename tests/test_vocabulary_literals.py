@@ -1,7 +1,7 @@
 """The vocabulary is not bypassed: no guarantee, neighbouring relation, centring, feature scaling, norm mode,
-missing-value policy, text-column policy or band value (nor the band's display label, nor the "(none)" label
-placeholder) is spelled as a string literal outside ``dpcore/vocabulary.py`` where it acts as a *choice* (issue 23,
-items 1 and 2).
+release status, missing-value policy, text-column policy or band value (nor the band's display label, nor the
+"(none)" label placeholder) is spelled as a string literal outside ``dpcore/vocabulary.py`` where it acts as a
+*choice* (issue 23, items 1 and 2).
 
 The rule, checked on the syntax tree (``ast``) of every ``.py`` file in ``dpcore/``, ``pages/`` and ``app.py``
 except ``dpcore/vocabulary.py``. A string constant equal to one of those values is a hit when it is
@@ -41,7 +41,7 @@ VOCABULARY_FILE = ROOT / "dpcore" / "vocabulary.py"
 #: Every spelling that must come from the vocabulary.
 VOCABULARY_STRINGS = frozenset(
     {m.value for enum in (vocab.Guarantee, vocab.Neighbouring, vocab.Centering, vocab.FeatureScaling, vocab.Band,
-                          vocab.NormMode, vocab.MissingPolicy, vocab.CategoricalPolicy)
+                          vocab.NormMode, vocab.MissingPolicy, vocab.CategoricalPolicy, vocab.ReleaseStatus)
      for m in enum}
     | {b.label for b in vocab.Band}
     | {vocab.NO_LABEL}
@@ -226,7 +226,7 @@ def test_no_vocabulary_literal_outside_the_vocabulary() -> None:
     assert not hits, (
         f"{len(hits)} vocabulary literal(s) outside dpcore/vocabulary.py; use the enum member "
         "(Guarantee, Neighbouring, Centering, FeatureScaling, NormMode, MissingPolicy, CategoricalPolicy, Band, "
-        "NO_LABEL) instead:\n" + "\n".join(hits))
+        "NO_LABEL, ReleaseStatus) instead:\n" + "\n".join(hits))
 
 
 def test_leftovers_only_shrink() -> None:

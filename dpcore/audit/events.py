@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..vocabulary import ReleaseStatus
 from .neighbours import NeighbourPair
 
 __all__ = [
@@ -73,7 +74,7 @@ def effective_threshold(t: float | np.ndarray) -> np.ndarray:
 
 
 #: Status codes of the ``status`` column: an output, ⊥, or a refusal (the release raised an error).
-STATUS_CODES = {"ok": 0.0, "bottom": 1.0, "refused": 2.0}
+STATUS_CODES = {ReleaseStatus.OK: 0.0, ReleaseStatus.BOTTOM: 1.0, "refused": 2.0}
 
 
 @functools.lru_cache(maxsize=4096)  # an audit hashes the same few texts thousands of times
@@ -107,7 +108,8 @@ class ReleaseBatch:
     @classmethod
     def from_releases(cls, releases: list, d: int, k: int, fields: tuple[str, ...]) -> ReleaseBatch:
         b = len(releases)
-        status = np.array([STATUS_CODES.get(getattr(r, "status", "ok"), 2.0) for r in releases], dtype=float)
+        status = np.array([STATUS_CODES.get(getattr(r, "status", ReleaseStatus.OK), 2.0) for r in releases],
+                          dtype=float)
         bottom = status > 0
         out = cls(bottom=bottom, status=status, text=np.array([text_hash(released_text(r)) for r in releases]))
         for name in ("covariance", "covariance_post"):

@@ -36,7 +36,7 @@ from ..core.timing import Deadline
 from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
 from ..mechanisms.base import Mechanism
-from ..runtime.parallel import Task, resolve_jobs, run_tasks
+from ..runtime.parallel import OutcomeStatus, Task, resolve_jobs, run_tasks
 from ..vocabulary import Neighbouring
 from .bounds import max_certifiable_epsilon, trials_to_certify
 from .events import (
@@ -349,13 +349,13 @@ def _collect_parallel(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: flo
     parts: dict[int, tuple[ColumnStore, int]] = {}
     truncated = False
     for out in run_tasks(tasks, n_jobs=jobs, on_report=on_report):
-        if out.status == "killed":
+        if out.status == OutcomeStatus.KILLED:
             truncated = True
             continue
-        if out.status != "done":
+        if out.status != OutcomeStatus.DONE:
             raise RuntimeError(f"an audit worker failed: {out.message}")
         kind, value = out.value
-        if kind == "error":
+        if kind == "error":  # vocabulary: not a choice
             raise value
         store, m, trunc = value
         truncated |= trunc

@@ -18,7 +18,7 @@ import pandas as pd
 import yaml
 
 from ..exceptions import InvalidParameterError
-from ..vocabulary import Band
+from ..vocabulary import Band, ReleaseStatus
 from ..vocabulary import values as vocabulary_values
 from .captions import (  # noqa: F401  (re-exported: the old import path of the caption and legend helpers)
     GUARANTEE_SHORT,
@@ -74,7 +74,7 @@ def band_table(frame: pd.DataFrame, *, x: str = "epsilon", band: str = Band.SD,
     keys = [*by, x]
     out_cols = [*keys, "metric", "mean", "lo", "hi", "count"]
     cols = [m for m in metrics if m in frame.columns]
-    use = (frame["status"] == "ok") & frame[keys].notna().all(axis=1)
+    use = (frame["status"] == ReleaseStatus.OK) & frame[keys].notna().all(axis=1)
     if not cols or not use.any():
         return pd.DataFrame(columns=out_cols)
     rows = frame.loc[use, [*keys, *cols]].astype(dict.fromkeys(cols, float))
@@ -101,14 +101,14 @@ def reference_levels(frame: pd.DataFrame, mechanisms: Iterable[str],
     """``{metric: {mechanism: mean over ok rows}}`` for ε-independent reference mechanisms (sorted by id)."""
     frame = _bare(frame)
     cols = [m for m in metrics if m in frame]
-    use = (frame["status"] == "ok") & frame["mechanism"].isin(list(mechanisms))
+    use = (frame["status"] == ReleaseStatus.OK) & frame["mechanism"].isin(list(mechanisms))
     rows = frame.loc[use, ["mechanism", *cols]].astype(dict.fromkeys(cols, float))
     means = rows.groupby("mechanism", sort=True, observed=True)[cols].mean()
     return {metric: {str(name): float(v) for name, v in means[metric].items() if not np.isnan(v)} for metric in cols}
 
 
 #: Release statuses counted by :func:`results_table`, in the order they are listed.
-_STATUSES = ("ok", "bottom", "timeout", "error")
+_STATUSES = vocabulary_values(ReleaseStatus)
 
 
 def results_table(frame: pd.DataFrame, metrics: Sequence[str] = METRIC_NAMES) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def results_table(frame: pd.DataFrame, metrics: Sequence[str] = METRIC_NAMES) ->
     if frame.empty:
         return pd.DataFrame()
     status = frame["status"]
-    is_ok = status == "ok"
+    is_ok = status == ReleaseStatus.OK
     work = pd.DataFrame({s: (status == s).astype(np.int64) for s in _STATUSES}, index=frame.index)
     for m in metrics:
         if m in frame:
@@ -176,7 +176,8 @@ __all__ = ["BANDS", "GUARANTEE_SHORT", "WARNING_KINDS", "band_table", "config_ya
 # ------------------------------------------------------------------------------------------------
 # releases with a warning status (drawn on the charts, named in the hover and above the tables)
 #: How a chart names a release that produced no subspace, by its status.
-WARNING_KINDS = {"bottom": "⊥ (no output)", "timeout": "capped (time limit)", "error": "error"}
+WARNING_KINDS = {ReleaseStatus.BOTTOM: "⊥ (no output)", ReleaseStatus.TIMEOUT: "capped (time limit)",
+                 ReleaseStatus.ERROR: "error"}
 NOT_CONVERGED = "not converged"
 
 
@@ -185,7 +186,7 @@ def release_warning_kind(status: str, message: str = "") -> str | None:
     (⊥, capped, error), else the first words of the message an "ok" release came with ("not converged" for an
     MCMC chain whose burn-in diagnostic failed)."""
     status = str(status)
-    if status != "ok":
+    if status != ReleaseStatus.OK:
         return WARNING_KINDS.get(status, status)
     text = "" if message is None or (isinstance(message, float) and np.isnan(message)) else str(message).strip()
     if not text:
@@ -230,8 +231,8 @@ def release_warnings(frame: pd.DataFrame, *, x: str = "epsilon",
             if kind is not None:
                 counts[kind] = counts.get(kind, 0) + 1
         key = key if isinstance(key, tuple) else (key,)
-        rows.append([*key, len(idx), int((frame["status"].to_numpy()[idx] == "ok").sum()), int(warned[idx].sum()),
-                     warning_text(counts, len(idx))])
+        ok = int((frame["status"].to_numpy()[idx] == ReleaseStatus.OK).sum())
+        rows.append([*key, len(idx), ok, int(warned[idx].sum()), warning_text(counts, len(idx))])
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -25,6 +25,7 @@ from ..data.prepared import PreparedData
 from ..exceptions import DPCoreError, MechanismTimeout
 from ..mechanisms import get_mechanism
 from ..mechanisms._subspace_learning import projector_distance
+from ..vocabulary import ReleaseStatus
 
 #: The mechanisms compared (label, mechanism id, options): default options, except that ss_exact's work limit is
 #: 3e7 (a 95-row subsample at k = 3 instead of 206: on points exactly in a plane every one of the C(m, 3) spans
@@ -71,16 +72,16 @@ def dimension_point(n: int, d: int, k: int, gamma: float, trial: int, *, epsilon
             rel = get_mechanism(mech_id).release(data, k, epsilon, delta, random_state=trial + seed,
                                                  time_limit=time_limit, **options)
         except MechanismTimeout as exc:
-            rec.update(status="timeout", reason=str(exc))
+            rec.update(status=ReleaseStatus.TIMEOUT, reason=str(exc))
         except DPCoreError as exc:
-            rec.update(status="error", reason=str(exc))
+            rec.update(status=ReleaseStatus.ERROR, reason=str(exc))
         else:
             rec["private"] = rel.is_private
             if rel.is_bottom:
-                rec.update(status="bottom", reason=rel.reason)
+                rec.update(status=ReleaseStatus.BOTTOM, reason=rel.reason)
             else:
                 s = projector_distance(basis, rel.subspace)
-                rec.update(status="ok", sin_theta=s, angle_deg=math.degrees(math.asin(min(1.0, s))))
+                rec.update(status=ReleaseStatus.OK, sin_theta=s, angle_deg=math.degrees(math.asin(min(1.0, s))))
         rec["seconds"] = time.perf_counter() - start
         records.append(rec)
     return records

@@ -29,11 +29,12 @@ from ..core.seeding import Stage, seed_or_fresh, stage_rng, stage_seed
 from ..data.prepared import PreparedData, PreparedSummary
 from ..exceptions import DPCoreError, InvalidParameterError, MechanismTimeout
 from ..mechanisms import get_mechanism
-from ..runtime.parallel import Outcome, Task, resolve_jobs, run_tasks
-from ..vocabulary import Guarantee, Neighbouring
+from ..runtime.parallel import Outcome, OutcomeStatus, Task, resolve_jobs, run_tasks
+from ..vocabulary import Guarantee, Neighbouring, ReleaseStatus
+from ..vocabulary import values as vocabulary_values
 from .metrics import METRIC_NAMES, evaluate, evaluation_split, frobenius_error, svm_majority_baseline
 
-STATUSES = ("ok", "bottom", "timeout", "error")
+STATUSES = vocabulary_values(ReleaseStatus)
 
 COLUMNS = (
     "dataset", "mechanism", "guarantee", "epsilon", "delta", "k", "n", "d", "trial", "seed",
@@ -264,23 +265,23 @@ class SweepPlan:
     def row(self, out: Outcome) -> dict:
         """The row of a cell from its outcome (a failed, killed or lost cell gets a row with its status)."""
         cell = self.cells[out.index]
-        if out.status == "done":
+        if out.status == OutcomeStatus.DONE:
             row = dict(out.value)
         else:
             row = _base_row(cell, self.mech_data.d, self.config, self.baseline)
-            if out.status == "killed":
-                row.update(status="timeout", runtime_s=out.seconds, message=(
+            if out.status == OutcomeStatus.KILLED:
+                row.update(status=ReleaseStatus.TIMEOUT, runtime_s=out.seconds, message=(
                     f"stopped after {out.seconds:.3g} s: the cell ran past its time cap of {self.config.time_cap:g} s "
                     "(plus a margin) without stopping itself; its worker process was killed"))
             else:
-                row.update(status="error", runtime_s=out.seconds, message=out.message)
+                row.update(status=ReleaseStatus.ERROR, runtime_s=out.seconds, message=out.message)
         row.update(dataset=self.dataset, trial=cell.trial)
         return row
 
     def unrun_row(self, index: int, message: str) -> dict:
         """The row of a cell that never ran (status ``timeout``)."""
         row = _base_row(self.cells[index], self.mech_data.d, self.config, self.baseline)
-        row.update(status="timeout", message=message, dataset=self.dataset, trial=self.cells[index].trial)
+        row.update(status=ReleaseStatus.TIMEOUT, message=message, dataset=self.dataset, trial=self.cells[index].trial)
         return row
 
     def frame(self, rows: Mapping[int, dict]) -> pd.DataFrame:
@@ -384,21 +385,22 @@ def _cell_task(context: tuple, cell: _Cell, cfg: SweepConfig, opts: dict, report
                                     random_state=cell.seed, time_limit=cfg.time_cap, allow_invalid=cfg.allow_invalid,
                                     **opts)
     except MechanismTimeout as exc:
-        row.update(status="timeout", message=str(exc), runtime_s=time.perf_counter() - t0)
+        row.update(status=ReleaseStatus.TIMEOUT, message=str(exc), runtime_s=time.perf_counter() - t0)
         return row
     except DPCoreError as exc:
-        row.update(status="error", message=str(exc), runtime_s=time.perf_counter() - t0)
+        row.update(status=ReleaseStatus.ERROR, message=str(exc), runtime_s=time.perf_counter() - t0)
         return row
     except Exception as exc:  # a bug in one mechanism must not kill the sweep; it is reported in the row
-        row.update(status="error", message=f"{type(exc).__name__}: {exc}", runtime_s=time.perf_counter() - t0)
+        row.update(status=ReleaseStatus.ERROR, message=f"{type(exc).__name__}: {exc}",
+                   runtime_s=time.perf_counter() - t0)
         return row
     row["runtime_s"] = time.perf_counter() - t0
     row["guarantee"] = release.guarantee
     if release.is_bottom:
-        row.update(status="bottom", message=release.reason)
+        row.update(status=ReleaseStatus.BOTTOM, message=release.reason)
         return row
     notes: list[str] = []
-    row.update(evaluate(release, data, split, notes), status="ok",
+    row.update(evaluate(release, data, split, notes), status=ReleaseStatus.OK,
                frobenius_error_raw=frobenius_error(data.C, release.covariance))
     if release.diagnostics.get("converged") is False:
         notes.insert(0, release.diagnostics.get("convergence_message") or NOT_CONVERGED)  # split-R̂/ESS verdict
@@ -408,7 +410,7 @@ def _cell_task(context: tuple, cell: _Cell, cfg: SweepConfig, opts: dict, report
 
 def summarise(frame: pd.DataFrame, by: Sequence[str] = ("mechanism", "epsilon", "delta", "k", "n")) -> pd.DataFrame:
     """Mean, standard deviation and count of every metric over trials, per group (status 'ok' rows only)."""
-    ok = frame[frame["status"] == "ok"]
+    ok = frame[frame["status"] == ReleaseStatus.OK]
     cols = [c for c in METRIC_NAMES if c in ok]
     grouped = ok.groupby(list(by), dropna=False)[cols]
     out = grouped.agg(["mean", "std", "count"])
@@ -508,7 +510,7 @@ class PooledSweep:
             plan = self.plans[name]
             row = plan.row(Outcome(index, out.status, out.value, out.seconds, out.message))
             self.rows[name][index] = row
-            if row["status"] in ("ok", "bottom"):
+            if row["status"] in (ReleaseStatus.OK, ReleaseStatus.BOTTOM):
                 self.cache[plan.cell_key(index)] = row
         while len(self.cache) > self.cache_limit:
             self.cache.pop(next(iter(self.cache)))

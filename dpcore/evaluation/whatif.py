@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..data import PreparedData, load_table, preprocess
 from ..exceptions import PrivacyLeakWarning
-from ..vocabulary import CategoricalPolicy, FeatureScaling, NormMode
+from ..vocabulary import CategoricalPolicy, FeatureScaling, NormMode, ReleaseStatus
 
 #: Pipeline ids, in display order, and their labels.
 PIPELINES = ("declared", "data_derived")
@@ -81,7 +81,7 @@ def compare_sweeps(frames: Mapping[str, pd.DataFrame], metric: str = "captured_v
         frame = frames.get(name)
         if frame is None or frame.empty:
             continue
-        ok = frame[frame["status"] == "ok"]
+        ok = frame[frame["status"] == ReleaseStatus.OK]
         grouped = ok.groupby(["mechanism", "epsilon"], sort=True)[metric].agg(["mean", "count"])
         grouped.columns = [name, f"{name}_ok_trials"]
         parts.append(grouped)

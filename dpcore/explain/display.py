@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.privacy import LedgerEntry
+from ..vocabulary import ReleaseStatus
 
 #: How far (absolute accuracy) non-private PCA must fall below the random subspace before the note is shown.
 SVM_NOTE_MARGIN = 0.005
@@ -89,7 +90,7 @@ def held_out_note(n_total: int, n_mechanism: int) -> str:
 
 
 def _ok_mean(frame: pd.DataFrame, mechanism: str, column: str) -> float | None:
-    rows = frame[(frame["mechanism"] == mechanism) & (frame["status"] == "ok")]
+    rows = frame[(frame["mechanism"] == mechanism) & (frame["status"] == ReleaseStatus.OK)]
     values = rows[column].to_numpy(dtype=float) if column in rows else np.empty(0)
     values = values[np.isfinite(values)]
     return float(values.mean()) if values.size else None

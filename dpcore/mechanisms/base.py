@@ -22,7 +22,7 @@ from ..core.seeding import RandomState, Stage, stage_rng
 from ..core.timing import Deadline
 from ..exceptions import InvalidMechanismError, InvalidParameterError
 from ..params import Param
-from ..vocabulary import PRIVATE_GUARANTEES, Guarantee, Neighbouring
+from ..vocabulary import PRIVATE_GUARANTEES, Guarantee, Neighbouring, ReleaseStatus
 
 if TYPE_CHECKING:  # the data layer (pandas, scipy.stats) loads on first release, not on `import dpcore.mechanisms`
     from ..data.prepared import PreparedData
@@ -91,7 +91,7 @@ class Release:
     covariance_post: np.ndarray | None = None
     eigenvalues: np.ndarray | None = None
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
-    status: str = "ok"  # "ok" | "bottom"
+    status: ReleaseStatus = ReleaseStatus.OK  # OK or BOTTOM
     reason: str = ""
     options: dict = field(default_factory=dict)
     counterexample_delta: float | None = None
@@ -99,7 +99,7 @@ class Release:
 
     @property
     def is_bottom(self) -> bool:
-        return self.status == "bottom"
+        return self.status == ReleaseStatus.BOTTOM
 
     @property
     def projector(self) -> np.ndarray | None:
@@ -458,7 +458,7 @@ class PreparedRelease:
             options=opts, counterexample_delta=counterexample, preprocessing=preprocessing,
         )
         if out.bottom_reason is not None:
-            return Release(subspace=None, status="bottom", reason=out.bottom_reason, **common)
+            return Release(subspace=None, status=ReleaseStatus.BOTTOM, reason=out.bottom_reason, **common)
 
         covariance = out.covariance
         covariance_post = top = None

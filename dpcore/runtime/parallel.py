@@ -39,9 +39,21 @@ from multiprocessing.connection import wait as _wait
 from typing import Any
 
 from ..exceptions import InvalidParameterError
-from .protocol import PRELOAD, InlineRunner, Outcome, ReadyMessage, ReportMessage, Task, Worker, died, killed, unsent
+from .protocol import (
+    PRELOAD,
+    InlineRunner,
+    Outcome,
+    OutcomeStatus,
+    ReadyMessage,
+    ReportMessage,
+    Task,
+    Worker,
+    died,
+    killed,
+    unsent,
+)
 
-__all__ = ["PRELOAD", "Outcome", "Task", "resolve_jobs", "run_tasks"]
+__all__ = ["PRELOAD", "Outcome", "OutcomeStatus", "Task", "resolve_jobs", "run_tasks"]
 
 #: Serialised contexts kept in the parent (least recently used dropped first).
 _CONTEXT_CACHE = 4

@@ -32,9 +32,11 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["PRELOAD", "ContextMessage", "ForgetMessage", "InlineRunner", "Outcome", "ReadyMessage", "ReportMessage",
-           "StopMessage", "Task", "TaskMessage", "Worker", "died", "killed", "receive", "run_task", "unsent",
-           "worker_main"]
+from ..vocabulary import Choice
+
+__all__ = ["PRELOAD", "ContextMessage", "ForgetMessage", "InlineRunner", "Outcome", "OutcomeStatus", "ReadyMessage",
+           "ReportMessage", "StopMessage", "Task", "TaskMessage", "Worker", "died", "killed", "receive", "run_task",
+           "unsent", "worker_main"]
 
 #: Modules the forkserver imports once, so that forked workers start warm.
 PRELOAD = ("dpcore.evaluation.sweep", "dpcore.audit.runner")
@@ -69,13 +71,21 @@ class Task:
     share: Hashable | None = None
 
 
+class OutcomeStatus(Choice):
+    """What became of one task of a pool."""
+
+    DONE = "done"      #: it returned (``Outcome.value`` is its return value)
+    FAILED = "failed"  #: it raised, or could not be sent or received; ``Outcome.message`` says what
+    KILLED = "killed"  #: past its hard time limit: its worker process was killed
+    DIED = "died"      #: its worker process exited while running it
+
+
 @dataclass
 class Outcome:
-    """What became of task ``index``: ``status`` is "done" (``value`` is the return value), "failed" (the task
-    raised; ``message`` says what), "killed" (past its hard limit) or "died" (its worker process exited)."""
+    """What became of task ``index`` (:class:`OutcomeStatus`; ``value`` for DONE, ``message`` otherwise)."""
 
     index: int
-    status: str
+    status: OutcomeStatus
     value: Any = None
     seconds: float = 0.0
     message: str = ""
@@ -83,20 +93,20 @@ class Outcome:
 
 def killed(index: int, seconds: float) -> Outcome:
     """The outcome of a task whose worker was killed past the task's hard time limit."""
-    return Outcome(index, "killed", seconds=seconds,
+    return Outcome(index, OutcomeStatus.KILLED, seconds=seconds,
                    message=f"stopped after {seconds:.3g} s: past its hard time limit; the worker process was killed")
 
 
 def died(index: int, seconds: float, exitcode: int | None) -> Outcome:
     """The outcome of a task whose worker process exited while running it."""
-    return Outcome(index, "died", seconds=seconds,
+    return Outcome(index, OutcomeStatus.DIED, seconds=seconds,
                    message=f"the worker process exited with code {exitcode} while running this task")
 
 
 def unsent(index: int, exc: BaseException) -> Outcome:
     """The outcome of a task that could not be sent to a worker (it or its context cannot be pickled)."""
-    return Outcome(index, "failed", message=f"the task could not be sent to a worker process: "
-                                            f"{type(exc).__name__}: {exc}")
+    return Outcome(index, OutcomeStatus.FAILED, message=f"the task could not be sent to a worker process: "
+                                                        f"{type(exc).__name__}: {exc}")
 
 
 def run_task(index: int, task_fn: Callable[..., Any], args: tuple, context: Callable[[], Any],
@@ -107,8 +117,9 @@ def run_task(index: int, task_fn: Callable[..., Any], args: tuple, context: Call
     try:
         value = task_fn(context(), *args, report=report)
     except Exception as exc:
-        return Outcome(index, "failed", seconds=time.perf_counter() - t0, message=f"{type(exc).__name__}: {exc}")
-    return Outcome(index, "done", value, time.perf_counter() - t0)
+        return Outcome(index, OutcomeStatus.FAILED, seconds=time.perf_counter() - t0,
+                       message=f"{type(exc).__name__}: {exc}")
+    return Outcome(index, OutcomeStatus.DONE, value, time.perf_counter() - t0)
 
 
 class InlineRunner:
@@ -191,7 +202,7 @@ def receive(conn: Any, index: int | None, seconds: float) -> ReadyMessage | Repo
     except (EOFError, OSError):
         return None
     except Exception as exc:
-        return Outcome(index, "failed", seconds=seconds,
+        return Outcome(index, OutcomeStatus.FAILED, seconds=seconds,
                        message=f"the result could not be read: {type(exc).__name__}: {exc}")
 
 
@@ -252,7 +263,7 @@ def worker_main(conn: Any, capacity: int = 1, nice: int = 0) -> None:
         try:
             conn.send(outcome)
         except Exception as exc:  # an unpicklable result (pickled before anything is written)
-            conn.send(Outcome(index, "failed", seconds=outcome.seconds,
+            conn.send(Outcome(index, OutcomeStatus.FAILED, seconds=outcome.seconds,
                               message=f"the result could not be sent back: {type(exc).__name__}: {exc}"))
 
 

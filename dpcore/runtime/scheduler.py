@@ -59,7 +59,18 @@ from collections.abc import Callable, Hashable, Sequence
 from multiprocessing.connection import wait as _wait
 from typing import Any
 
-from .protocol import InlineRunner, Outcome, ReadyMessage, ReportMessage, Task, Worker, died, killed, unsent
+from .protocol import (
+    InlineRunner,
+    Outcome,
+    OutcomeStatus,
+    ReadyMessage,
+    ReportMessage,
+    Task,
+    Worker,
+    died,
+    killed,
+    unsent,
+)
 
 __all__ = ["PREEMPT_MARGIN_S", "SETTLED_KEEP_S", "WORKER_CONTEXTS", "Job", "SharedPool", "pick_job"]
 
@@ -436,7 +447,7 @@ class SharedPool:
                 if job.finished and not self.in_process:
                     self._after_job(job)
         entry.waiters.clear()
-        if outcome.status == "done":
+        if outcome.status == OutcomeStatus.DONE:
             self._settled[entry.key] = (time.monotonic(), outcome)
             self._settled.move_to_end(entry.key)
             while len(self._settled) > SETTLED_MAX:

@@ -21,7 +21,7 @@ from dpcore.evaluation.metrics import METRIC_LABELS, METRIC_NAMES
 from dpcore.evaluation.reporting import band_table, reference_levels, results_table
 from dpcore.evaluation.sweep import COLUMNS, STATUSES
 from dpcore.exceptions import DataError
-from dpcore.vocabulary import Band
+from dpcore.vocabulary import Band, ReleaseStatus
 from pages.ui import state
 from pages.ui.charts import METRIC_TITLES, METRIC_UNITS, chart_slots, for_screen, release_warning_note
 
@@ -198,7 +198,7 @@ def show(frame: pd.DataFrame, name: str) -> None:
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={m: st.column_config.NumberColumn(METRIC_LABELS[m], format="%.4g")
                                 for m in METRIC_LABELS if m in table})
-    failed = int((frame["status"] != "ok").sum())
+    failed = int((frame["status"] != ReleaseStatus.OK).sum())
     if failed:
         st.caption(f"{failed} of {len(frame)} releases did not produce a subspace (see the status column); they "
                    "are left out of the curves.")

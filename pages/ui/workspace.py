@@ -395,7 +395,7 @@ def render() -> None:
         note = state.drop("workspace_note")
         if note:
             kind, text = note
-            (st.error if kind == "error" else st.success)(text)
+            (st.error if kind == "error" else st.success)(text)  # vocabulary: not a choice
 
 
 def misfit_note() -> None:
