@@ -121,8 +121,8 @@ def _rtheta_near_one(h: float, a: float, rng: np.random.Generator, u0: float) ->
             if 0.0 < phi <= 0.5 and random() * _SQRT2 * math.sqrt(1.0 - phi) < 1.0:
                 return 1.0 - phi
         u = random()
-    raise SamplerError(f"rtheta_bing: no acceptance after {RTHETA_MAX_PROPOSALS:,} proposals (h = {h:g}, a = {a:g}); "
-                       "lower epsilon.")
+    raise SamplerError(f"rtheta_bing: no acceptance after {RTHETA_MAX_PROPOSALS:,} proposals (h = {h:g}); "
+                       "lower epsilon.")  # h is public (the block size); a is a function of the data: never shown
 
 
 def _rtheta(h: float, a: float, rng: np.random.Generator, u0: float, a_gamma: float = -math.inf,
@@ -145,7 +145,7 @@ def _rtheta(h: float, a: float, rng: np.random.Generator, u0: float, a_gamma: fl
                 return theta
             u = rng.random()
         raise SamplerError(f"rtheta_bing: no acceptance after {RTHETA_MAX_PROPOSALS:,} proposals "
-                           f"(h = {h:g}, a = {a:g}); lower epsilon.")
+                           f"(h = {h:g}); lower epsilon.")
     if a >= _NEAR_ONE_FROM * h and h >= 1.0:  # concentrated near θ = 1: the exact envelope in φ = 1 − θ
         return _rtheta_near_one(h, a, rng, u0)
     if a > 0.0:
@@ -177,7 +177,7 @@ def _rtheta(h: float, a: float, rng: np.random.Generator, u0: float, a_gamma: fl
             return float(th[ok[0]])
         used += batch
         batch = min(4 * batch, 65536)
-    raise SamplerError(f"rtheta_bing: no acceptance after {used:,} proposals (h = {h:g}, a = {a:g}); "
+    raise SamplerError(f"rtheta_bing: no acceptance after {RTHETA_MAX_PROPOSALS:,} proposals (h = {h:g}); "
                        "the target is numerically degenerate — lower epsilon.")
 
 
@@ -234,8 +234,8 @@ def _ry_bing_sweep(y: list[float], l: list[float], rng: np.random.Generator) -> 
         a = li - lothers / others  # l_i minus a weighted mean of the other l_j
         if not abs(a) <= spread + tol:
             raise SamplerError(
-                f"Gibbs sampler: numerical failure (a = {a!r} outside ±{spread:.4g}); the state left the sphere. "
-                "Lower epsilon or n."
+                "Gibbs sampler: numerical failure (a coordinate's conditional left the range of the block's "
+                "eigenvalues); the state left the sphere. Lower epsilon or n."
             )
         if a > li:  # clip rounding: a ∈ [l_i − max l, l_i − min l]
             a = li

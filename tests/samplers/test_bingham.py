@@ -149,6 +149,18 @@ def test_concentrated_target_in_log_space():
 # caps: never return a non-sample
 # --------------------------------------------------------------------------------------------------
 
+def test_envelope_violation_message_carries_no_data_statistic():
+    """privacy-review item 7: log r is computed from the data's matrix; the error names the violation, not its value."""
+
+    class Broken(KentBinghamSampler):
+        def _log_ratio(self, y):
+            return np.full(y.shape[0], 0.123456)
+
+    with pytest.raises(SamplerError) as err:
+        Broken(np.diag([0.0, 1.0, 5.0])).sample(np.random.default_rng(0))
+    assert "0.123" not in str(err.value) and "log r > 0" in str(err.value)
+
+
 def test_proposal_cap_raises_sampler_error():
     s = KentBinghamSampler(np.diag([0.0, 1.0, 5.0]), max_proposals=1)
     rng = np.random.default_rng(5)

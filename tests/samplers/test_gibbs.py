@@ -13,12 +13,14 @@ import pytest
 from scipy import integrate, stats
 
 from dpcore.core.timing import Deadline
-from dpcore.exceptions import InvalidParameterError, MechanismTimeout
+from dpcore.exceptions import InvalidParameterError, MechanismTimeout, SamplerError
+from dpcore.samplers import gibbs
 from dpcore.samplers.bingham import KentBinghamSampler
 from dpcore.samplers.gibbs import (
     STAT_NAMES,
     _gamma_threshold,
     _rtheta_near_one,
+    _ry_bing_sweep,
     bmf_gibbs,
     f_statistic,
     rtheta_bing,
@@ -115,6 +117,36 @@ def test_rtheta_near_one_refuses_parameters_outside_its_envelope():
         _rtheta_near_one(22.0, 41.0, np.random.default_rng(0), 0.5)  # a < 2(h − 1): c_B does not bound the tail
     with pytest.raises(InvalidParameterError):
         _rtheta_near_one(0.5, 40.0, np.random.default_rng(0), 0.5)
+
+
+class _Rejecting:
+    """A generator stand-in whose draws make every envelope reject (uniforms of 1, proposals far out)."""
+
+    def random(self, size=None):
+        return 1.0 if size is None else np.ones(size)
+
+    def beta(self, a, b, size=None):
+        return 0.999 if size is None else np.full(size, 0.999)
+
+    def standard_normal(self, size=None):
+        return 30.0 if size is None else np.full(size, 30.0)
+
+    def standard_gamma(self, shape, size=None):
+        return 1e9 if size is None else np.full(size, 1e9)
+
+
+@pytest.mark.parametrize("h,a", [(22.0, -180.0), (4.5, -1.0), (2.0, 5.0), (51.5, 400.0)])
+def test_sampler_errors_carry_no_data_statistics(monkeypatch, h, a):
+    """privacy-review item 7: a is a function of the data (l_i minus a weighted mean of the block's eigenvalues), so a
+    sampler error that reaches a release's message must not show it (the old messages printed a = …). Every θ
+    envelope — truncated Gamma, Beta(1/2, h), Beta(1/2, g) for a > 0, near one — is made to give up."""
+    monkeypatch.setattr(gibbs, "RTHETA_MAX_PROPOSALS", 40)
+    with pytest.raises(SamplerError) as err:
+        rtheta_bing(h, a, _Rejecting())
+    assert f"{a:g}" not in str(err.value) and "a =" not in str(err.value)
+    with pytest.raises(SamplerError) as err:  # the sweep's range check: no a, no spread (max l)
+        _ry_bing_sweep([math.nan, 0.6, 0.8], [0.0, 7.25, 13.5], np.random.default_rng(0))
+    assert "7.25" not in str(err.value) and "13.5" not in str(err.value) and "nan" not in str(err.value)
 
 
 def test_rtheta_input_checks():
