@@ -2,8 +2,9 @@
 
 *Declared*: the public schema the user declared (per-column bounds and category lists; values outside are clamped
 per record), feature scaling "schema" — private when every included column is public. *Data-derived*: the same
-columns and roles with bounds and category lists read off the data (min–max scaling) — NOT private, and the
-optimistic picture most tools show. Running the same sweep (same mechanisms, ε, k, trials, seeds) on both shows what
+schema — file format, columns, roles and label declaration (a rule such as ``y > 5000`` or declared classes) — with
+only the bounds and category lists read off the data (min–max scaling): NOT private, and the optimistic picture most
+tools show. Running the same sweep (same mechanisms, ε, k, trials, seeds) on both shows what
 the public bounds cost in utility, which is the answer to "what would DP PCA cost me?".
 """
 
@@ -13,12 +14,15 @@ import hashlib
 import json
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..data import PreparedData, load_table, preprocess
+from ..data import PreparedData, RawTable, Schema, load_table, preprocess
+from ..data.reading import FileFormat
+from ..data.schema import draft_column
 from ..exceptions import PrivacyLeakWarning
 from ..vocabulary import CategoricalPolicy, FeatureScaling, NormMode, ReleaseStatus
 
@@ -40,7 +44,7 @@ def upload_pipelines(table, schema, *, categorical: str = CategoricalPolicy.ONEH
     """
     options = {k: v for k, v in dict(preprocess_options or {}).items() if k != "feature_scaling"}
     declared = load_table(table, schema=schema, categorical=categorical, missing=missing)
-    derived = load_table(table, label=schema.label, roles=schema.roles, categorical=categorical, missing=missing)
+    derived = load_table(table, schema=data_derived_schema(table, schema), categorical=categorical, missing=missing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # recorded in the ledgers
         declared_data = preprocess(declared, feature_scaling=FeatureScaling.SCHEMA.value, **options)
@@ -52,6 +56,18 @@ def upload_pipelines(table, schema, *, categorical: str = CategoricalPolicy.ONEH
             "declared": declared_data,
             "data_derived": preprocess(derived, feature_scaling=FeatureScaling.MINMAX.value, **options),
         }
+
+
+def data_derived_schema(table: RawTable, schema: Schema) -> Schema:
+    """``schema`` with every feature column's bounds or category list read off ``table`` (marked ``from_data``, so
+    the ledger says NOT private); its format, roles and label declaration stay, so that the two pipelines read the
+    same records with the same labels and differ only in the bounds (a declared rule label such as ``y > 5000`` is
+    a rule in both, never a column of 11,602 "classes")."""
+    fmt = schema.format if schema.format is not None else FileFormat(kind=table.file_format.kind)
+    read = table.read_as(fmt, None if fmt.header else schema.names)
+    columns = tuple(draft_column(read, c.name, c.role, numeric=not c.is_categorical, role_from_data=not c.role_public)
+                    if c.is_feature and c.name in read.columns else c for c in schema.columns)
+    return replace(schema, columns=columns)
 
 
 def fingerprint(dataset: str, schema, *, categorical: str, missing: str | None,
