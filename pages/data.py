@@ -70,7 +70,7 @@ with right:
         st.download_button("Download the classroom example CSV", example, file_name="classroom_example.csv",
                            mime="text/csv", on_click="ignore", key="data_dl_example")
 workspace.lost_upload_note()  # a reload of a session that used an upload: what was lost, how to restore it
-workspace.render()  # settings and schemas (never data) saved to one file, and loaded again
+_workspace_slot = workspace.render()  # settings and schemas (never data) saved to one file, and loaded again
 
 
 def _upload_section() -> None:
@@ -130,6 +130,8 @@ def _upload_section() -> None:
 
 if ss.dp_dataset == ui.UPLOAD_ID and ss.get("dp_upload") is not None:
     _upload_section()
+# the workspace file, built now that the upload's schema and label are drafted (this run's final state)
+workspace.download_button(_workspace_slot)
 
 dataset = ui.current_dataset()
 if dataset is None:

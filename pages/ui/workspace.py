@@ -28,10 +28,12 @@ from typing import Any
 
 import streamlit as st
 import yaml
+from streamlit.delta_generator import DeltaGenerator
 
 from dpcore.data import RawTable, Schema
+from dpcore.data.limits import YamlTooLarge
 from dpcore.data.roles import guess_label
-from dpcore.data.schema import COLUMN_FIELDS, VALUE_FIELDS, ColumnSchema, draft_column
+from dpcore.data.schema import COLUMN_FIELDS, VALUE_FIELDS, ColumnSchema, draft_column, load_yaml
 from dpcore.exceptions import DPCoreError
 from dpcore.vocabulary import NO_LABEL
 from pages.ui import state
@@ -172,7 +174,9 @@ def to_text(workspace: Mapping) -> str:
 def parse(text: str | bytes) -> dict:
     """A workspace file's content, checked (raises :class:`WorkspaceError`)."""
     try:
-        data = yaml.safe_load(text.decode("utf-8") if isinstance(text, bytes) else text)
+        data = load_yaml(text.decode("utf-8") if isinstance(text, bytes) else text, booleans=True)
+    except YamlTooLarge as exc:  # checked on the composed nodes, before any value is built (issue 32)
+        raise WorkspaceError(f"the file is refused: {exc}; load the file that 'Download workspace' wrote.") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise WorkspaceError(f"the file is not YAML or JSON ({exc.__class__.__name__}); load the file that "
                              "'Download workspace' wrote.") from None
@@ -378,8 +382,10 @@ def _on_load() -> None:
     state.put("workspace_note", ("success", f"Loaded the workspace {upload.name}. " + " ".join(notes)))
 
 
-def render() -> None:
-    """The Data page's workspace panel: download the session's settings and schemas, or load a workspace file."""
+def render() -> DeltaGenerator:
+    """The Data page's workspace panel: download the session's settings and schemas, or load a workspace file.
+    Returns the place of the download button, filled by :func:`download_button` once the page has drafted the
+    upload's schema (so the file is this run's final state)."""
     with st.expander("Workspace: save or restore settings and schemas (never data)", icon=":material/save:"):
         st.caption("One YAML file with the settings of every page and the schema of each file uploaded in this "
                    "session — never the data, and no value read off an upload (a bound, a category list, a guessed "
@@ -387,15 +393,30 @@ def render() -> None:
                    "Uploads live in this session's memory only: after a reload, upload the file again and load this "
                    "workspace.")
         left, right = st.columns(2)
-        left.download_button("Download workspace", lambda: to_text(build()), file_name="dpcore-workspace.yaml",
-                             mime="application/x-yaml", on_click="ignore", key="workspace_download",
-                             icon=":material/download:")
+        slot = left.empty()
         right.file_uploader("Load a workspace file", type=["yaml", "yml", "json"], key="workspace_widget",
                             on_change=_on_load, help="A file that 'Download workspace' wrote.")
         note = state.drop("workspace_note")
         if note:
             kind, text = note
             (st.error if kind == "error" else st.success)(text)  # vocabulary: not a choice
+    return slot
+
+
+def download_bytes(session: Mapping | None = None) -> bytes:
+    """The workspace file of ``session`` (default: this session), as the download button carries it."""
+    return to_text(build(session)).encode("utf-8")
+
+
+def download_button(slot: DeltaGenerator) -> None:
+    """The "Download workspace" button in ``slot`` (from :func:`render`), its file built now, during the script run.
+
+    Never a callable ``data=``: Streamlit runs a callable on the click, in a server thread outside the session, where
+    ``st.session_state`` is empty — the file came out with no settings, mechanisms or uploads (issue 32). Building
+    the file is cheap (a YAML dump of the settings and the uploads' schemas)."""
+    slot.download_button("Download workspace", download_bytes(), file_name="dpcore-workspace.yaml",
+                         mime="application/x-yaml", on_click="ignore", key="workspace_download",
+                         icon=":material/download:")
 
 
 def misfit_note() -> None:

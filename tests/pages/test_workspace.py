@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from dpcore.data import draft_schema, infer_roles, load_schema, read_table
@@ -40,6 +41,23 @@ def _schema_file(data: bytes) -> bytes:
     out.pop("format", None)
     out.pop("from_data", None)
     return yaml.safe_dump(out).encode()
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """{file name: bytes} of the download buttons stored during the runs since the test began (the latest wins).
+    AppTest keeps a button's file in a media store it drops after each run; a button whose ``data=`` is a callable
+    stores nothing during the run (Streamlit calls it on the click, outside the session), so it is absent here."""
+    stored: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        if filename is not None and isinstance(path_or_data, bytes):
+            stored[filename] = path_or_data
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return stored
 
 
 def _no_exception(at: AppTest) -> None:
@@ -113,7 +131,9 @@ def test_a_bad_workspace_file_is_refused_with_the_fix(text, match):
 # ------------------------------------------------------------------------------------------------
 # the app (AppTest)
 @pytest.mark.slow
-def test_workspace_round_trip_restores_schema_and_settings_but_no_data():
+def test_workspace_round_trip_restores_schema_and_settings_but_no_data(downloads):
+    """The file is what the button carries (built during the run): a callable ``data=`` ran outside the session
+    in a browser and saved ``settings: {}``, ``uploads: []`` (issue 32)."""
     data = _visits()
     at = _data_page()
     assert at.get("download_button") and "workspace_download" in [b.key for b in at.get("download_button")]
@@ -124,9 +144,15 @@ def test_workspace_round_trip_restores_schema_and_settings_but_no_data():
     at.session_state["dp_norm_auto"] = False
     at.session_state["dp_norm_bound"] = 7.31  # as the clipping advisor leaves it: read off the data
     at.session_state["dp_norm_from_data"] = True
+    downloads.clear()
     at.run()
     _no_exception(at)
-    text = workspace.to_text(workspace.build(at.session_state))
+    assert "dpcore-workspace.yaml" in downloads, "the workspace button carries no file built in the run"
+    text = downloads["dpcore-workspace.yaml"].decode()
+    assert text == workspace.to_text(workspace.build(at.session_state))  # this run's final state
+    saved = yaml.safe_load(text)
+    assert saved["settings"]["dp_k"] == 2 and saved["settings"]["dp_trials"] == 7 and saved["mechanisms"]
+    assert [u["file"] for u in saved["uploads"]] == ["visits.csv"] and saved["uploads"][0]["schema"]["columns"]
     lo, hi = _y_range(data)
     for value in (lo, hi, 7.31):
         assert f"{value:g}" not in text and repr(value) not in text, value  # nothing read off the file
@@ -146,6 +172,22 @@ def test_workspace_round_trip_restores_schema_and_settings_but_no_data():
     assert fresh.session_state["dp_norm_auto"] is True and fresh.session_state["dp_norm_bound"] != 7.31
     assert any("read off the data and is not in a workspace" in s.value for s in fresh.success)
     assert not ui_state.stored("prepared", fresh.session_state).is_private  # y's bounds are still read off the data
+
+
+@pytest.mark.slow
+def test_the_workspace_button_right_after_an_upload_carries_the_drafted_schema(downloads):
+    """The button is filled after the Data page drafted the upload's schema and label: a click right after the
+    upload (no other rerun) saves the upload with its declarations, not a workspace from before it was read."""
+    data = _with_outcome()
+    at = _data_page()
+    at.file_uploader(key="data_upload_widget").set_value(("survey.csv", data, "text/csv"))
+    downloads.clear()
+    at.run()
+    _no_exception(at)
+    saved = yaml.safe_load(downloads["dpcore-workspace.yaml"])
+    (entry,) = saved["uploads"]
+    assert entry["file"] == "survey.csv" and "schema" in entry
+    assert downloads["dpcore-workspace.yaml"].decode() == workspace.to_text(workspace.build(at.session_state))
 
 
 @pytest.mark.slow
