@@ -13,6 +13,7 @@ if __name__ == "__main__":
     try:
         _nav.run_app()
     finally:  # after the page: the class's sweeps are precomputed in the background (once per server; DP_PRECOMPUTE=0)
-        from pages.ui.precompute import start as _precompute
+        from pages.ui import precompute as _precompute
 
-        _precompute()
+        _precompute.start()
+        _precompute.sidebar_status()  # its progress at the foot of the sidebar ("lesson ready")

@@ -38,6 +38,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import streamlit as st
 from streamlit.logger import get_logger
 
 import dpcore
@@ -63,6 +64,8 @@ POLL_S = 0.2
 #: stored, and the lesson's 35 PPCA cells were never precomputed. The cap is not part of a cell's key (the same
 #: release, same seed), so the longer cap changes no number a session sees.
 CELL_TIME_CAP_S = 600.0
+#: Seconds between two redraws of the sidebar's progress line while the precomputation runs.
+STATUS_POLL_S = 3.0
 
 _LOG = get_logger(__name__)
 
@@ -142,8 +145,13 @@ def default_plans(item: Item) -> dict:
 
 @dataclass
 class Precompute:
-    """The server's precomputation: its items, progress and state ("waiting", "running", "done", "stopped",
-    "over budget", or "failed: …")."""
+    """The server's precomputation: its items, progress and state ("waiting", "planning", "running", "done",
+    "stopped", "over budget", or "failed: …" when the thread itself failed).
+
+    Each item runs whatever another does: an item whose plans or sweep raise is recorded in :attr:`failed` and the
+    next one starts. Before any sweep, every item is planned: a dataset that cannot run at the default settings
+    (e.g. no public feature ranges, so no public default bound) leaves the list (:attr:`skipped`), so the progress
+    ("3 of 9") counts only what will run."""
 
     items: list[Item]
     budget_s: float
@@ -151,6 +159,13 @@ class Precompute:
     cells_done: int = 0
     cells_reused: int = 0
     seconds: float = 0.0
+    #: The items that will run (planned without error), the index of the one running, and those finished.
+    runnable: list[Item] = field(default_factory=list)
+    position: int = 0
+    finished_items: list[Item] = field(default_factory=list)
+    #: "label: why" for each item that failed (its own error, the others went on) or was left out when planned.
+    failed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _finished: threading.Event = field(default_factory=threading.Event)
 
@@ -162,43 +177,116 @@ class Precompute:
         """Block until the precomputation is over (True) or ``timeout`` seconds passed (False)."""
         return self._finished.wait(timeout)
 
-    def run(self, pool=None, delay: float = START_DELAY_S) -> None:
-        """Run every item, one background sweep after the other (this thread only waits and collects)."""
-        from pages.ui import pool as pool_module
+    @property
+    def over(self) -> bool:
+        return self._finished.is_set()
+
+    def lesson_ready(self) -> bool:
+        """Every planned item on the default dataset (its default sweep and the lesson's) has finished."""
+        from pages.ui import state
+
+        lesson = [i for i in self.runnable if i.dataset_id == state.DEFAULT_DATASET]
+        return bool(lesson) and all(i in self.finished_items for i in lesson)
+
+    def _plan(self) -> list[tuple[Item, dict]]:
+        """Plans of every item that can run at the default settings; the others are recorded in :attr:`skipped`
+        (a :class:`dpcore.DPCoreError`: the dataset has no public defaults) or :attr:`failed` (anything else)."""
+        planned = []
+        for item in self.items:
+            if self._stop.is_set():
+                break
+            try:
+                planned.append((item, default_plans(item)))
+            except dpcore.DPCoreError as exc:
+                self.skipped.append(f"{item.label}: {_short(exc)}")
+            except Exception as exc:  # one item's failure must not end the others
+                self.failed.append(f"{item.label}: {type(exc).__name__}: {_short(exc)}")
+        return planned
+
+    def _sweep(self, pool, plans: dict, item: Item, started: float) -> None:
+        """Run one item's sweep in the background until it finishes, the budget ends or :meth:`stop`."""
         from pages.ui import server_cache
+
+        sweep = PooledSweep(pool, plans, server_cache.SessionCells(), label=f"precompute {item.label}",
+                            shared_contexts=True, background=True)
+        self.cells_reused += sweep.reused
+        try:
+            while not sweep.finished:
+                if self._stop.is_set() or time.monotonic() - started > self.budget_s:
+                    sweep.cancel()
+                    break
+                if sweep.job is not None:
+                    sweep.job.wait(POLL_S)
+                sweep.collect()
+        finally:
+            self.cells_done += sweep.done - sweep.reused
+        _LOG.info("precompute: %s — %d releases (%d already there) after %.1f s", item.label, sweep.total,
+                  sweep.reused, time.monotonic() - started)
+
+    def run(self, pool=None, delay: float = START_DELAY_S) -> None:
+        """Plan every item, then run the runnable ones, one background sweep after the other (this thread only waits
+        and collects). An item that fails is recorded and the next one runs."""
+        from pages.ui import pool as pool_module
 
         started = time.monotonic()
         try:
             if self._stop.wait(delay):
                 self.state = "stopped"
                 return
+            self.state = "planning"
+            planned = self._plan()
+            self.runnable = [item for item, _ in planned]
             pool = pool if pool is not None else pool_module.shared_pool()
             self.state = "running"
-            for item in self.items:
+            for self.position, (item, plans) in enumerate(planned):
                 if self._stop.is_set() or time.monotonic() - started > self.budget_s:
                     break
-                sweep = PooledSweep(pool, default_plans(item), server_cache.SessionCells(), label=f"precompute "
-                                    f"{item.label}", shared_contexts=True, background=True)
-                self.cells_reused += sweep.reused
-                while not sweep.finished:
-                    if self._stop.is_set() or time.monotonic() - started > self.budget_s:
-                        sweep.cancel()
-                        break
-                    if sweep.job is not None:
-                        sweep.job.wait(POLL_S)
-                    sweep.collect()
-                self.cells_done += sweep.done - sweep.reused
-                _LOG.info("precompute: %s — %d releases (%d already there) after %.1f s", item.label,
-                          sweep.total, sweep.reused, time.monotonic() - started)
+                try:
+                    self._sweep(pool, plans, item, started)
+                except Exception as exc:  # one item's failure must not end the others
+                    self.failed.append(f"{item.label}: {type(exc).__name__}: {_short(exc)}")
+                    _LOG.warning("precompute: %s failed (%s: %s); going on with the next item", item.label,
+                                 type(exc).__name__, _short(exc))
+                    continue
+                if not self._stop.is_set() and time.monotonic() - started <= self.budget_s:
+                    self.finished_items.append(item)
             self.state = ("stopped" if self._stop.is_set() else
                           "over budget" if time.monotonic() - started > self.budget_s else "done")
         except Exception as exc:  # never take the server down: the sessions compute what is missing themselves
-            self.state = f"failed: {type(exc).__name__}: {exc}"
+            self.state = f"failed: {type(exc).__name__}: {_short(exc)}"
         finally:
             self.seconds = time.monotonic() - started
-            _LOG.info("precompute finished (%s): %d releases computed, %d already there, %.1f s", self.state,
-                      self.cells_done, self.cells_reused, self.seconds)
+            _LOG.info("precompute finished (%s): %d of %d sweeps, %d releases computed, %d already there, %.1f s%s%s",
+                      self.state, len(self.finished_items), len(self.runnable), self.cells_done, self.cells_reused,
+                      self.seconds, f"; failed: {'; '.join(self.failed)}" if self.failed else "",
+                      f"; left out (cannot run at the defaults): {'; '.join(self.skipped)}" if self.skipped else "")
             self._finished.set()
+
+    def status(self) -> tuple[str, str]:
+        """(icon, one line) for the sidebar: what the precomputation is doing or did, e.g. "Precomputing 3 of 9
+        default sweeps · lesson ready"."""
+        total = len(self.runnable)
+        ready = " · **lesson ready**" if self.lesson_ready() else ""
+        failed = f" · {len(self.failed)} failed (computed when asked)" if self.failed else ""
+        if self.state in ("waiting", "planning"):
+            return ":material/hourglass_top:", "Precomputing the default sweeps: starting…"
+        if self.state == "running":
+            label = self.runnable[self.position].label if self.position < total else ""
+            return ":material/hourglass_top:", (f"Precomputing {min(self.position + 1, total)} of {total} default "
+                                                f"sweeps ({label}){ready}{failed}")
+        if self.state == "done":
+            return ":material/check_circle:", (f"{'Lesson ready: ' if ready else ''}{len(self.finished_items)} of "
+                                               f"{total} default sweeps precomputed{failed}")
+        why = "stopped" if self.state == "stopped" else "ran out of time" if self.state == "over budget" else \
+            "failed"
+        return ":material/info:", (f"Precomputation {why} after {len(self.finished_items)} of {total} default "
+                                   f"sweeps{ready}{failed}; the rest are computed when asked")
+
+
+def _short(exc: BaseException, limit: int = 160) -> str:
+    """An error's first line, cut to ``limit`` characters (the log and the sidebar stay readable)."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 _LOCK = threading.Lock()
@@ -226,3 +314,25 @@ def stop() -> None:
     """Cancel the server's precomputation (if any)."""
     if _CURRENT is not None:
         _CURRENT.stop()
+
+
+@st.fragment(run_every=STATUS_POLL_S)
+def _live_status() -> None:
+    run = current()
+    if run is not None:
+        icon, text = run.status()
+        st.caption(f"{icon} {text}")
+
+
+def sidebar_status() -> None:
+    """At the foot of the sidebar: the precomputation's progress ("Precomputing 3 of 9 default sweeps · lesson
+    ready"), redrawn every :data:`STATUS_POLL_S` seconds while it runs; nothing when it is off."""
+    run = current()
+    if run is None:
+        return
+    with st.sidebar:
+        if run.over:
+            icon, text = run.status()
+            st.caption(f"{icon} {text}")
+        else:
+            _live_status()
