@@ -1,8 +1,18 @@
-"""Built-in mutants of a mechanism: the same mechanism with a comparable, known violation of its claim.
+"""Reference violations of a claim (the audit's power check), and mutants of a mechanism's own code.
 
 An audit's "consistent" is only worth something where the same test (same neighbours, same events, same number of
-releases) would have flagged a comparable violation. :func:`mutants_for` gives the violations the power check runs
-the test against, strongest first:
+releases) would have flagged a violation *of the claim*. :func:`references_for` gives those: for a mechanism that
+releases a covariance, the claim's own family of additive noise on C, calibrated from the claim and the pair alone —
+never from the audited code — so that its privacy loss on these neighbours is exactly c× the claimed ε
+(:data:`REFERENCE_FACTORS`; c = 2 decides "consistent", the larger ones say what the test can detect):
+
+* an (ε, δ) claim: Ĉ = C + E, the upper triangle of E i.i.d. N(0, σ²) with the analytic σ(c·ε, δ, Δ₂) and
+  Δ₂ = ‖triu(C(D′) − C(D))‖₂ (tight: its ε at δ on this pair is c·ε);
+* an ε claim: the same with Laplace(Δ₁/(c·ε)) noise, Δ₁ = ‖triu(C(D′) − C(D))‖₁ (its pure loss is c·ε).
+
+A subspace (or other) output has no such reference here, so its audit is never "consistent".
+
+:func:`mutants_for` (the mutation test suite) gives mutants of the code itself, strongest first:
 
 * **additive-noise mechanisms** (noise added to C: Laplace, Analyze Gauss, MOD-SuLQ, the Wishart mechanisms, and any
   unregistered mechanism that releases only a covariance): the release with its noise divided by 2 and by 1.5,
@@ -23,15 +33,21 @@ from typing import Any
 import numpy as np
 
 from ..core.linalg import _psd_from_spectrum
+from ..core.noise import symmetric_gaussian, symmetric_laplace
+from ..core.privacy import LedgerEntry, gaussian_sigma_analytic
 from ..exceptions import InvalidParameterError
 from ..mechanisms.base import Mechanism, MechanismOutput, Release, eigenvalue_ceiling
 
-__all__ = ["ADDITIVE_NOISE_MECHANISMS", "MUTATION_FACTORS", "Mutant", "MutantSpec", "mutants_for"]
+__all__ = ["ADDITIVE_NOISE_MECHANISMS", "MUTATION_FACTORS", "REFERENCE_FACTORS", "Mutant", "MutantSpec", "Reference",
+           "ReferenceSpec", "mutants_for", "reference_family", "reference_for"]
 
 #: Registered mechanisms whose release is C plus data-independent noise (the noise can be scaled).
 ADDITIVE_NOISE_MECHANISMS = ("laplace", "analyze_gauss", "mod_sulq", "wishart_sheffet", "sn_imtiaz", "wishart_jiang")
 #: The violations tried, strongest first: noise divided by c (or ε multiplied by c).
 MUTATION_FACTORS = (2.0, 1.5)
+#: The reference violations of the claim: privacy loss c× the claimed ε on the audited pair. The first decides
+#: "consistent"; the others are tried only when it is not flagged, to say which violation the test does detect.
+REFERENCE_FACTORS = (2.0, 4.0, 8.0, 16.0)
 
 
 @dataclass(frozen=True)
@@ -162,3 +178,102 @@ class Mutant(Mechanism):
             return out
         covariance, eigenvalues = self._scaled(data.C, out.covariance, out.eigenvalues)
         return dataclasses.replace(out, covariance=covariance, eigenvalues=eigenvalues, subspace=None)
+
+
+# ------------------------------------------------------------------------------------------------
+# Reference violations of the claim (the power check)
+# ------------------------------------------------------------------------------------------------
+
+#: The claim's family of reference violations, by (output, whether the claim has a δ).
+REFERENCE_FAMILIES = {("covariance", True): "gaussian", ("covariance", False): "laplace"}
+
+
+def reference_family(mech: Mechanism, delta: float) -> str | None:
+    """"gaussian" for an (ε, δ) claim on a covariance, "laplace" for an ε claim, None for other outputs."""
+    return REFERENCE_FAMILIES.get((mech.output, delta > 0))
+
+
+@dataclass(frozen=True)
+class ReferenceSpec:
+    """A reference violation: the claim's ``family`` of noise on C with privacy loss ``factor``× the claimed ε on
+    the audited pair."""
+
+    family: str
+    factor: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.factor:g}ε"
+
+    @property
+    def words(self) -> str:
+        return (f"a {'Gaussian' if self.family == 'gaussian' else 'Laplace'} mechanism whose privacy loss on these "
+                f"neighbours is {self.factor:g}× the claimed ε ({self.label})")
+
+
+def _triangle_distance(pair: Any, order: float) -> float:
+    """‖triu(C(D′) − C(D))‖ (L2 or L1) of the pair: what one record changed in the released triangle."""
+    diff = np.asarray(pair.D1.C, dtype=float) - np.asarray(pair.D0.C, dtype=float)
+    tri = diff[np.triu_indices(diff.shape[0])]
+    return float(np.linalg.norm(tri, ord=order))
+
+
+class Reference(Mechanism):
+    """Ĉ = C + noise of the claim's family, calibrated so that the privacy loss on ``pair`` is ``spec.factor``× the
+    claimed ε (``epsilon``, ``delta``): computed from the claim and the pair, never from the audited code. Its
+    ledger claims (ε, δ), as a buggy implementation's would. ``scale`` is σ (Gaussian) or the Laplace scale b."""
+
+    summary = "a reference violation of the claim (audit power check)"
+    reference = "dpcore.audit.mutants"
+    output = "covariance"
+
+    def __init__(self, base: Mechanism, spec: ReferenceSpec, pair: Any, epsilon: float, delta: float) -> None:
+        if spec.family not in ("gaussian", "laplace") or not spec.factor > 1.0:
+            raise InvalidParameterError(f"unknown reference {spec!r}.")
+        self.spec = spec
+        for attr in ("guarantee", "uses_delta", "strict_k", "needs_rows", "params", "neighbourings", "domain"):
+            setattr(self, attr, getattr(base, attr))
+        self.id = f"reference~{spec.family}~{spec.label}"
+        self.name = f"reference {spec.family} mechanism at {spec.label}"
+        self.epsilon, self.delta = epsilon, delta
+        self.sensitivity = _triangle_distance(pair, 2 if spec.family == "gaussian" else 1)
+        self.scale = self._scale(spec.factor)
+
+    def _scale(self, factor: float) -> float:
+        """σ (Gaussian) or b (Laplace) with privacy loss factor·ε on the pair (0 when the pair's C are equal)."""
+        if self.sensitivity <= 0:
+            return 0.0
+        if self.spec.family == "gaussian":
+            return gaussian_sigma_analytic(factor * self.epsilon, self.delta, self.sensitivity)
+        return self.sensitivity / (factor * self.epsilon)
+
+    @property
+    def applicable(self) -> bool:
+        """False when the pair's C do not differ (no violation of the claim can show on it)."""
+        return self.sensitivity > 0
+
+    def _release(self, data: Any, k: int, epsilon: float, delta: float, **kwargs: Any) -> MechanismOutput:
+        noise = (symmetric_gaussian if self.spec.family == "gaussian" else symmetric_laplace)(data.d, self.scale,
+                                                                                             kwargs["rng"])
+        ledger = [LedgerEntry(f"reference {self.spec.family} noise on C", epsilon, delta)]
+        return MechanismOutput(ledger=ledger, covariance=data.C + noise)
+
+    def ladder(self, factors: tuple[float, ...]) -> list[Mutant]:
+        """The references at the larger ``factors``, derived from this one's draws: the noise scaled by the ratio
+        of the scales, which is the same law as running them (Gaussian and Laplace are scale families)."""
+        out = []
+        for factor in factors:
+            mutant = Mutant(self, MutantSpec("noise", self.scale / self._scale(factor)))
+            mutant.reference_spec = ReferenceSpec(self.spec.family, factor)
+            out.append(mutant)
+        return out
+
+
+def reference_for(mech: Mechanism, pair: Any, epsilon: float, delta: float) -> Reference | None:
+    """The power check's reference violation of the claim (ε, δ) on ``pair`` at :data:`REFERENCE_FACTORS` [0]
+    (its :meth:`~Reference.ladder` gives the larger ones); None when the mechanism's output has no reference
+    family (:func:`reference_family`)."""
+    family = reference_family(mech, delta)
+    if family is None:
+        return None
+    return Reference(mech, ReferenceSpec(family, REFERENCE_FACTORS[0]), pair, epsilon, delta)

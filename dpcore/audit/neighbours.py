@@ -46,10 +46,16 @@ class NeighbourPair:
     neighbouring: str
     canary: np.ndarray
     invariant: str | None = None
+    #: Per side, a refusal every release there is (e.g. the file failed to load in a pipeline audit), else None;
+    #: a refused side's data is a stand-in (the other side's) that no release reads.
+    refused: tuple = (None, None)
+    #: False for a pair of user files: n is not shown (under add/remove it is private)
+    public_n: bool = True
 
     def as_dict(self) -> dict:
         return {"name": self.name, "description": self.description, "neighbouring": self.neighbouring,
-                "n": [self.D0.n, self.D1.n], "d": self.D0.d, "canary": [float(x) for x in self.canary],
+                "n": [D.n if r is None and self.public_n else None for D, r in zip((self.D0, self.D1), self.refused)],
+                "d": self.D0.d, "canary": [float(x) for x in self.canary],
                 "invariant": self.invariant}
 
 
@@ -249,6 +255,10 @@ def make_neighbours(
     For the canary constructions C(D′) = C(D) + uuᵀ under both relations. ``invariant`` overrides the field a
     user pair keeps equal (see :class:`NeighbourPair`).
     """
+    if isinstance(neighbours, NeighbourPair):  # e.g. a pair of files (dpcore.audit.files.file_pair)
+        if neighbouring is not None and check_neighbouring(neighbouring) != neighbours.neighbouring:
+            raise DataError(f"the supplied pair is {neighbours.neighbouring!r} neighbours, not {neighbouring!r}.")
+        return neighbours
     if not isinstance(neighbours, str):
         return _user_pair(neighbours, neighbouring, invariant)
     name = check_choice(neighbours, "neighbours", NEIGHBOUR_CONSTRUCTIONS)

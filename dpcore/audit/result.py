@@ -21,12 +21,13 @@ SIDE_NAMES = ("D", "D′")
 #: Possible verdicts, in plain words.
 VERDICTS: dict[str, str] = {
     "violated": "the releases prove, at the stated confidence, that the mechanism leaks more than claimed",
-    "consistent": "no violation found, by a test that demonstrably flags the same mechanism with half its noise "
-                  "(or twice its ε) on the same neighbours with the same number of releases (not a proof of "
-                  "privacy)",
-    "inconclusive": "the test could not have refuted this claim: either it could not tell the mechanism from a "
-                    "version with half its noise (the power check), or the claimed ε is beyond what this number of "
-                    "releases can certify and no output impossible under one neighbour was seen",
+    "consistent": "no violation found, by a test that demonstrably flags a violation of the claim — a reference "
+                  "mechanism whose privacy loss on the same neighbours is 2× the claimed ε, calibrated from the "
+                  "claim, not from the audited code — with the same number of releases (not a proof of privacy)",
+    "inconclusive": "the test could not have refuted this claim: either it does not flag a reference violation of "
+                    "2× the claimed ε (the power check; the smallest violation it does detect is stated), or the "
+                    "output has no such reference, or the claimed ε is beyond what this number of releases can "
+                    "certify and no output impossible under one neighbour was seen",
 }
 
 
@@ -78,9 +79,13 @@ class AuditResult:
     #: The power check: one entry per mutant (:mod:`dpcore.audit.mutants`), strongest first, with whether the same
     #: test flagged it ("flagged"), on which neighbours, and its bounds. Empty when no power check ran.
     power: list = dataclasses.field(default_factory=list)
-    #: Why the verdict is "inconclusive": "ratio" (ε beyond what frequencies can certify), "power" (the mutant
-    #: was not told apart) or "unchecked" (no power check ran); None otherwise.
+    #: Why the verdict is "inconclusive": "ratio" (ε beyond what frequencies can certify), "power" (the 2ε
+    #: reference was not flagged), "no_reference" (no reference violation exists for this output) or "unchecked"
+    #: (no power check ran); None otherwise.
     inconclusive_reason: str | None = None
+    #: The smallest privacy loss c·ε (c = 2, 4, 8, 16) whose reference violation the same test flagged; None when
+    #: none was (or no power check ran).
+    detectable_epsilon: float | None = None
     #: One line per neighbour pair audited (``neighbours="all"``); empty for a single pair.
     pairs: list = dataclasses.field(default_factory=list)
     pairs_planned: int = 1
@@ -124,6 +129,18 @@ class AuditResult:
         return {"edges": edges, "counts": (np.histogram(fa, edges)[0], np.histogram(fb, edges)[0]),
                 "nonfinite": (int(a.size - fa.size), int(b.size - fb.size)), "labels": SIDE_NAMES}
 
+    def detectable_text(self) -> str:
+        """Which violation this test does detect, in one sentence ("" when no power check ran)."""
+        if not self.power:
+            return ""
+        tried = max(line["factor"] for line in self.power)
+        if self.detectable_epsilon is None:
+            return (f"It did not flag even a violation of {tried:g}× the claim (ε = {tried * self.claimed_epsilon:g} "
+                    "on these neighbours), so it could not have detected any violation up to that size.")
+        return (f"The smallest violation it does flag is ε = {self.detectable_epsilon:g} "
+                f"({self.detectable_epsilon / self.claimed_epsilon:g}× the claim): only a violation of about that "
+                "size could have been detected.")
+
     def power_text(self) -> str:
         """What the power check found, in one or two sentences ("" when none ran)."""
         if not self.power:
@@ -132,16 +149,10 @@ class AuditResult:
         same = (f"the same test ({self.completed[0]:,} releases per dataset"
                 + (f" on each of {self.pairs_planned} neighbour pairs" if self.pairs_planned > 1 else "") + ")")
         if not first["flagged"]:
-            return (f"Power check: {same} could not tell the mechanism from {first['description']}: that mutant "
-                    f"was not flagged either (its best bound ε ≥ {first['epsilon_lower_bound']:.3g}).")
-        parts = [f"Power check: {same} flags {first['description']} (ε ≥ {first['epsilon_lower_bound']:.3g} on "
-                 f"{first['neighbours']})"]
-        for line in self.power[1:]:
-            if line["flagged"]:
-                parts.append(f"and {line['description']} (ε ≥ {line['epsilon_lower_bound']:.3g})")
-            elif line.get("run", True):
-                parts.append(f"but not {line['description']}")
-        return " ".join(parts) + "."
+            return (f"Power check: {same} does not flag {first['description']}, a violation of the claim "
+                    f"calibrated from the claim alone (its best bound ε ≥ {first['epsilon_lower_bound']:.3g}).")
+        return (f"Power check: {same} flags {first['description']}, a violation of the claim calibrated from the "
+                f"claim alone (ε ≥ {first['epsilon_lower_bound']:.3g} on {first['neighbours']}).")
 
     def verdict_text(self) -> str:
         """The verdict in one or two plain sentences (shared by the CLI and the dashboard)."""
@@ -153,10 +164,13 @@ class AuditResult:
         if self.inconclusive and self.inconclusive_reason == "power":
             first = self.power[0]
             return (f"INCONCLUSIVE: no violation found (ε ≥ {self.epsilon_lower_bound:.3g}, {conf} confidence), but "
-                    f"the test could not tell the mechanism from {first['description']}, a comparable violation "
-                    f"of the claim {self.claim}: the same test did not flag that mutant either. This test could not "
-                    "have found a violation of that size; run more releases (or use a pair that reaches the "
-                    "mechanism's sensitivity).")
+                    f"the same test does not flag {first['description']}, a violation of the claim {self.claim}. "
+                    f"{self.detectable_text()} Run more releases for a test that can.")
+        if self.inconclusive and self.inconclusive_reason == "no_reference":
+            return (f"INCONCLUSIVE: no violation found (ε ≥ {self.epsilon_lower_bound:.3g}, {conf} confidence), but "
+                    "there is no reference violation of the claim for this output (it is not a covariance), so "
+                    "nothing shows this test could have found one. The largest ε any event could have shown with "
+                    f"these releases is ≈ {self.max_certifiable_epsilon:.3g}.")
         if self.violated and self.structural:
             statement = delta_statement(self.claimed_epsilon, self.delta_lower_bound, confidence=self.confidence,
                                         every_epsilon=True)
@@ -240,6 +254,7 @@ class AuditResult:
             "power": self.power,
             "power_text": self.power_text(),
             "inconclusive_reason": self.inconclusive_reason,
+            "detectable_epsilon": self.detectable_epsilon,
             "pairs": self.pairs,
             "pairs_planned": self.pairs_planned,
         }

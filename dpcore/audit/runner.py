@@ -244,10 +244,12 @@ def _run_or_refusal(prepared: Any, rng: np.random.Generator, limit: float | None
         return Refusal(f"{type(exc).__name__}: {exc}", exc)
 
 
-def _check_first_trial(first: list) -> None:
-    """Both sides refused the first trial with the same message: the settings are refused, not one record."""
-    if len(first) == 2 and all(isinstance(r, Refusal) for r in first) and first[0].reason == first[1].reason:
-        raise first[0].error
+def _upfront_refusal(prepared: list) -> None:
+    """Both sides refused before any release, with the same message: the settings are refused (a check of public
+    settings, e.g. parameter validation, deterministic), not one record. A refusal *during* a release may be random
+    (a sampler's proposal cap), so it is an output, counted from the first trial on."""
+    if all(isinstance(p, Refusal) for p in prepared) and prepared[0].reason == prepared[1].reason:
+        raise prepared[0].error
 
 
 def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta: float, opts: dict, trials: int,
@@ -261,7 +263,11 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
     store = ColumnStore()
     store.derived = [ColumnStore() for _ in derive]
     datasets = (pair.D0, pair.D1)
-    prepared = [_prepare_or_refusal(mech, data, k, epsilon, delta, pair.neighbouring, opts) for data in datasets]
+    prepared = [pair.refused[side] if pair.refused[side] is not None else
+                _prepare_or_refusal(mech, data, k, epsilon, delta, pair.neighbouring, opts)
+                for side, data in enumerate(datasets)]
+    _upfront_refusal(prepared)
+    same: list = [None, True]  # the first refusal's reason; whether every release so far was that refusal
     d = pair.D0.d
     chunk = max(1, min(500, trials // 20))
     buffers: tuple[list, list] = ([], [])
@@ -288,8 +294,10 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
                     rel = _run_or_refusal(prepared[side], rng, limit)
                     buffers[side].append(rel)
                     counts[side] += 1
-                if counts[1] == 1 and not store.columns:
-                    _check_first_trial([buffers[0][0], buffers[1][0]])
+                    if same[1]:
+                        if same[0] is None and isinstance(rel, Refusal):
+                            same[0] = rel
+                        same[1] = isinstance(rel, Refusal) and rel.reason == same[0].reason
                 if peek is not None and counts[1] < trials:  # after the last trial comes the final result
                     peek(store, buffers)
                 if deadline.expired and counts[1] < trials:
@@ -304,6 +312,7 @@ def _collect(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: float, delta
         buffers[0].pop()
         counts[0] -= 1
     flush()
+    store.refusal = same[0].error if same[1] and same[0] is not None and min(counts) > 0 else None
     return store, min(counts), truncated
 
 
@@ -364,6 +373,9 @@ def _collect_parallel(mech: Mechanism, pair: NeighbourPair, k: int, epsilon: flo
     merged = _merge([(store, m) for _, (store, m) in sorted(parts.items())])
     merged.derived = [_merge([(store.derived[i], m) for _, (store, m) in sorted(parts.items())])
                       for i in range(len(derive))]
+    refusals = [store.refusal for store, _ in parts.values()]
+    if refusals and all(r is not None and str(r) == str(refusals[0]) for r in refusals):
+        merged.refusal = refusals[0]
     return merged, sum(m for _, m in parts.values()), truncated
 
 
@@ -460,12 +472,16 @@ def run_audit(
     releases so far (``truncated=True``). ``n_jobs`` worker processes share the releases (1: this process; −1:
     every core). ``on_partial(result)`` (serial runs only) receives interim results of the pair being audited.
     Extra keyword arguments are mechanism options. A release that raises a :class:`DPCoreError` is recorded as a
-    refusal (an output), unless both sides refuse the first trial with the same message (then it is raised).
+    refusal (an output) from the first trial on; the error is raised only when the settings are refused before any
+    release (the same message on both sides: public parameter validation) or when every release on both sides was
+    the same refusal (nothing to compare).
 
     The verdict is "violated" when a bound refutes the claim (a ratio bound above ε, or a δ bound above δ; a
     structural witness gives δ ≥ P[M(D) ∈ S] for every ε); "inconclusive" when the claimed ε is beyond what the
     held-out releases could certify and no structural witness was seen, or — with ``power`` — when the same test
-    did not flag the mechanism's half-noise mutant (:mod:`dpcore.audit.mutants`); "consistent" otherwise.
+    did not flag a reference violation of the claim (privacy loss 2× the claimed ε on one of the pairs, calibrated
+    from the claim, :mod:`dpcore.audit.mutants`; ``detectable_epsilon`` then says which violation it does detect),
+    or when the output has no such reference; "consistent" otherwise.
     """
     started = time.perf_counter()
     mech = resolve_mechanism(mechanism_id)
@@ -483,12 +499,8 @@ def run_audit(
     every = _check_partial(on_partial, partial_every_s, jobs)
     if not isinstance(power, bool):
         raise InvalidParameterError(f"power must be True or False; got {power!r}.")
-    from .mutants import mutants_for
-
-    mutants = mutants_for(mech) if power else []
     each = 1.0 - (1.0 - confidence) / len(pairs)
-    plan = _Plan(k, opts, epsilon, delta, each, trials, families, fields, statistic, field, jobs,
-                 tuple(mu for mu in mutants if mu.derivable))
+    plan = _Plan(k, opts, epsilon, delta, each, trials, families, fields, statistic, field, jobs)
     deadline = Deadline(seconds)
     runs: list[_PairRun] = []
     for j, pair in enumerate(pairs):
@@ -507,8 +519,8 @@ def run_audit(
             if single or not runs:
                 raise
     result = _combine([r.result for r in runs], confidence, len(pairs))
-    if mutants and result.verdict == "consistent":
-        result = _power_check(mutants, plan, result, runs, seed, seconds, started)
+    if power and result.verdict == "consistent":
+        result = _power_check(mech, plan, result, runs, seconds, started)
     elif result.verdict == "consistent":  # no power check: nothing shows this test could have found a violation
         result = dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="unchecked")
     return dataclasses.replace(result, runtime_s=time.perf_counter() - started)
@@ -563,6 +575,8 @@ def _audit_pair(mech: Mechanism, plan: _Plan, pair: NeighbourPair, seed: RandomS
         store, m, truncated = _collect_parallel(mech, pair, plan.k, plan.epsilon, plan.delta, plan.opts,
                                                 plan.trials, plan.families, plan.fields, seed, deadline, progress,
                                                 plan.jobs, derive=derived)
+    if store.refusal is not None:  # every release on both sides was the same refusal: nothing to compare
+        raise store.refusal
     if m < MIN_TRIALS:
         cap = "the time limit" if deadline.seconds is None else f"the time limit of {deadline.seconds:g} s"
         raise MechanismTimeout(
@@ -594,60 +608,66 @@ def _combine(results: list[AuditResult], confidence: float, planned: int) -> Aud
                                truncated=any(r.truncated for r in results) or len(results) < planned)
 
 
-def _mutant_result(mutant: Mechanism, plan: _Plan, run: _PairRun, index: int, deadline: Deadline,
-                   started: float) -> AuditResult:
-    """The same test on one pair for one mutant: its derived columns, or a run of the mutant itself."""
-    if getattr(mutant, "derivable", False) and mutant in plan.derive:
-        store = run.store.derived[plan.derive.index(mutant)]
-        return _analyse(mutant, plan.k, plan.opts, plan.epsilon, plan.delta, plan.confidence, plan.trials, store,
-                        run.m, plan.families, plan.statistic, plan.field, run.pair, run.seed, False,
-                        time.perf_counter() - started)
-    return _audit_pair(mutant, plan, run.pair, _child_seed(run.seed, 1000 + index), None, deadline, None,
-                       PARTIAL_EVERY_S, started, derive=False).result
+def _power_line(spec: Any, epsilon: float) -> dict:
+    return {"mutant": spec.label, "description": spec.words, "kind": "reference", "family": spec.family,
+            "factor": spec.factor, "epsilon": spec.factor * epsilon, "flagged": False, "neighbours": None,
+            "epsilon_lower_bound": 0.0, "delta_lower_bound": 0.0, "releases": 0, "run": False, "truncated": False,
+            "event": None}
 
 
-def _power_check(mutants: list, plan: _Plan, result: AuditResult, runs: list[_PairRun], seed: RandomState,
-                 seconds: float | None, started: float) -> AuditResult:
-    """Run the same test on the mechanism's mutants (:func:`~dpcore.audit.mutants.mutants_for`), strongest first.
+def _record(line: dict, r: AuditResult, pair: NeighbourPair) -> None:
+    """Enter one pair's audit of a reference into its power line (the strongest bound; flagged on any pair)."""
+    line.update(run=True, releases=max(line["releases"], r.completed[0]), truncated=line["truncated"] or r.truncated)
+    if line["flagged"]:
+        return
+    if r.violated or r.epsilon_lower_bound > line["epsilon_lower_bound"]:
+        line.update(epsilon_lower_bound=r.epsilon_lower_bound, delta_lower_bound=r.delta_lower_bound,
+                    neighbours=pair.name, event=r.event["description"])
+    line["flagged"] = r.violated
 
-    A noise mutant is tested on the same draws as the audit (its releases are derived from them, the same number
-    per pair); an ε mutant runs the mechanism again, pair by pair (the pairs that separated the sides best first),
-    until one pair flags it. "consistent" stands only when the strongest mutant is flagged; the weaker ones are run
-    only then, to say how fine the test is.
-    """
-    order = sorted(runs, key=lambda r: -r.result.epsilon_lower_bound)
+
+def _power_check(mech: Mechanism, plan: _Plan, result: AuditResult, runs: list[_PairRun], seconds: float | None,
+                 started: float) -> AuditResult:
+    """Run the same test on a reference violation *of the claim* (:func:`~dpcore.audit.mutants.reference_for`): on
+    each pair, the claim's family of noise on C calibrated so that its privacy loss there is 2× the claimed ε —
+    from the claim and the pair only, never from the audited code. The pairs that separated the sides best go
+    first; "consistent" stands once one pair flags it. Otherwise the larger references (4ε, 8ε, 16ε, derived from
+    the same draws) say which violation this test does detect (``detectable_epsilon``). A mechanism whose output
+    has no reference family is "inconclusive" (``no_reference``)."""
+    from .mutants import REFERENCE_FACTORS, ReferenceSpec, reference_family, reference_for
+
+    family = reference_family(mech, plan.delta)
+    if family is None:
+        return dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="no_reference", power=[])
+    lines = [_power_line(ReferenceSpec(family, f), plan.epsilon) for f in REFERENCE_FACTORS]
     deadline = Deadline(seconds)
-    lines: list[dict] = []
-    for i, mutant in enumerate(mutants):
-        line = {"mutant": mutant.spec.label, "description": mutant.spec.words, "kind": mutant.spec.kind,
-                "factor": mutant.spec.factor, "flagged": False, "neighbours": None, "epsilon_lower_bound": 0.0,
-                "delta_lower_bound": 0.0, "releases": 0, "run": True, "truncated": False, "event": None}
-        if i > 0 and not lines[0]["flagged"]:
-            lines.append({**line, "run": False})
+    for run in sorted(runs, key=lambda r: -r.result.epsilon_lower_bound):
+        ref = reference_for(mech, run.pair, plan.epsilon, plan.delta)
+        if not ref.applicable:
             continue
-        for run in order:
-            if deadline.expired and not mutant.derivable:
-                line["truncated"] = True
-                break
-            try:
-                r = _mutant_result(mutant, plan, run, i, deadline, started)
-            except MechanismTimeout:
-                line["truncated"] = True
-                break
-            except DPCoreError as exc:  # e.g. 2ε is outside the mechanism's proof domain
-                line.update(run=False, error=str(exc))
-                break
-            line.update(releases=r.completed[0], truncated=line["truncated"] or r.truncated)
-            if r.violated or r.epsilon_lower_bound > line["epsilon_lower_bound"]:
-                line.update(epsilon_lower_bound=r.epsilon_lower_bound, delta_lower_bound=r.delta_lower_bound,
-                            neighbours=run.pair.name, event=r.event["description"])
-            if r.violated:
-                line["flagged"] = True
-                break
-        lines.append(line)
-    verdict = "consistent" if lines and lines[0]["flagged"] else "inconclusive"
-    return dataclasses.replace(result, verdict=verdict, power=lines,
-                               inconclusive_reason="power" if verdict == "inconclusive" else None)
+        if deadline.expired:
+            lines[0]["truncated"] = True
+            break
+        ladder = ref.ladder(REFERENCE_FACTORS[1:])
+        try:
+            part = _audit_pair(ref, dataclasses.replace(plan, derive=tuple(ladder)), run.pair,
+                               _child_seed(run.seed, 1000), None, deadline, None, PARTIAL_EVERY_S, started)
+        except MechanismTimeout:
+            lines[0]["truncated"] = True
+            break
+        _record(lines[0], part.result, run.pair)
+        if lines[0]["flagged"]:
+            break
+        for line, mutant, store in zip(lines[1:], ladder, part.store.derived):
+            _record(line, _analyse(mutant, plan.k, plan.opts, plan.epsilon, plan.delta, plan.confidence,
+                                   plan.trials, store, part.m, plan.families, plan.statistic, plan.field, run.pair,
+                                   run.seed, part.result.truncated, time.perf_counter() - started), run.pair)
+    flagged = [line["epsilon"] for line in lines if line["flagged"]]
+    if lines[0]["flagged"]:
+        return dataclasses.replace(result, verdict="consistent", power=lines[:1], detectable_epsilon=flagged[0])
+    return dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="power",
+                               power=[line for line in lines if line["run"]] or lines[:1],
+                               detectable_epsilon=min(flagged) if flagged else None)
 
 
 def _snapshot(store: ColumnStore, buffers: tuple[list, list], pair: NeighbourPair, k: int,

@@ -34,6 +34,7 @@ class ColumnStore:
         self._parts: tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]] = ({}, {})
         self._values: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None
         self.derived: list[ColumnStore] = []  # the same releases transformed into noise mutants' (power check)
+        self.refusal: BaseException | None = None  # set when every release on both sides was the same refusal
 
     def add(self, side: int, extracted: list[tuple[Column, np.ndarray]]) -> None:
         for col, values in extracted:

@@ -92,10 +92,26 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "can certify). With --probe, run the determinism probe instead; with --sampler-selftest, "
                     "test the exact Bingham sampler's output law (chi-square).",
     )
-    p.add_argument("--mechanism", help="mechanism id (see 'dpcore mechanisms'); required unless --sampler-selftest")
-    p.add_argument("--epsilon", type=float, help="the claimed ε to audit; required unless --sampler-selftest")
-    p.add_argument("--delta", type=float, default=None,
-                   help="the claimed δ (default: 1e-5 for mechanisms that use δ, otherwise 0)")
+    p.add_argument("--mechanism", help="mechanism id (see 'dpcore mechanisms') or a Python callable module:function "
+                                       "with signature (X, epsilon, delta, rng) -> array (X: the preprocessed rows; "
+                                       "its claim is declared by --claim-epsilon/--claim-delta/--relation); required "
+                                       "unless --sampler-selftest")
+    p.add_argument("--epsilon", "--claim-epsilon", dest="epsilon", type=float,
+                   help="the claimed ε to audit; required unless --sampler-selftest")
+    p.add_argument("--delta", "--claim-delta", dest="delta", type=float, default=None,
+                   help="the claimed δ (default: 1e-5 for mechanisms that use δ, otherwise 0; a callable claims "
+                        "(ε, δ)-DP with a δ > 0 here, pure ε-DP without)")
+    p.add_argument("--output", default="covariance", choices=("covariance", "subspace"),
+                   help="what a module:function mechanism returns: a d×d covariance (default) or a d×k basis")
+    p.add_argument("--pair", nargs=2, metavar=("D", "D2"),
+                   help="audit the whole pipeline from bytes on two neighbouring files (one line = one record "
+                        "differs): loading with --schema's declared format, preprocessing, the mechanism; a refusal "
+                        "anywhere is an output")
+    p.add_argument("--schema", help="with --pair: the public schema the files are read and scaled with")
+    p.add_argument("--center", default=None, choices=("none", "public"),
+                   help="with --pair: centring (default none; the DP mean is not audited here)")
+    p.add_argument("--norm-bound", type=float, default=None, help="with --pair: public row-norm bound B")
+    p.add_argument("--missing", default=None, help="with --pair: missing-value policy (as dpcore release)")
     p.add_argument("--neighbours", default=None, choices=_AuditRegistry("NEIGHBOUR_CONSTRUCTIONS", "all"),
                    metavar="NAME",
                    help="construction of the neighbouring datasets: %(choices)s (default all: every construction, "
@@ -103,7 +119,7 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-power", dest="power", action="store_false",
                    help="skip the power check (the same test on the mechanism's half-noise / 2ε mutants); without "
                         "it no verdict is 'consistent' (nothing shows the test could have found a violation)")
-    p.add_argument("--neighbouring", default=None, choices=RELATION_CHOICES,
+    p.add_argument("--neighbouring", "--relation", dest="neighbouring", default=None, choices=RELATION_CHOICES,
                    help="neighbouring relation: replace, add_remove, or all (each relation the mechanism declares; "
                         "the confidence is split over them). Default: the construction's own relation if the "
                         "mechanism supports it")
@@ -194,6 +210,37 @@ def _run_probe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mechanism(args: argparse.Namespace) -> Any:
+    """The registered id, or a :class:`~dpcore.audit.callables.CallableMechanism` for module:function with the
+    claim the flags declare."""
+    if ":" not in args.mechanism:
+        return args.mechanism
+    from ..audit.callables import callable_mechanism
+
+    return callable_mechanism(args.mechanism, output=getattr(args, "output", "covariance"),
+                              delta=getattr(args, "delta", None), relation=getattr(args, "neighbouring", None))
+
+
+def _neighbours(args: argparse.Namespace, relation: str | None) -> Any:
+    """--pair D D2 --schema S: the pair of files as the pipeline makes them; else --neighbours (default all)."""
+    pair = getattr(args, "pair", None)
+    if not pair:
+        if getattr(args, "schema", None):
+            raise DPCoreError("--schema applies to --pair D D2 (the files it reads); drop it or add --pair.")
+        return getattr(args, "neighbours", None) or "all"
+    if not getattr(args, "schema", None):
+        raise DPCoreError("--pair needs the public schema the files are read with (--schema S.yaml; draft one with "
+                          "`dpcore schema infer`).")
+    if getattr(args, "neighbours", None):
+        raise DPCoreError("--pair replaces --neighbours (the files are the neighbours); give one of them.")
+    if relation == "all":
+        raise DPCoreError("--pair has one relation, the files' own (replace or add_remove), not 'all'.")
+    from ..audit.files import file_pair
+
+    return file_pair(pair[0], pair[1], args.schema, neighbouring=relation, missing=getattr(args, "missing", None),
+                     centering=getattr(args, "center", None), norm_bound=getattr(args, "norm_bound", None))
+
+
 def run_audit_command(args: argparse.Namespace) -> int:
     """Run the audit described by parsed ``args``; prints JSON or a short summary. Returns the exit code."""
     if getattr(args, "sampler_selftest", False):
@@ -210,8 +257,10 @@ def run_audit_command(args: argparse.Namespace) -> int:
 
     relation = getattr(args, "neighbouring", None)
     try:
+        mechanism = _mechanism(args)
+        neighbours = _neighbours(args, relation)
         kwargs = dict(
-            delta=getattr(args, "delta", None), neighbours=getattr(args, "neighbours", None) or "all",
+            delta=getattr(args, "delta", None), neighbours=neighbours,
             power=getattr(args, "power", True),
             statistic=getattr(args, "statistic", "auto"), field=getattr(args, "field", "auto"),
             trials=_arg(args, "trials", DEFAULT_TRIALS), k=getattr(args, "k", None) or 1,
@@ -221,9 +270,9 @@ def run_audit_command(args: argparse.Namespace) -> int:
             **_options(getattr(args, "option", None), args.mechanism),
         )
         if relation == "all":
-            results = audit_all_relations(args.mechanism, args.epsilon, **kwargs)
+            results = audit_all_relations(mechanism, args.epsilon, **kwargs)
         else:
-            results = [run_audit(args.mechanism, args.epsilon, neighbouring=relation, **kwargs)]
+            results = [run_audit(mechanism, args.epsilon, neighbouring=relation, **kwargs)]
     except DPCoreError as exc:
         return _error(exc)
     if relation != "all":
