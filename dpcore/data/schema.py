@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,8 @@ import yaml
 
 from ..exceptions import DataError, InvalidParameterError
 from ..vocabulary import FEATURE_ROLES, ColumnRole
+from .inputs import read_bytes
+from .limits import YamlTooLarge, check_yaml_node, shown
 from .reading import FileFormat, RawTable, cell_text
 from .roles import RoleReport
 
@@ -78,6 +80,35 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+#: The same readings with libyaml's parser where PyYAML has it (a 10,000-column schema: 0.5 s, not 5 s).
+_FAST = getattr(yaml, "CSafeLoader", None)
+if _FAST is not None:
+    class _CLoader(_FAST):  # type: ignore[misc, valid-type]
+        """:class:`_Loader` on libyaml."""
+
+    _CLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+    _LOADERS = {False: _CLoader, True: _FAST}
+else:
+    _LOADERS = {False: _Loader, True: yaml.SafeLoader}
+
+
+def load_yaml(text: str, *, booleans: bool = False) -> Any:
+    """YAML (or JSON) text → Python values, checked before use: the composed node graph may expand to at most
+    :data:`~dpcore.data.limits.MAX_YAML_NODES` nodes (an alias counted every time it is used) and nest at most
+    :data:`~dpcore.data.limits.MAX_YAML_DEPTH` deep, so a 400-byte alias bomb is refused in milliseconds, before any
+    value is built or formatted. ``booleans``: YAML 1.1's implicit booleans (the workspace file); without, the
+    schema's reading (``yes``/``no`` stay text). Raises :class:`yaml.YAMLError` (:class:`YamlTooLarge` for a
+    limit)."""
+    loader = _LOADERS[bool(booleans)](text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise YamlTooLarge("the document nests too deep") from None
+        check_yaml_node(node)
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 class SchemaError(DataError):
@@ -94,13 +125,13 @@ def _number(value: Any, column: str, fld: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise SchemaError(f"{_where(column, fld)}: expected a number, got {value!r}.")
+        raise SchemaError(f"{_where(column, fld)}: expected a number, got {shown(value)}.")
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise SchemaError(f"{_where(column, fld)}: expected a number, got {value!r}.") from None
+        raise SchemaError(f"{_where(column, fld)}: expected a number, got {shown(value)}.") from None
     if not math.isfinite(x):
-        raise SchemaError(f"{_where(column, fld)}: expected a finite number, got {value!r}.")
+        raise SchemaError(f"{_where(column, fld)}: expected a finite number, got {shown(value)}.")
     return x
 
 
@@ -128,14 +159,16 @@ class ColumnSchema:
             role = ColumnRole(self.role)
         except ValueError:
             choices = ", ".join(r.value for r in ColumnRole)
-            raise SchemaError(f"{_where(name, 'role')}: unknown role {self.role!r}; choose one of {choices}.") from None
+            raise SchemaError(f"{_where(name, 'role')}: unknown role {shown(self.role)}; choose one of "
+                              f"{choices}.") from None
         object.__setattr__(self, "role", role)
         object.__setattr__(self, "lower", _number(self.lower, name, "lower"))
         object.__setattr__(self, "upper", _number(self.upper, name, "upper"))
         if self.categories is not None:
             cats = self.categories
             if isinstance(cats, (str, bytes)) or not isinstance(cats, Iterable):
-                raise SchemaError(f"{_where(name, 'categories')}: expected a list of category values, got {cats!r}.")
+                raise SchemaError(f"{_where(name, 'categories')}: expected a list of category values, got "
+                                  f"{shown(cats)}.")
             cats = tuple(_category(c, name) for c in cats)
             if len(set(cats)) != len(cats):
                 dup = next(c for c in cats if cats.count(c) > 1)
@@ -143,11 +176,11 @@ class ColumnSchema:
             object.__setattr__(self, "categories", cats)
         fd = self.from_data
         if isinstance(fd, str) or not isinstance(fd, Iterable):
-            raise SchemaError(f"{_where(name, 'from_data')}: expected a list of field names, got {fd!r}.")
+            raise SchemaError(f"{_where(name, 'from_data')}: expected a list of field names, got {shown(fd)}.")
         fd = frozenset(str(f) for f in fd)
         unknown = sorted(fd - set(COLUMN_FIELDS))
         if unknown:
-            raise SchemaError(f"{_where(name, 'from_data')}: {unknown[0]!r} is not a column field; use some of "
+            raise SchemaError(f"{_where(name, 'from_data')}: {shown(unknown[0])} is not a column field; use some of "
                               f"{', '.join(COLUMN_FIELDS)}.")
         object.__setattr__(self, "from_data", fd)
         self._check_role_fields()
@@ -232,10 +265,10 @@ class ColumnSchema:
     @classmethod
     def from_dict(cls, item: Any, index: int = 0) -> ColumnSchema:
         if not isinstance(item, Mapping):
-            raise SchemaError(f"schema: columns[{index}] must be a mapping with 'name' and 'role', got {item!r}.")
+            raise SchemaError(f"schema: columns[{index}] must be a mapping with 'name' and 'role', got {shown(item)}.")
         name = item.get("name")
         if not isinstance(name, str) or not name.strip():
-            raise SchemaError(f"schema: columns[{index}] needs a 'name' (the column header), got {name!r}.")
+            raise SchemaError(f"schema: columns[{index}] needs a 'name' (the column header), got {shown(name)}.")
         unknown = sorted(set(map(str, item)) - _KEYS)
         if unknown:
             raise SchemaError(f"{_where(name, unknown[0])}: unknown field; the fields are "
@@ -248,7 +281,8 @@ class ColumnSchema:
 
 def _category(value: Any, column: str) -> str:
     if value is None or isinstance(value, (list, dict, tuple, set)):
-        raise SchemaError(f"{_where(column, 'categories')}: each category must be a single value, got {value!r}.")
+        raise SchemaError(f"{_where(column, 'categories')}: each category must be a single value, got "
+                          f"{shown(value)}.")
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, float) and value.is_integer():
@@ -275,7 +309,7 @@ class LabelRule:
 
     def __post_init__(self) -> None:
         if not isinstance(self.nonzero, bool):
-            raise SchemaError(f"schema, field 'label', 'nonzero': expected true or false, got {self.nonzero!r}.")
+            raise SchemaError(f"schema, field 'label', 'nonzero': expected true or false, got {shown(self.nonzero)}.")
         if (self.above is None) == (not self.nonzero):
             raise SchemaError("schema, field 'label': a derived label takes exactly one rule — 'above: NUMBER' "
                               "(label = column > NUMBER) or 'nonzero: true' (label = column ≠ 0).")
@@ -284,7 +318,7 @@ class LabelRule:
                 object.__setattr__(self, "above", _number(self.above, "label", "above"))
             except SchemaError:
                 raise SchemaError(f"schema, field 'label', 'above': the threshold must be a finite number (e.g. "
-                                  f"above: 50000), got {self.above!r}.") from None
+                                  f"above: 50000), got {shown(self.above)}.") from None
 
     def describe(self, column: str) -> str:
         """The rule in words: ``"income > 50000"`` or ``"hours ≠ 0"``."""
@@ -312,16 +346,19 @@ def _label_field(value: Any) -> tuple[str | None, LabelRule | None, tuple[str, .
     """``label:`` of a schema file → (column, rule, classes); a plain name stays a plain name."""
     if value is None:
         return None, None, None
+    if isinstance(value, (list, tuple, set)):
+        raise SchemaError(f"schema, field 'label': expected a column name or a mapping such as {{column: income, "
+                          f"above: 50000}}, got {shown(value)}.")
     if not isinstance(value, Mapping):
         return (value if isinstance(value, str) else str(value)), None, None
     unknown = sorted(set(map(str, value)) - set(LABEL_KEYS))
     if unknown:
-        raise SchemaError(f"schema, field 'label': unknown field {unknown[0]!r}; a label mapping has "
+        raise SchemaError(f"schema, field 'label': unknown field {shown(unknown[0])}; a label mapping has "
                           f"{', '.join(LABEL_KEYS)} (e.g. label: {{column: income, above: 50000}}).")
     column = value.get("column")
     if not isinstance(column, str) or not column.strip():
         raise SchemaError(f"schema, field 'label': the mapping needs 'column' (the label column's name), got "
-                          f"{column!r}.")
+                          f"{shown(column)}.")
     nonzero = value.get("nonzero")
     if isinstance(nonzero, str) and nonzero.strip().lower() in _BOOL_WORDS:  # the loader reads no implicit booleans
         nonzero = _BOOL_WORDS[nonzero.strip().lower()]
@@ -335,7 +372,7 @@ def _label_field(value: Any) -> tuple[str | None, LabelRule | None, tuple[str, .
 def _label_classes(classes: Any, column: str) -> tuple[str, ...]:
     if isinstance(classes, (str, bytes)) or not isinstance(classes, Iterable):
         raise SchemaError(f"schema, field 'label', 'classes': expected a list of the label's public values (e.g. "
-                          f"classes: [0, 1]), got {classes!r}.")
+                          f"classes: [0, 1]), got {shown(classes)}.")
     out = tuple(_category(c, column) for c in classes)
     if len(out) < 2:
         raise SchemaError("schema, field 'label', 'classes': a label needs at least two classes; list them all.")
@@ -368,10 +405,10 @@ class Schema:
             raise SchemaError(f"schema, field 'format': expected a FileFormat, got {type(self.format).__name__}.")
         fd = self.from_data
         if isinstance(fd, str) or not isinstance(fd, Iterable):
-            raise SchemaError(f"schema, field 'from_data': expected a list of field names, got {fd!r}.")
+            raise SchemaError(f"schema, field 'from_data': expected a list of field names, got {shown(fd)}.")
         fd = frozenset(str(f) for f in fd)
         if fd - set(SCHEMA_FIELDS):
-            raise SchemaError(f"schema, field 'from_data': {sorted(fd - set(SCHEMA_FIELDS))[0]!r} is not a "
+            raise SchemaError(f"schema, field 'from_data': {shown(sorted(fd - set(SCHEMA_FIELDS))[0])} is not a "
                               f"schema-level field; use {', '.join(SCHEMA_FIELDS)} (columns have their own).")
         object.__setattr__(self, "from_data", fd)
         cols = tuple(self.columns)
@@ -379,13 +416,14 @@ class Schema:
             if not isinstance(c, ColumnSchema):
                 raise SchemaError(f"schema: columns must be ColumnSchema objects, got {type(c).__name__}.")
         names = [c.name for c in cols]
-        dup = next((n for n in names if names.count(n) > 1), None)
+        seen: set[str] = set()
+        dup = next((n for n in names if n in seen or seen.add(n)), None)  # one pass (a 10,000-column schema)
         if dup is not None:
             raise SchemaError(f"schema column {dup!r}: listed twice; keep one entry per column.")
         object.__setattr__(self, "columns", cols)
         label = self.label
         if label is not None and (not isinstance(label, str) or not label.strip()):
-            raise SchemaError(f"schema, field 'label': expected a column name or nothing, got {label!r}.")
+            raise SchemaError(f"schema, field 'label': expected a column name or nothing, got {shown(label)}.")
         if label is not None and label in names and self[label].role != ColumnRole.LABEL:  # never a feature
             object.__setattr__(self, "columns", tuple(replace(c, role=ColumnRole.LABEL, lower=None, upper=None,
                                                               categories=None, from_data=frozenset())
@@ -568,11 +606,11 @@ class Schema:
                               f"{type(data).__name__}.")
         unknown = sorted(set(map(str, data)) - set(_TOP_KEYS))
         if unknown:
-            raise SchemaError(f"schema, field {unknown[0]!r}: unknown; the top-level fields are "
+            raise SchemaError(f"schema, field {shown(unknown[0])}: unknown; the top-level fields are "
                               f"{', '.join(_TOP_KEYS)}.")
         version = data.get("dpcore_schema", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
-            raise SchemaError(f"schema, field 'dpcore_schema': version {version!r} is not supported (this dpcore "
+            raise SchemaError(f"schema, field 'dpcore_schema': version {shown(version)} is not supported (this dpcore "
                               f"reads version {SCHEMA_VERSION}).")
         cols = data.get("columns")
         if not isinstance(cols, list) or not cols:
@@ -607,7 +645,10 @@ class Schema:
             except UnicodeDecodeError:
                 raise SchemaError("schema: the file is not UTF-8 text; save it as UTF-8 YAML or JSON.") from None
         try:
-            data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+            data = load_yaml(text)  # a SafeLoader subclass, its size as used checked before any value is built
+        except YamlTooLarge as exc:
+            raise SchemaError(f"schema: {exc}; write the values out (a schema needs no anchors &name or aliases "
+                              "*name: `dpcore schema infer` writes none).") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -617,7 +658,8 @@ class Schema:
 
 
 def load_schema(source: str | Path | bytes | Mapping | Schema) -> Schema:
-    """A :class:`Schema` from a path, YAML/JSON text or bytes, a mapping, or a Schema."""
+    """A :class:`Schema` from a path (a file, a pipe such as ``<(dpcore schema infer …)``, or ``-`` for standard
+    input: :func:`dpcore.data.inputs.read_bytes`), YAML/JSON text or bytes, a mapping, or a Schema."""
     if isinstance(source, Schema):
         return source
     if isinstance(source, Mapping):
@@ -625,10 +667,11 @@ def load_schema(source: str | Path | bytes | Mapping | Schema) -> Schema:
     if isinstance(source, bytes):
         return Schema.from_text(source)
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and ":" not in source):
-        path = Path(source)
-        if not path.is_file():
-            raise SchemaError(f"schema file not found: {str(path)!r}; check the path.")
-        return Schema.from_text(path.read_bytes())
+        from .inputs import exists
+
+        if not exists(source):
+            raise SchemaError(f"schema file not found: {shown(str(source), 200)}; check the path.")
+        return Schema.from_text(read_bytes(source, "schema file"))
     return Schema.from_text(source)
 
 
@@ -747,10 +790,13 @@ _CODEBOOK_HELP = ("a codebook is a CSV with a header row column,lower,upper,cate
                   "separated by |) or a YAML list of {column, lower, upper, categories}")
 
 
-def read_codebook(source: str | bytes | Path, name: str = "codebook") -> tuple[CodebookEntry, ...]:
+def read_codebook(source: str | bytes | Path, name: str = "codebook", *,
+                  skipped: list[str] | None = None) -> tuple[CodebookEntry, ...]:
     """Parse a codebook file (CSV or YAML/JSON, told apart by ``name``'s extension, else by its first line).
 
-    Every problem raises :class:`SchemaError` naming the line (CSV) or entry (YAML) and the fix.
+    Every problem raises :class:`SchemaError` naming the line (CSV) or entry (YAML) and the fix — or, with
+    ``skipped`` (a list), a problem of one row (a value that is not a number, a second row for a column, …) is
+    appended to it and the row left out; a problem of the whole file (not text, no header, not YAML) still raises.
     """
     if isinstance(source, Path):
         name = source.name
@@ -767,19 +813,37 @@ def read_codebook(source: str | bytes | Path, name: str = "codebook") -> tuple[C
     first = text.strip().splitlines()[0]
     yaml_like = suffix in ("yaml", "yml", "json") or (
         suffix not in ("csv", "tsv", "txt") and (first[:1] in "-{[" or (":" in first and "," not in first)))
-    entries = _codebook_yaml(text, name) if yaml_like else _codebook_csv(text, name)
-    if not entries:
+    entries = _codebook_yaml(text, name, skipped) if yaml_like else _codebook_csv(text, name, skipped)
+    if not entries and not skipped:
         raise SchemaError(f"{name}: the codebook has no rows; {_CODEBOOK_HELP}.")
     seen: dict[str, str] = {}
+    kept = []
     for e in entries:
         if e.column in seen:
-            raise SchemaError(f"{e.where}: column {e.column!r} is already given at {seen[e.column]}; keep one row per "
-                              "column.")
+            problem = (f"{e.where}: column {e.column!r} is already given at {seen[e.column]}; keep one row per "
+                       "column.")
+            if skipped is None:
+                raise SchemaError(problem)
+            skipped.append(problem)
+            continue
         seen[e.column] = e.where
-    return tuple(entries)
+        kept.append(e)
+    return tuple(kept)
 
 
-def _codebook_csv(text: str, name: str) -> list[CodebookEntry]:
+def _kept_row(skipped: list[str] | None, make: Callable[..., CodebookEntry], *args: Any) -> list[CodebookEntry]:
+    """[``make(*args)``], the entry of one codebook row; or [] with the row's problem appended to ``skipped`` (when
+    given: else the problem raises)."""
+    try:
+        return [make(*args)]
+    except SchemaError as exc:
+        if skipped is None:
+            raise
+        skipped.append(str(exc))
+        return []
+
+
+def _codebook_csv(text: str, name: str, skipped: list[str] | None = None) -> list[CodebookEntry]:
     import csv
 
     lines = text.splitlines()
@@ -801,18 +865,21 @@ def _codebook_csv(text: str, name: str) -> list[CodebookEntry]:
     for offset, cells in enumerate(rows[1:], start=header_line + 2):
         if not any(c.strip() for c in cells):
             continue
-        where = f"{name} line {offset}"
-        if len(cells) > len(fields):
-            raise SchemaError(f"{where}: {len(cells)} cells for {len(fields)} header fields; quote a value that "
-                              f"contains {delimiter!r}, or separate categories with |.")
-        item = {f: c.strip() for f, c in zip(fields, cells) if c.strip()}
-        out.append(_codebook_entry(item, where, decimal_comma=delimiter != ","))
+        out += _kept_row(skipped, _csv_entry, cells, fields, f"{name} line {offset}", delimiter)
     return out
 
 
-def _codebook_yaml(text: str, name: str) -> list[CodebookEntry]:
+def _csv_entry(cells: list[str], fields: list[str], where: str, delimiter: str) -> CodebookEntry:
+    if len(cells) > len(fields):
+        raise SchemaError(f"{where}: {len(cells)} cells for {len(fields)} header fields; quote a value that "
+                          f"contains {delimiter!r}, or separate categories with |.")
+    item = {f: c.strip() for f, c in zip(fields, cells) if c.strip()}
+    return _codebook_entry(item, where, decimal_comma=delimiter != ",")
+
+
+def _codebook_yaml(text: str, name: str, skipped: list[str] | None = None) -> list[CodebookEntry]:
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -826,23 +893,26 @@ def _codebook_yaml(text: str, name: str) -> list[CodebookEntry]:
         raise SchemaError(f"{name}: expected a list of columns; {_CODEBOOK_HELP}.")
     out = []
     for i, item in enumerate(data, start=1):
-        where = f"{name} entry {i}"
-        if not isinstance(item, Mapping):
-            raise SchemaError(f"{where}: expected a mapping such as {{column: age, lower: 0, upper: 120}}, got "
-                              f"{item!r}.")
-        fields = {}
-        for key, value in item.items():
-            fld = _CODEBOOK_ALIASES.get(str(key).strip().lower())
-            if fld is None:
-                if str(key) in ("from_data", "_value"):
-                    raise SchemaError(f"{where}: {str(item.get('column', item.get('name', '')))!r} needs fields "
-                                      f"{', '.join(CODEBOOK_FIELDS)}; a codebook's values are declared, so it has "
-                                      "no from_data.")
-                raise SchemaError(f"{where}: unknown field {key!r}; the fields are {', '.join(CODEBOOK_FIELDS)}.")
-            if value is not None and value != "":
-                fields[fld] = value
-        out.append(_codebook_entry(fields, where, decimal_comma=False))
+        out += _kept_row(skipped, _yaml_entry, item, f"{name} entry {i}")
     return out
+
+
+def _yaml_entry(item: Any, where: str) -> CodebookEntry:
+    if not isinstance(item, Mapping):
+        raise SchemaError(f"{where}: expected a mapping such as {{column: age, lower: 0, upper: 120}}, got "
+                          f"{item!r}.")
+    fields = {}
+    for key, value in item.items():
+        fld = _CODEBOOK_ALIASES.get(str(key).strip().lower())
+        if fld is None:
+            if str(key) in ("from_data", "_value"):
+                raise SchemaError(f"{where}: {str(item.get('column', item.get('name', '')))!r} needs fields "
+                                  f"{', '.join(CODEBOOK_FIELDS)}; a codebook's values are declared, so it has "
+                                  "no from_data.")
+            raise SchemaError(f"{where}: unknown field {key!r}; the fields are {', '.join(CODEBOOK_FIELDS)}.")
+        if value is not None and value != "":
+            fields[fld] = value
+    return _codebook_entry(fields, where, decimal_comma=False)
 
 
 def _codebook_number(value: Any, where: str, column: str, fld: str, decimal_comma: bool) -> float:
@@ -885,32 +955,45 @@ def _codebook_entry(item: Mapping, where: str, decimal_comma: bool) -> CodebookE
     return CodebookEntry(column, where, role, bounds.get("lower"), bounds.get("upper"), cats)
 
 
-def apply_codebook(schema: Schema, entries: Iterable[CodebookEntry], table: RawTable | None = None) -> Schema:
+def apply_codebook(schema: Schema, entries: Iterable[CodebookEntry], table: RawTable | None = None, *,
+                   skipped: list[str] | None = None) -> Schema:
     """``schema`` with each codebook entry's role and values declared public (a codebook is public knowledge).
 
-    A row naming a column the schema does not have, a value on a non-feature column or a value of the wrong kind
-    raises :class:`SchemaError` naming the row and the fix; nothing is applied then. A new role needs ``table`` for
-    the fields the row does not give (drafted from the data, so marked ``from_data``).
+    A row naming a column the schema does not have, a row for the label, a value on a non-feature column or a value
+    of the wrong kind raises :class:`SchemaError` naming the row and the fix; nothing is applied then — or, with
+    ``skipped`` (a list), that row's problem is appended to it and every other row is applied. A new role needs
+    ``table`` for the fields the row does not give (drafted from the data, so marked ``from_data``).
     """
-    import difflib
-
     for e in entries:
-        if e.column not in schema:
-            close = difflib.get_close_matches(e.column, schema.names, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise SchemaError(f"{e.where}: the table has no column {e.column!r}{hint}; fix the name or delete the "
-                              "row.")
-        col = schema[e.column]
-        if e.column == schema.label or e.role == ColumnRole.LABEL:
-            raise SchemaError(f"{e.where}: {e.column!r} is the label (or role label); pick the label with the label "
-                              "picker and delete the row.")
-        if e.role is not None and e.role != col.role:
-            col = _role_column(col, e, table)
-        elif e.role is not None:
-            col = col.confirmed(("role",))
-        col = declare_values(col, lower=e.lower, upper=e.upper, categories=e.categories, where=e.where)
+        try:
+            col = _codebook_column(schema, e, table)
+        except SchemaError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+            continue
         schema = schema.replace_column(col)
     return schema
+
+
+def _codebook_column(schema: Schema, e: CodebookEntry, table: RawTable | None) -> ColumnSchema:
+    """The column of ``schema`` that codebook row ``e`` names, with the row's role and values declared."""
+    import difflib
+
+    if e.column not in schema:
+        close = difflib.get_close_matches(e.column, schema.names, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise SchemaError(f"{e.where}: the table has no column {e.column!r}{hint}; fix the name or delete the "
+                          "row.")
+    col = schema[e.column]
+    if e.column == schema.label or e.role == ColumnRole.LABEL:
+        raise SchemaError(f"{e.where}: {e.column!r} is the label (or role label); pick the label with the label "
+                          "picker and delete the row.")
+    if e.role is not None and e.role != col.role:
+        col = _role_column(col, e, table)
+    elif e.role is not None:
+        col = col.confirmed(("role",))
+    return declare_values(col, lower=e.lower, upper=e.upper, categories=e.categories, where=e.where)
 
 
 def _role_column(col: ColumnSchema, e: CodebookEntry, table: RawTable | None) -> ColumnSchema:

@@ -33,7 +33,7 @@ import streamlit as st
 import dpcore
 from dpcore.data import ColumnSchema, RawTable, RoleReport, Schema, SchemaError
 from dpcore.data.diagnostics import BOUND_FORMAT, CLAMP_WARN_SHARE, NOT_PRIVATE_LABEL, as_shown, format_share
-from dpcore.data.reading import cell_text
+from dpcore.data.reading import DELIMITER_NAMES, DELIMITERS, FileFormat, cell_text, declared_codec, is_sep_line
 from dpcore.data.roles import check_label_kind
 from dpcore.data.schema import (
     apply_codebook,
@@ -69,6 +69,8 @@ CODEBOOK_KEY, DOWNLOAD_KEY = "schema_codebook_upload", "schema_download"
 #: :func:`pages.ui.datasets.upload_table`) — and the table keys it was already applied to (a later edit is kept).
 DECLARED, APPLIED, NOTE = "schema_declared", "schema_declared_applied", "schema_note"
 VALUE_FIELDS = ("lower", "upper", "categories")
+#: At most this many skipped codebook rows are listed (then "… and N more").
+MAX_SKIPPED_SHOWN = 12
 TYPED_RULE = ("**What counts as public:** a value you type, paste, set in bulk or import from a codebook is your "
               "declaration — public (green), even when it equals the data's value. Values the app filled in from "
               "the data stay red until you type over them or tick *public*.")
@@ -365,6 +367,11 @@ def _on_schema_upload(widget: str = "schema_upload_widget") -> None:
         return
     try:
         loaded = dpcore.data.load_schema(upload.getvalue())
+        misfit = header_misfit(ss.get("dp_upload"), loaded.format)
+        if misfit:  # one message naming both sides, not the errors of a table read wrongly (issue 32)
+            ui.put("schema_error", f"{upload.name}: {misfit}. Nothing was loaded: {_misfit_fix(loaded.format)}, "
+                                   "then load it again.")
+            return
         if loaded.format is not None:
             ui.put(DECLARED, loaded)
         table = ui.upload_table()
@@ -379,6 +386,45 @@ def _on_schema_upload(widget: str = "schema_upload_widget") -> None:
         _applied().append(ui.upload_table_key())
 
 
+#: The header check reads at most this many bytes of the file (the header line, or its start: a field count).
+HEADER_PEEK = 64 * 1024
+
+
+def _delimiter_text(delimiter: str) -> str:
+    name = DELIMITER_NAMES.get(delimiter)
+    return f"{delimiter!r} ({name})" if name else repr(delimiter)
+
+
+def header_misfit(raw: bytes | None, fmt: FileFormat | None) -> str | None:
+    """Why a declared CSV format does not fit this file, from its header line alone (structure, never a record:
+    no cell is quoted): the encoding the schema declares against text that is not in it, or the delimiter it
+    declares against the one the header line is split by. None when the header fits, or there is nothing to check
+    (no file, not CSV text, no header line)."""
+    if raw is None or fmt is None or fmt.kind != "csv" or not fmt.header:
+        return None
+    text = raw[:HEADER_PEEK].decode(declared_codec(fmt.encoding), errors="replace")
+    lines = [line for line in text.splitlines()[:3] if line.strip()]
+    if lines and is_sep_line(lines[0]):
+        lines = lines[1:]
+    if not lines:
+        return None
+    line = lines[0]
+    if "\x00" in line or "\ufffd" in line:
+        return (f"the schema declares the encoding {fmt.encoding}, but this file's header line is not "
+                f"{fmt.encoding} text")
+    counts = {d: len(next(csv.reader([line], delimiter=d), [])) for d in dict.fromkeys((fmt.delimiter, *DELIMITERS))}
+    best = max(DELIMITERS, key=lambda d: counts[d])
+    if counts[fmt.delimiter] > 1 or counts[best] < 2:
+        return None
+    return (f"the schema declares the delimiter {_delimiter_text(fmt.delimiter)}, but this file's header line is "
+            f"split by {_delimiter_text(best)} ({counts[best]} fields with {best!r}, one with {fmt.delimiter!r})")
+
+
+def _misfit_fix(fmt: FileFormat) -> str:
+    return ("set the schema's `format:` to what the file is (e.g. `delimiter: ';'`), or delete `format:` to have it "
+            "detected from the file" if fmt.header else "fix the schema's `format:`")
+
+
 def _applied() -> list:
     applied = ui.get(APPLIED)
     return applied if applied is not None else ui.put(APPLIED, [])
@@ -388,8 +434,16 @@ def adopt_declared(table: RawTable) -> None:
     """A file read under a loaded schema's declared format gets that schema (roles, values and label) instead of a
     draft — once per file and reading, before the label picker is drawn (so no label is guessed)."""
     key = ui.upload_table_key()
-    if ui.get(DECLARED) is None or key is None:
+    declared = ui.get(DECLARED)
+    if declared is None or key is None:
         return
+    misfit = header_misfit(st.session_state.get("dp_upload"), declared.format)
+    if misfit:  # a format declared for an earlier file that this file's header contradicts: detect this one
+        ui.drop(DECLARED)
+        ui.put("schema_error", f"The loaded schema's file format does not fit this file: {misfit}. The format is "
+                               "detected from this file instead (red: read off the data) and the schema's format is "
+                               f"forgotten; to declare it, {_misfit_fix(declared.format)} and load the schema again.")
+        st.rerun()
     applied = _applied()
     if key in applied:
         return
@@ -446,32 +500,87 @@ def _on_codebook_upload() -> None:
     upload = ss.get(CODEBOOK_KEY)
     if upload is None:
         return
+    skipped: list[str] = []
     try:
         table = ui.upload_table()
-        entries = read_codebook(upload.getvalue(), upload.name)
-        schema = apply_codebook(ui.upload_schema(table), entries, table)
-    except DPCoreError as exc:
+        entries = read_codebook(upload.getvalue(), upload.name, skipped=skipped)
+        before, unread = ui.upload_schema(table), len(skipped)
+        schema = apply_codebook(before, entries, table, skipped=skipped)
+    except DPCoreError as exc:  # the whole file: not text, no header, not YAML
         ui.put("schema_error", plain_words(str(exc)))
         return
-    ui.set_upload_schema(schema)
-    ui.put(NOTE, f"Imported {len(entries)} column(s) from the codebook {upload.name}: their values are declared.")
+    applied = len(entries) - (len(skipped) - unread)
+    if schema != before:
+        ui.set_upload_schema(schema)
+    if skipped:
+        ui.put("schema_error", skipped_rows_text(upload.name, skipped, applied))
+    if applied:
+        ui.put(NOTE, f"Imported {applied} column(s) from the codebook {upload.name}: their values are declared.")
+
+
+def skipped_rows_text(name: str, skipped: list[str], applied: int) -> str:
+    """The message for the codebook rows left out of an import: how many, and each row's problem and fix (the
+    codebook is the user's public file: its cells may be quoted; no record of the table is)."""
+    head = (f"Skipped {len(skipped)} row(s) of the codebook {name}; the other {applied} row(s) were applied."
+            if applied else f"Nothing was imported from the codebook {name}: every row was skipped.")
+    shown = skipped[:MAX_SKIPPED_SHOWN]
+    more = f"\n- … and {len(skipped) - len(shown)} more" if len(skipped) > len(shown) else ""
+    return head + "\n" + "\n".join(f"- {plain_words(line)}" for line in shown) + more
 
 
 def _on_bulk(table: RawTable, names: list[str], declare_shown: bool) -> None:
-    """The bulk form's submit: the same role / values for every selected column (or the shown values declared)."""
+    """The bulk form's submit: the same role / values for every selected column (or the shown values declared).
+    Applies what the form holds now, says what changed, then empties the form's fields (role back to "keep"): a
+    value or role typed for one action is never applied again by a later one (issue 32: a role left on 'excluded'
+    excluded the columns of a later "declare shown" action)."""
     ss = st.session_state
-    chosen = ss.get(_bulk_columns_key(names)) or names
-    role = ss.get("schema_bulk_role")
+    chosen = list(ss.get(_bulk_columns_key(names)) or names)
+    role = ss.get(BULK_ROLE_KEY)
+    role = None if role in (None, KEEP_ROLE) else role
+    typed = {fld: str(ss.get(key) or "").strip() for fld, key in BULK_VALUE_KEYS.items()}
+    before = ui.upload_schema(table)
     try:
-        schema = bulk_update(ui.upload_schema(table), list(chosen), table, lower=ss.get("schema_bulk_lower", ""),
-                             upper=ss.get("schema_bulk_upper", ""), categories=ss.get("schema_bulk_categories", ""),
-                             role=None if role in (None, KEEP_ROLE) else role, declare_shown=declare_shown)
-    except DPCoreError as exc:
+        schema = bulk_update(before, chosen, table, **typed, role=role, declare_shown=declare_shown)
+    except DPCoreError as exc:  # the form keeps its fields, to be fixed
         ui.put("schema_error", plain_words(str(exc)))
         return
     ui.set_upload_schema(schema)
     what = "declared the shown values public for" if declare_shown else "set"
-    ui.put(NOTE, f"Bulk edit: {what} {len(chosen)} column(s).")
+    ui.put(NOTE, f"Bulk edit: {what} {len(chosen)} column(s). "
+                 + bulk_changes(before, schema, chosen, typed=typed, role=role, declare_shown=declare_shown))
+    for key in BULK_VALUE_KEYS.values():
+        ss[key] = ""
+    ss[BULK_ROLE_KEY] = KEEP_ROLE
+
+
+def _names_text(names: list[str], limit: int = 8) -> str:
+    shown = ", ".join(names[:limit])
+    return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown
+
+
+def bulk_changes(before: Schema, after: Schema, names: list[str], *, typed: Mapping[str, str],
+                 role: str | None = None, declare_shown: bool = False) -> str:
+    """What one bulk action changed, column by column, for the message after it: the new role, the values typed
+    (the user's own: quoted), the shown values declared public (never quoted: they may be read off the data), and
+    the columns left as they were."""
+    changed = [n for n in names if after[n] != before[n]]
+    new_role = [n for n in changed if after[n].role != before[n].role]
+    parts = []
+    if role is not None and new_role:
+        drafted = " (values drafted from the data: NOT public)" if after[new_role[0]].is_feature and not any(
+            typed.values()) else ""
+        parts.append(f"role → {role} on {_names_text(new_role)}{drafted}")
+    values = " and ".join(f"{fld} = {text}" for fld, text in typed.items() if text)
+    valued = [n for n in changed if values]
+    if valued:
+        parts.append(f"{values} (declared public) on {_names_text(valued)}")
+    if declare_shown:
+        shown = [n for n in changed if n not in new_role and before[n].from_data - after[n].from_data]
+        if shown:
+            parts.append(f"shown values declared public on {_names_text(shown)}")
+    same = [n for n in names if n not in changed]
+    text = ("Changed: " + "; ".join(parts) + ".") if parts else "Nothing changed."
+    return text + (f" Already so: {_names_text(same)}." if same and parts else "")
 
 
 def _reset(table: RawTable) -> None:
@@ -495,6 +604,9 @@ def _clamp_color(value: str) -> str:
 
 # --- layout --------------------------------------------------------------------------------------------------
 KEEP_ROLE = "(keep each column's role)"
+#: Widget keys of the bulk form's fields (emptied after each action).
+BULK_VALUE_KEYS = {"lower": "schema_bulk_lower", "upper": "schema_bulk_upper", "categories": "schema_bulk_categories"}
+BULK_ROLE_KEY = "schema_bulk_role"
 
 
 def _bulk_columns_key(names: list[str]) -> str:
@@ -554,7 +666,7 @@ def _bulk_panel(table: RawTable, schema: Schema, names: list[str]) -> None:
             b3.text_input("categories", key="schema_bulk_categories", placeholder="e.g. yes, no",
                           help="The same public category list (comma-separated) for every selected categorical "
                                "column.")
-            b4.selectbox("role", [KEEP_ROLE, *ROLE_OPTIONS], key="schema_bulk_role",
+            b4.selectbox("role", [KEEP_ROLE, *ROLE_OPTIONS], key=BULK_ROLE_KEY,
                          help="Set the same role first (its values are drafted from the data unless you type them).")
             c1, c2 = st.columns(2)
             c1.form_submit_button("Apply the same public range / values to the selected columns", type="primary",
