@@ -206,13 +206,15 @@ def _load_csv_from_args(args):
 
 
 def _cmd_sweep(args) -> int:
-    from ..evaluation.sweep import SweepConfig
+    from ..evaluation.sweep import SweepConfig, check_sample_sizes_allowed
     from .data import prepare, run_sweep  # streamed / Dask statistics, lean in-memory runs
 
     out = Path(args.out)
     if str(out) != "-" and not out.parent.exists():
         raise InvalidParameterError(f"output folder does not exist: {out.parent}.")
     _resolve_feature_scaling(args)
+    sample_sizes = _ints(args.sample_sizes, "--sample-sizes") if args.sample_sizes else None
+    check_sample_sizes_allowed(sample_sizes, args.neighbouring)  # before the data is read: a rule on settings only
     dataset, data = prepare(args, _prepare_from_args)
     config = SweepConfig(
         mechanisms=[m.strip() for m in args.mechanisms.split(",") if m.strip()],
@@ -221,7 +223,7 @@ def _cmd_sweep(args) -> int:
         ks=_ints(args.k, "--k"),
         trials=args.trials,
         seed=args.seed,
-        sample_sizes=_ints(args.sample_sizes, "--sample-sizes") if args.sample_sizes else None,
+        sample_sizes=sample_sizes,
         neighbouring=args.neighbouring,
         mechanism_options=_mechanism_options(args.option),
         time_cap=args.time_cap,
@@ -243,6 +245,7 @@ def _cmd_sweep(args) -> int:
     _clamp_note(args, dataset, data)
     _delta_note(args, frame)
     _privacy_note(frame)
+    _convergence_note(frame)
     if str(out) == "-":
         frame.to_csv(sys.stdout, index=False)
     else:
@@ -265,6 +268,26 @@ def _privacy_note(frame) -> None:
     print(f"dpcore: note: {int((~rows['end_to_end_private']).sum())} of {len(rows)} releases are NOT end-to-end "
           f"private (non-private steps: {'; '.join(steps)}); the CSV's end_to_end_private and non_private_steps "
           "columns say so per row.", file=sys.stderr)
+
+
+def _convergence_note(frame) -> None:
+    """MCMC releases whose chain the split-R̂/ESS heuristic did not call converged, on stderr even with --quiet. A
+    NON-private diagnostic (read off the chains run on the data), so it is not part of end_to_end_private; the
+    releases' heuristic guarantee assumes a converged chain, which this says."""
+    from ..data.diagnostics import NOT_PRIVATE_LABEL
+    from ..evaluation.sweep import CONVERGENCE_COLUMN
+
+    if CONVERGENCE_COLUMN not in frame:
+        return
+    verdicts = frame[CONVERGENCE_COLUMN].fillna("").astype(str)
+    judged = verdicts[verdicts != ""]
+    failed = judged[judged.str.startswith("not converged")]
+    if failed.empty:
+        return
+    print(f"dpcore: note: {len(failed)} of {len(judged)} MCMC releases were not called converged by the split-R̂/"
+          "bulk-ESS heuristic, and their heuristic ε-DP guarantee assumes a converged chain. The verdict is in the "
+          f"CSV's {CONVERGENCE_COLUMN} column ({NOT_PRIVATE_LABEL}), never in end_to_end_private, which follows "
+          "public settings only.", file=sys.stderr)
 
 
 def _delta_note(args, frame) -> None:

@@ -13,9 +13,11 @@ from scipy.linalg import subspace_angles
 from sklearn.model_selection import train_test_split
 from sklearn.svm import LinearSVC
 
+from ..core._validation import check_neighbouring
 from ..core.linalg import eigh_desc
 from ..data.prepared import PreparedData
 from ..exceptions import DataError
+from ..vocabulary import Neighbouring
 
 METRIC_NAMES = (
     "captured_variance_ratio",
@@ -104,28 +106,79 @@ def eigengap_ratio(eigenvalues: np.ndarray, k: int) -> float:
 
 @dataclass(frozen=True)
 class SvmSplit:
-    """Held-out rows for the SVM metric: a train and a test part, fixed for a whole sweep (paired comparison)."""
+    """Rows for the SVM metric: a train and a test part, fixed for a whole sweep (paired comparison).
+
+    ``in_sample``: the rows also reached the mechanisms (add/remove, where no row is held out)."""
 
     X_train: np.ndarray
     y_train: np.ndarray
     X_test: np.ndarray
     y_test: np.ndarray
+    in_sample: bool = False
 
 
-def evaluation_split(data: PreparedData, seed: int, holdout_fraction: float = 0.3,
-                     max_holdout: int = 6000) -> tuple[PreparedData, SvmSplit | None]:
+#: The SVM metric's share of the rows, and at most this many of them (replace-one: held out from the mechanisms).
+SVM_HOLDOUT = 0.3
+SVM_MAX_HOLDOUT = 6000
+#: Fewer held-out rows than this (replace-one, where n is public): no hold-out, every row reaches the mechanisms.
+SVM_MIN_HOLDOUT = 8
+#: Why svm_accuracy is NaN when the SVM's training rows hold one class (fixed text: it names no row and no count).
+SVM_ONE_CLASS = ("SVM accuracy not available: the SVM's training rows hold a single class (a diagnostic read off the "
+                 "labels, not private). The other metrics are unaffected; the rows the mechanisms get do not depend "
+                 "on the labels.")
+
+
+def svm_holdout_count(n_rows: int, *, labelled: bool, neighbouring: str = Neighbouring.REPLACE,
+                      holdout_fraction: float = SVM_HOLDOUT, max_holdout: int = SVM_MAX_HOLDOUT) -> int:
+    """How many rows :func:`evaluation_split` holds out from the mechanisms — a function of public settings only.
+
+    ``labelled``: the data declares a label (whatever its values: a label with one class still holds rows out).
+    Under replace-one (n public): ``min(round(holdout_fraction·n), max_holdout)``, or 0 when that is below
+    :data:`SVM_MIN_HOLDOUT` or would leave fewer than 2 rows. Under add/remove (n private): 0 — every row reaches
+    the mechanisms, so neither the rows they get nor their count is chosen by n.
+    """
+    if not labelled or check_neighbouring(neighbouring) != Neighbouring.REPLACE:
+        return 0
+    n_hold = min(round(n_rows * holdout_fraction), max_holdout)
+    return 0 if n_hold < SVM_MIN_HOLDOUT or n_rows - n_hold < 2 else int(n_hold)
+
+
+def mechanism_row_count(data: PreparedData, neighbouring: str = Neighbouring.REPLACE,
+                        holdout_fraction: float = SVM_HOLDOUT) -> int:
+    """The n the mechanisms get in a sweep on ``data`` (:func:`evaluation_split`'s rule, without splitting):
+    every record less the SVM's held-out rows."""
+    return data.n - svm_holdout_count(data.n_rows, labelled=data.y is not None, neighbouring=neighbouring,
+                                      holdout_fraction=holdout_fraction)
+
+
+def evaluation_split(data: PreparedData, seed: int, holdout_fraction: float = SVM_HOLDOUT,
+                     max_holdout: int = SVM_MAX_HOLDOUT, *, neighbouring: str = Neighbouring.REPLACE,
+                     ) -> tuple[PreparedData, SvmSplit | None]:
     """Split rows into (mechanism rows, SVM rows) deterministically from ``seed``.
 
-    Without labels every row goes to the mechanism and the SVM split is None. The split is drawn from the rows
-    held in ``data.X`` (for statistics of a stream: its reservoir sample); the held-out rows leave the statistics.
+    Evaluation never steers the mechanism (privacy review item 16): which rows and how many reach the mechanisms
+    depend on (seed, public n, the settings) only — never on the labels. Without a label every row goes to the
+    mechanism and the SVM split is None. Under replace-one :func:`svm_holdout_count` rows (a seeded permutation's
+    first ones) are held out; a training part with a single class leaves them held out and ``svm_accuracy`` NaN
+    (:data:`SVM_ONE_CLASS`). Under add/remove nothing is held out (n is private: a hold-out sized or placed by n
+    would decide the mechanism's rows); the SVM is trained and scored on a seeded split of rows the mechanisms
+    also saw (``in_sample``). The split is drawn from the rows held in ``data.X`` (for statistics of a stream: its
+    reservoir sample); held-out rows leave the statistics.
     """
-    if not data.has_labels:
+    if data.y is None:
         return data, None
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5EED]))
     n_rows = data.n_rows
-    n_hold = min(round(n_rows * holdout_fraction), max_holdout)
-    if n_hold < 8 or n_rows - n_hold < 2:
-        return data, None
+    in_sample = check_neighbouring(neighbouring) != Neighbouring.REPLACE
+    if in_sample:
+        n_hold = min(round(n_rows * holdout_fraction), max_holdout)  # the SVM's rows only: metric, not mechanism
+        if n_hold < 2:
+            return data, None
+    else:
+        n_hold = svm_holdout_count(n_rows, labelled=True, holdout_fraction=holdout_fraction,
+                                   max_holdout=max_holdout)
+        if n_hold == 0:
+            return data, None
     perm = rng.permutation(n_rows)
     hold, keep = perm[:n_hold], np.sort(perm[n_hold:])
     y_hold = data.y[hold]
@@ -133,10 +186,8 @@ def evaluation_split(data: PreparedData, seed: int, holdout_fraction: float = 0.
     stratify = y_hold if (classes.size >= 2 and counts.min() >= 2) else None
     tr, te = train_test_split(np.arange(n_hold), test_size=0.5, random_state=int(rng.integers(2**31)),
                               stratify=stratify)
-    split = SvmSplit(data.take(hold[tr]), y_hold[tr], data.take(hold[te]), y_hold[te])
-    if np.unique(split.y_train).size < 2:
-        return data, None
-    return data.subset(keep), split
+    split = SvmSplit(data.take(hold[tr]), y_hold[tr], data.take(hold[te]), y_hold[te], in_sample=in_sample)
+    return (data if in_sample else data.subset(keep)), split
 
 
 def svm_accuracy(V_hat: np.ndarray, split: SvmSplit | None) -> float:
@@ -145,7 +196,7 @@ def svm_accuracy(V_hat: np.ndarray, split: SvmSplit | None) -> float:
     Trained on the held-out train rows, scored on the held-out test rows. Standardisation and scoring are done
     with numpy (same result as a StandardScaler + LinearSVC pipeline, without its per-call validation overhead).
     """
-    if split is None:
+    if split is None or np.unique(split.y_train).size < 2:
         return float("nan")
     Z_train, Z_test = split.X_train @ V_hat, split.X_test @ V_hat
     mean, scale = Z_train.mean(axis=0), Z_train.std(axis=0)
@@ -174,6 +225,8 @@ def svm_majority_baseline(split: SvmSplit | None) -> float:
 def svm_accuracy_or_reason(V_hat: np.ndarray, split: SvmSplit | None) -> tuple[float, str]:
     """:func:`svm_accuracy`, or NaN and the reason when the classifier cannot be trained (e.g. a continuous label):
     the SVM is one metric among several and its failure never removes the others."""
+    if split is not None and np.unique(split.y_train).size < 2:
+        return float("nan"), SVM_ONE_CLASS
     try:
         return svm_accuracy(V_hat, split), ""
     except (ValueError, TypeError):  # the message is fixed text: an exception's text may quote a record

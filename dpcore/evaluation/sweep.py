@@ -43,10 +43,16 @@ COLUMNS = (
 #: frobenius_error uses the post-processed release (PSD, eigenvalues in [0, n] — [0, ∞) under add/remove);
 #: frobenius_error_raw the raw one. svm_majority_baseline is the test accuracy of always predicting the training
 #: majority class on the same held-out split (the floor for svm_accuracy; NaN without labels).
-EXTRA_COLUMNS = ("frobenius_error_raw", "svm_majority_baseline", "neighbouring", "message")
+#: convergence is an MCMC release's convergence verdict (:data:`CONVERGENCE_COLUMN`); empty for other mechanisms.
+EXTRA_COLUMNS = ("frobenius_error_raw", "svm_majority_baseline", "neighbouring", "message", "convergence")
+#: An MCMC chain's convergence verdict ("converged", "not converged", ...): a NON-private diagnostic read off the
+#: chain run on the private data, so it is a column of its own and never enters the privacy columns.
+CONVERGENCE_COLUMN = "convergence"
 #: Whether each row's release is end-to-end private, and the names of the steps that are not ("; "-joined): the
-#: non-private preprocessing steps of the data's ledger, a mechanism without a valid guarantee, a chain that did not
-#: converge. Every row carries them, so a CSV read on its own says what it is.
+#: non-private preprocessing steps of the data's ledger and a mechanism without a valid guarantee. Functions of
+#: public settings only (the ledger's steps follow the options and the schema; the guarantee follows the mechanism
+#: and k) — never of a diagnostic read off the data such as the convergence verdict (privacy review item 18).
+#: Every row carries them, so a CSV read on its own says what it is.
 PRIVACY_COLUMNS = ("end_to_end_private", "non_private_steps")
 #: Mechanisms drawn as reference lines (non-private PCA, a random subspace): not counted when a sweep says whether
 #: its releases are private.
@@ -113,13 +119,15 @@ class SweepConfig:
         for mid in mechs:
             if get_mechanism(mid).strict_k and max(ks) >= data.d:
                 raise InvalidParameterError(f"{mid} needs k < d = {data.d}; lower k.")
+        neighbouring = check_neighbouring(self.neighbouring)
+        check_sample_sizes_allowed(self.sample_sizes, neighbouring)
         sizes = None
         if self.sample_sizes:
             sizes = sorted({check_int(s, "sample size", 2) for s in self.sample_sizes})
         return SweepConfig(
             mechanisms=mechs, epsilons=epsilons, deltas=deltas, ks=ks,
             trials=check_int(self.trials, "trials", 1, 10_000), seed=seed_or_fresh(self.seed),
-            sample_sizes=sizes, neighbouring=check_neighbouring(self.neighbouring),
+            sample_sizes=sizes, neighbouring=neighbouring,
             mechanism_options={m: dict(o) for m, o in self.mechanism_options.items()},
             time_cap=None if self.time_cap is None else check_positive(self.time_cap, "time_cap"),
             total_time_limit=(None if self.total_time_limit is None
@@ -132,11 +140,32 @@ class SweepConfig:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
 
+#: Why sample sizes are refused under add/remove (fixed text, before any data is read: no count enters it).
+SAMPLE_SIZES_ADD_REMOVE = (
+    "sample sizes are refused under add/remove neighbours: there n is private, and a subsample of a fixed size "
+    "either needs n (a size above it refused or cut to it) or turns an added record into a replaced one, which the "
+    "add/remove guarantee does not cover. Run a sample-size sweep with neighbouring='replace' (n public).")
+
+
+def check_sample_sizes_allowed(sample_sizes: Sequence[int] | None, neighbouring: str) -> None:
+    """Refuse sample sizes under add/remove, up front: a rule on public settings only (privacy review item 17).
+
+    Under replace-one n is public and a size larger than the rows available is refused with the count; under
+    add/remove every answer to "is this size larger than n?" (a refusal, a silent cut to n, a message) is a decision
+    on the private n, and a fixed-size subsample of D ∪ {x} is a *replace-one* neighbour of one of D. The CLI calls
+    this before reading the data; :meth:`SweepConfig.validated` calls it too.
+    """
+    if sample_sizes and check_neighbouring(neighbouring) != Neighbouring.REPLACE:
+        raise InvalidParameterError(SAMPLE_SIZES_ADD_REMOVE)
+
+
 def cell_seed(seed: int, mechanism: str, epsilon: float, delta: float, k: int, trial: int, n: int) -> int:
     """A 32-bit seed for one cell, from the sweep seed's child stream for that cell (keyed by the cell's values).
 
     The release then draws from its own MECHANISM child of this integer (:mod:`dpcore.core.seeding`), so it never
-    shares a stream with the preprocessing that used the sweep seed itself.
+    shares a stream with the preprocessing that used the sweep seed itself. ``n`` is a public count: the sample size,
+    or the rows to the mechanisms under replace-one; under add/remove a full-data cell passes 0 (n is private there,
+    and no seed may depend on it).
     """
     key = zlib.crc32(f"{mechanism}|{epsilon!r}|{delta!r}|{k}|{trial}|{n}".encode())
     return int(stage_seed(int(seed), Stage.SWEEP_CELL, key).generate_state(1)[0])
@@ -298,19 +327,20 @@ def non_private_preprocessing(data: PreparedSummary) -> list[str]:
 
 
 def add_privacy_columns(frame: pd.DataFrame, data: PreparedSummary) -> None:
-    """Fill :data:`PRIVACY_COLUMNS` of a sweep frame (in place) from ``data``'s ledger and each row's mechanism.
+    """Fill :data:`PRIVACY_COLUMNS` of a sweep frame (in place) from ``data``'s ledger and each row's guarantee.
 
-    Added when the frame is assembled (not per cell), so rows reused from a cache of cells always describe the
-    data they are shown with.
+    Public settings only: the ledger's non-private steps and the guarantee the settings give (a reference line, a
+    claimed-invalid mechanism). Nothing read off a release enters — the MCMC convergence verdict stays in
+    :data:`CONVERGENCE_COLUMN` (a heuristic guarantee says in its name that it assumes a converged chain). Added when
+    the frame is assembled (not per cell), so rows reused from a cache of cells always describe the data they are
+    shown with.
     """
     steps = non_private_preprocessing(data)
     names, private = [], []
-    for guarantee, message in zip(frame["guarantee"], frame["message"]):
+    for guarantee in frame["guarantee"]:
         row = list(steps)
         if guarantee in _NO_GUARANTEE:
             row.append(_NO_GUARANTEE[guarantee])
-        if guarantee == Guarantee.HEURISTIC_MCMC and isinstance(message, str) and "not converged" in message.lower():
-            row.append(f"{NOT_CONVERGED} (the heuristic guarantee needs a converged chain)")
         names.append("; ".join(row))
         private.append(not row)
     frame["end_to_end_private"] = pd.Series(private, index=frame.index, dtype=bool)
@@ -325,7 +355,8 @@ def plan_sweep(data: PreparedData, config: SweepConfig | None = None, *, dataset
     elif config_kwargs:
         raise InvalidParameterError("pass either a SweepConfig or keyword arguments, not both.")
     cfg = config.validated(data)
-    mech_data, split = evaluation_split(data, cfg.seed, cfg.svm_holdout)
+    mech_data, split = evaluation_split(data, cfg.seed, cfg.svm_holdout, neighbouring=cfg.neighbouring)
+    # sample sizes come here under replace-one only (n public; validated() refuses them under add/remove up front)
     if cfg.sample_sizes and max(cfg.sample_sizes) > mech_data.n:
         raise InvalidParameterError(
             f"largest sample size {max(cfg.sample_sizes)} exceeds the {mech_data.n} rows available to the "
@@ -354,6 +385,7 @@ def _cells(cfg: SweepConfig, n_rows: int) -> list[_Cell]:
     out = []
     for size in cfg.sample_sizes or [None]:
         n = n_rows if size is None else size
+        seed_n = n if size is not None or cfg.neighbouring == Neighbouring.REPLACE else 0  # public counts only
         for trial in range(cfg.trials):
             for mid in cfg.mechanisms:
                 mech = get_mechanism(mid)
@@ -361,7 +393,7 @@ def _cells(cfg: SweepConfig, n_rows: int) -> list[_Cell]:
                     for eps in cfg.epsilons:
                         for delta in _deltas_for(mech.uses_delta, cfg.deltas):
                             out.append(_Cell(mech, size, trial, n, k, eps, delta,
-                                             cell_seed(cfg.seed, mid, eps, delta, k, trial, n)))
+                                             cell_seed(cfg.seed, mid, eps, delta, k, trial, seed_n)))
     return out
 
 
@@ -371,7 +403,7 @@ def _base_row(cell: _Cell, d: int, cfg: SweepConfig, baseline: float) -> dict:
         "mechanism": cell.mech.id, "guarantee": cell.mech.guarantee, "epsilon": cell.epsilon, "delta": cell.delta,
         "k": cell.k, "n": cell.n, "d": d, "seed": cell.seed, "neighbouring": cfg.neighbouring, "message": "",
         **{m: math.nan for m in METRIC_NAMES}, "frobenius_error_raw": math.nan, "runtime_s": math.nan,
-        "svm_majority_baseline": baseline,
+        "svm_majority_baseline": baseline, CONVERGENCE_COLUMN: "",
     }
 
 
@@ -402,8 +434,10 @@ def _cell_task(context: tuple, cell: _Cell, cfg: SweepConfig, opts: dict, report
     notes: list[str] = []
     row.update(evaluate(release, data, split, notes), status=ReleaseStatus.OK,
                frobenius_error_raw=frobenius_error(data.C, release.covariance))
+    if "convergence" in release.diagnostics:  # split-R̂/ESS verdict: a non-private diagnostic, in its own column
+        row[CONVERGENCE_COLUMN] = str(release.diagnostics["convergence"])
     if release.diagnostics.get("converged") is False:
-        notes.insert(0, release.diagnostics.get("convergence_message") or NOT_CONVERGED)  # split-R̂/ESS verdict
+        notes.insert(0, release.diagnostics.get("convergence_message") or NOT_CONVERGED)
     row["message"] = "; ".join(notes)
     return row
 

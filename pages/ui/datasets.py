@@ -10,9 +10,18 @@ import streamlit as st
 
 import dpcore
 from dpcore.data.roles import guess_label
+from dpcore.evaluation.metrics import mechanism_row_count
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.explain.display import held_out_note, plain_words
-from dpcore.vocabulary import NO_LABEL, CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode
+from dpcore.vocabulary import (
+    NO_LABEL,
+    CategoricalPolicy,
+    Centering,
+    FeatureScaling,
+    MissingPolicy,
+    Neighbouring,
+    NormMode,
+)
 from pages.ui import server_cache
 from pages.ui.state import (
     DEFAULTS,
@@ -348,13 +357,14 @@ def current_prepared():
         return None
 
 
-def mechanism_rows(prepared) -> int:
-    """Rows that reach the mechanisms in a sweep: all of them, less the SVM's held-out rows (30 %, at most 6,000)
-    when the data has labels — :func:`dpcore.evaluation.metrics.evaluation_split`'s rule, without copying the data."""
-    if not prepared.has_labels:
-        return prepared.n
-    held = min(round(prepared.n * 0.3), 6000)
-    return prepared.n if held < 8 or prepared.n - held < 2 else prepared.n - held
+def mechanism_rows(prepared, neighbouring: str | None = None) -> int:
+    """Rows that reach the mechanisms in a sweep under ``neighbouring`` (default: the session's relation): all of
+    them, less the SVM's held-out rows when the data declares a label — the rule of
+    :func:`dpcore.evaluation.metrics.evaluation_split` (:func:`~dpcore.evaluation.metrics.mechanism_row_count`),
+    without copying the data. It reads no label value: a label with one class holds the same rows out."""
+    if neighbouring is None:
+        neighbouring = st.session_state.get("dp_neighbouring", Neighbouring.REPLACE.value)
+    return mechanism_row_count(prepared, neighbouring)
 
 
 def held_out_caption(prepared) -> str:
