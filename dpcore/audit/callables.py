@@ -50,7 +50,7 @@ def load_callable(spec: str) -> Callable:
     module, name = _split(spec)
     try:
         obj: Any = importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - any import failure is the user's to fix, named in one line
+    except Exception as exc:  # any import failure is the user's to fix: named in one line
         raise InvalidParameterError(f"cannot import module {module!r} ({type(exc).__name__}: {exc}); check its name "
                                     "and that it is on the Python path (PYTHONPATH or an installed package).") from None
     for part in name.split("."):
@@ -93,7 +93,7 @@ class CallableMechanism(Mechanism):
         try:
             value = fn(X, epsilon, delta, rng)
             out = np.asarray(value, dtype=float)
-        except Exception as exc:  # noqa: BLE001 - whatever the callable raises is a refusal (an output)
+        except Exception as exc:  # whatever the callable raises is a refusal (an output)
             raise CallableRefusal(f"{type(exc).__name__}: {exc}") from None
         want = (d, d) if self.output == "covariance" else (d, k)
         if out.shape != want or not np.all(np.isfinite(out)):

@@ -135,9 +135,10 @@ class AuditResult:
             return ""
         tried = max(line["factor"] for line in self.power)
         if self.detectable_epsilon is None:
-            return (f"It did not flag even a violation of {tried:g}× the claim (ε = {tried * self.claimed_epsilon:g} "
-                    "on these neighbours), so it could not have detected any violation up to that size.")
-        return (f"The smallest violation it does flag is ε = {self.detectable_epsilon:g} "
+            top = tried * self.claimed_epsilon
+            return (f"It did not flag on every pair even a violation of {tried:g}× the claim (ε = {top:g} on these "
+                    "neighbours), so it could not have detected any violation up to that size.")
+        return (f"The smallest violation it does flag on every pair is ε = {self.detectable_epsilon:g} "
                 f"({self.detectable_epsilon / self.claimed_epsilon:g}× the claim): only a violation of about that "
                 "size could have been detected.")
 
@@ -148,11 +149,15 @@ class AuditResult:
         first = self.power[0]
         same = (f"the same test ({self.completed[0]:,} releases per dataset"
                 + (f" on each of {self.pairs_planned} neighbour pairs" if self.pairs_planned > 1 else "") + ")")
+        where = (f" on {first['pairs_flagged']} of {first['pairs_run']} neighbour pairs"
+                 if first.get("pairs_run", 1) > 1 else "")
         if not first["flagged"]:
             return (f"Power check: {same} does not flag {first['description']}, a violation of the claim "
-                    f"calibrated from the claim alone (its best bound ε ≥ {first['epsilon_lower_bound']:.3g}).")
+                    f"calibrated from the claim alone, on every pair (flagged{where or ' on none'}; weakest bound "
+                    f"ε ≥ {first['epsilon_lower_bound']:.3g} on {first['neighbours']}).")
         return (f"Power check: {same} flags {first['description']}, a violation of the claim calibrated from the "
-                f"claim alone (ε ≥ {first['epsilon_lower_bound']:.3g} on {first['neighbours']}).")
+                f"claim alone, on every pair audited (weakest bound ε ≥ {first['epsilon_lower_bound']:.3g}, on "
+                f"{first['neighbours']}).")
 
     def verdict_text(self) -> str:
         """The verdict in one or two plain sentences (shared by the CLI and the dashboard)."""

@@ -610,30 +610,30 @@ def _combine(results: list[AuditResult], confidence: float, planned: int) -> Aud
 
 def _power_line(spec: Any, epsilon: float) -> dict:
     return {"mutant": spec.label, "description": spec.words, "kind": "reference", "family": spec.family,
-            "factor": spec.factor, "epsilon": spec.factor * epsilon, "flagged": False, "neighbours": None,
-            "epsilon_lower_bound": 0.0, "delta_lower_bound": 0.0, "releases": 0, "run": False, "truncated": False,
-            "event": None}
+            "factor": spec.factor, "epsilon": spec.factor * epsilon, "flagged": False, "pairs_flagged": 0,
+            "pairs_run": 0, "neighbours": None, "epsilon_lower_bound": math.inf, "delta_lower_bound": 0.0,
+            "releases": 0, "run": False, "truncated": False, "event": None}
 
 
 def _record(line: dict, r: AuditResult, pair: NeighbourPair) -> None:
-    """Enter one pair's audit of a reference into its power line (the strongest bound; flagged on any pair)."""
-    line.update(run=True, releases=max(line["releases"], r.completed[0]), truncated=line["truncated"] or r.truncated)
-    if line["flagged"]:
-        return
-    if r.violated or r.epsilon_lower_bound > line["epsilon_lower_bound"]:
+    """Enter one pair's audit of a reference into its power line: flagged when flagged on every pair run; the
+    bound shown is the weakest pair's (where the test has least power)."""
+    line.update(run=True, releases=max(line["releases"], r.completed[0]), truncated=line["truncated"] or r.truncated,
+                pairs_run=line["pairs_run"] + 1, pairs_flagged=line["pairs_flagged"] + int(r.violated))
+    line["flagged"] = line["pairs_flagged"] == line["pairs_run"]
+    if r.epsilon_lower_bound < line["epsilon_lower_bound"]:
         line.update(epsilon_lower_bound=r.epsilon_lower_bound, delta_lower_bound=r.delta_lower_bound,
                     neighbours=pair.name, event=r.event["description"])
-    line["flagged"] = r.violated
 
 
 def _power_check(mech: Mechanism, plan: _Plan, result: AuditResult, runs: list[_PairRun], seconds: float | None,
                  started: float) -> AuditResult:
     """Run the same test on a reference violation *of the claim* (:func:`~dpcore.audit.mutants.reference_for`): on
     each pair, the claim's family of noise on C calibrated so that its privacy loss there is 2× the claimed ε —
-    from the claim and the pair only, never from the audited code. The pairs that separated the sides best go
-    first; "consistent" stands once one pair flags it. Otherwise the larger references (4ε, 8ε, 16ε, derived from
-    the same draws) say which violation this test does detect (``detectable_epsilon``). A mechanism whose output
-    has no reference family is "inconclusive" (``no_reference``)."""
+    from the claim and the pair only, never from the audited code. "consistent" stands only when the test flags it
+    on every pair audited (a violation may sit on any of them). The larger references (4ε, 8ε, 16ε, derived from
+    the same draws) say which violation this test does detect on every pair (``detectable_epsilon``). A mechanism
+    whose output has no reference family is "inconclusive" (``no_reference``)."""
     from .mutants import REFERENCE_FACTORS, ReferenceSpec, reference_family, reference_for
 
     family = reference_family(mech, plan.delta)
@@ -641,32 +641,34 @@ def _power_check(mech: Mechanism, plan: _Plan, result: AuditResult, runs: list[_
         return dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="no_reference", power=[])
     lines = [_power_line(ReferenceSpec(family, f), plan.epsilon) for f in REFERENCE_FACTORS]
     deadline = Deadline(seconds)
-    for run in sorted(runs, key=lambda r: -r.result.epsilon_lower_bound):
+    complete = True
+    for run in runs:
         ref = reference_for(mech, run.pair, plan.epsilon, plan.delta)
-        if not ref.applicable:
+        if not ref.applicable:  # the pair's C are equal: no violation of the claim can show there
             continue
-        if deadline.expired:
-            lines[0]["truncated"] = True
-            break
         ladder = ref.ladder(REFERENCE_FACTORS[1:])
         try:
+            if deadline.expired:
+                raise MechanismTimeout("the power check reached its time limit")
             part = _audit_pair(ref, dataclasses.replace(plan, derive=tuple(ladder)), run.pair,
                                _child_seed(run.seed, 1000), None, deadline, None, PARTIAL_EVERY_S, started)
         except MechanismTimeout:
-            lines[0]["truncated"] = True
+            complete = False
             break
         _record(lines[0], part.result, run.pair)
-        if lines[0]["flagged"]:
-            break
         for line, mutant, store in zip(lines[1:], ladder, part.store.derived):
             _record(line, _analyse(mutant, plan.k, plan.opts, plan.epsilon, plan.delta, plan.confidence,
                                    plan.trials, store, part.m, plan.families, plan.statistic, plan.field, run.pair,
                                    run.seed, part.result.truncated, time.perf_counter() - started), run.pair)
+    for line in lines:
+        line["truncated"] = line["truncated"] or not complete
+        line["flagged"] = line["flagged"] and line["run"] and complete
+        if not line["run"]:
+            line["epsilon_lower_bound"] = 0.0
     flagged = [line["epsilon"] for line in lines if line["flagged"]]
     if lines[0]["flagged"]:
         return dataclasses.replace(result, verdict="consistent", power=lines[:1], detectable_epsilon=flagged[0])
-    return dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="power",
-                               power=[line for line in lines if line["run"]] or lines[:1],
+    return dataclasses.replace(result, verdict="inconclusive", inconclusive_reason="power", power=lines,
                                detectable_epsilon=min(flagged) if flagged else None)
 
 
