@@ -432,13 +432,14 @@ class PreparedData:
         rows = np.asarray(rows)
         if rows.dtype == bool:
             if rows.shape != (self.n_rows,):
-                raise DataError(f"a boolean row mask needs {self.n_rows} entries, got {rows.shape[0]}.")
+                raise DataError("a boolean row mask needs one entry per row (data.n_rows), got another length.")
             return np.flatnonzero(rows)
         rows = rows.astype(np.intp, copy=False).ravel()
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
-            where = (f"only the {self.n_rows:,} rows of the {self.sample} sample are held (of {self.n:,}); "
-                     "subsample sizes and row indices must stay within them") if self.sample else \
-                f"the data has {self.n_rows} rows"
+            # no count in the message: under add/remove n is private (privacy review item 17)
+            where = (f"only the rows of the {self.sample} sample are held (not every record); subsample sizes and "
+                     "row indices must stay within them (data.n_rows)") if self.sample else \
+                "indices must lie in range(data.n_rows)"
             raise DataError(f"row index out of range: {where}.")
         return rows
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..exceptions import InvalidParameterError
 from ..mechanisms import get_mechanism
+from ..vocabulary import Neighbouring
 from .sweep import count_cells
 from .sweep import run_sweep as _run
 
@@ -49,8 +50,10 @@ def run_sweep_on_statistics(data, config, *, progress=None, dataset_name: str | 
         frame = _run(d, cfg, progress=relay, dataset_name=dataset_name, **kwargs)
         if d is sample_data:
             note = f"Singhal–Steinke ran on a reservoir sample of {data.n_rows:,} rows; {data.sample_note}"
-        elif data.has_labels:
-            note = f"{data.sample_note} for svm_accuracy (its held-out rows); the other metrics use every row"
+        elif data.y is not None:  # a declared label, whatever its classes (the same rule as evaluation_split)
+            rows = ("its rows, also seen by the mechanisms" if cfg.neighbouring == Neighbouring.ADD_REMOVE
+                    else "its held-out rows")
+            note = f"{data.sample_note} for svm_accuracy ({rows}); the other metrics use every row"
         else:
             note = ""
         if note:
