@@ -16,7 +16,6 @@ def dask_statistics(args, path: str, parquet: bool, file_format, common: dict, o
     """The statistics of ``--csv 'glob'`` / ``--parquet`` computed on the Dask cluster ``--dask`` names (``local``: a
     ``LocalCluster`` of ``--dask-workers`` workers here), read with the schema's declared format."""
     from .. import stats
-    from ..stats._arrow import csv_header, has_sep_line
     from ..stats._dask import _require_dask
     from ..stats._encode import SchemaEncoder
 
@@ -40,30 +39,25 @@ def dask_statistics(args, path: str, parquet: bool, file_format, common: dict, o
     try:
         if parquet:
             ddf = dd.read_parquet(path, columns=encoder.columns)
-        else:
-            files = sorted(_glob.glob(path)) or [path]
-            if not Path(files[0]).is_file():
-                raise InvalidParameterError(f"no CSV file matches {path!r}.")
-            if file_format.header and has_sep_line(files[0], file_format):
-                raise InvalidParameterError(f"{files[0]} starts with Excel's 'sep=' line, which Dask would read as "
-                                            "the header; delete that line, or run without --dask.")
-            # the streamed reader's header rule (declared encoding, blank lines, quoted names)
-            names = csv_header(files[0], file_format, [c.name for c in schema.columns])
-            delim = file_format.delimiter
-            encoder.check_columns(names)
-            # every cell as text: the partitions then apply the in-memory reader's per-cell rules (missing
-            # tokens, decimal mark, thousands separator, non-finite policy) through the same per-record transform
-            ddf = dd.read_csv(files, sep=delim, header=0 if file_format.header else None, names=names,
-                              usecols=encoder.columns, dtype=object, keep_default_na=False, na_filter=False,
-                              blocksize="64MB")
-        _note(args, f"Dask: {ddf.npartitions} partitions on {client.scheduler_info().get('address', args.dask)} "
-                    f"({len(client.scheduler_info().get('workers', {}))} workers).")
-        return stats.from_dask(ddf, schema, name=Path(path).stem.replace("*", "") or "dask", file_format=file_format,
-                               **common, **options)
+            _note(args, f"Dask: {ddf.npartitions} partitions on {_where(client, args)}.")
+            return stats.from_dask(ddf, schema, name=Path(path).stem.replace("*", "") or "dask",
+                                   file_format=file_format, **common, **options)
+        # CSV: line-aligned byte blocks read by the one record parser (never Dask's or pandas' CSV reader)
+        files = sorted(_glob.glob(path)) or [path]
+        if not Path(files[0]).is_file():
+            raise InvalidParameterError(f"no CSV file matches {path!r}.")
+        _note(args, f"Dask: {len(files)} file(s) in line-aligned blocks on {_where(client, args)}.")
+        return stats.from_dask_csv(files, schema, name=Path(path).stem.replace("*", "") or "dask",
+                                   file_format=file_format, **common, **options)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _where(client, args) -> str:
+    info = client.scheduler_info()
+    return f"{info.get('address', args.dask)} ({len(info.get('workers', {}))} workers)"
 
 
 __all__ = ["dask_statistics"]

@@ -1,9 +1,10 @@
 """Data at real sizes for ``dpcore sweep``: streamed files, Dask clusters, and the lean in-memory run.
 
-* ``--csv F`` / ``--parquet F`` are read into memory as before, unless ``--stream`` is given or the file is larger
-  than :data:`STREAM_THRESHOLD_BYTES`: then the file is streamed in record batches and reduced to its sufficient
-  statistics (:mod:`dpcore.stats`): memory O(d²) plus one batch and the reservoir sample, whatever the file's size.
-  Streaming needs the public schema (``--schema``).
+* ``--csv F`` / ``--parquet F`` are read into memory, unless ``--stream`` is given: then the file is streamed in
+  record batches and reduced to its sufficient statistics (:mod:`dpcore.stats`): memory O(d²) plus one batch and the
+  reservoir sample, whatever the file's size. Streaming needs the public schema (``--schema``). **The user chooses
+  the reader, never the data**: a file's size (a function of its records) never switches readers, and every reader
+  reads each record with the one record parser (:mod:`dpcore.data.records`).
 * ``--dask local|ADDRESS --csv 'glob'`` (or ``--parquet``) computes the statistics on a Dask cluster: ``local``
   starts a ``distributed.LocalCluster`` on this machine, anything else is a scheduler address
   (``tcp://host:8786``). Needs ``pip install 'dpcore[dask]'``; the cluster side is :mod:`dpcore.cli.dask_cluster`.
@@ -16,7 +17,6 @@ seeded reservoir sample of ``--reservoir`` rows (positions and seed only), and t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -24,10 +24,6 @@ from pathlib import Path
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
 from ..vocabulary import Centering, FeatureScaling, MissingPolicy
 from .flags import cli_words
-
-#: Files larger than this are streamed even without ``--stream`` (``$DPCORE_STREAM_BYTES`` overrides; 1 GiB).
-STREAM_THRESHOLD_BYTES = int(os.environ.get("DPCORE_STREAM_BYTES", 2**30))
-
 
 #: Default reservoir size (equal to ``dpcore.stats.DEFAULT_RESERVOIR``; kept here so that ``--help`` stays light).
 DEFAULT_RESERVOIR = 20_000
@@ -37,9 +33,8 @@ def add_large_data_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("large data (streaming, Dask)")
     g.add_argument("--parquet", help="path of a Parquet file or folder (read into memory, or streamed)")
     g.add_argument("--stream", action="store_true",
-                   help="stream --csv/--parquet in record batches to sufficient statistics (automatic for files "
-                        f"over {STREAM_THRESHOLD_BYTES / 2**30:g} GiB); memory O(d²) plus the reservoir; needs "
-                        "--schema")
+                   help="stream --csv/--parquet in record batches to sufficient statistics (never chosen for you: "
+                        "use it for files larger than memory); memory O(d²) plus the reservoir; needs --schema")
     g.add_argument("--dask", metavar="local|ADDRESS",
                    help="compute the statistics on a Dask cluster: 'local' (a LocalCluster here) or a scheduler "
                         "address such as tcp://10.0.0.5:8786; --csv may then be a glob ('data/part-*.csv')")
@@ -114,11 +109,9 @@ def streamed_schema(args):
 def _streaming(args, path: str | None) -> bool:
     if args.dask:
         return False
-    if args.stream:
-        if not path:
-            raise InvalidParameterError("--stream applies to --csv or --parquet files.")
-        return True
-    return bool(path) and Path(path).is_file() and Path(path).stat().st_size > STREAM_THRESHOLD_BYTES
+    if args.stream and not path:
+        raise InvalidParameterError("--stream applies to --csv or --parquet files.")
+    return bool(args.stream)
 
 
 def prepare(args, in_memory):

@@ -23,7 +23,7 @@ import io
 import os
 import re
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +33,13 @@ import pandas as pd
 
 from ..core._validation import check_int
 from ..exceptions import DataError, InvalidParameterError
+from .records import (  # declared_codec and is_sep_line: re-exported
+    block_records,
+    declared_codec,  # noqa: F401
+    is_sep_line,
+    split_header,
+    utf8_blocks,
+)
 
 #: Default cell values treated as missing (compared after stripping whitespace, case-insensitive).
 DEFAULT_MISSING = ("", "?", "n/a", "na", "nan", "null")
@@ -465,83 +472,69 @@ def detect_delimiter(text: str) -> str:
     return best
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: Bytes per block of the CSV readers (in memory and streamed alike): a block is cut at a line break.
+READ_BLOCK_BYTES = 2**20
 
 
-def _parse_line(line: str, delimiter: str) -> list[str] | None:
-    """The fields of one physical line (a quote never continues onto the next line); None when unparseable."""
-    try:
-        return next(_csv.reader([line], delimiter=delimiter), [])
-    except _csv.Error:
-        return None
+def _chunks(data: bytes, size: int = READ_BLOCK_BYTES) -> Iterator[bytes]:
+    view = memoryview(data)
+    for a in range(0, len(data), size):
+        yield bytes(view[a:a + size])
 
 
-def _parse_lines(lines: list[str], delimiter: str) -> list[list[str] | None]:
-    """Each line's fields, one line per record: one csv reader for speed, and a row that spanned lines (an open
-    quote) is parsed again line by line, so that no record can change how the next one is read."""
-    out: list[list[str] | None] = []
-    reader = _csv.reader(iter(lines), delimiter=delimiter)
-    done = 0
-    try:
-        for row in reader:
-            if reader.line_num - done == 1:
-                out.append(row)
-            else:
-                out += [_parse_line(line, delimiter) for line in lines[done:reader.line_num]]
-            done = reader.line_num
-    except _csv.Error:
-        out += [_parse_line(line, delimiter) for line in lines[done:]]
-    return out
+def _line_blocks(data: bytes, size: int = READ_BLOCK_BYTES) -> Iterator[bytes]:
+    """Clean UTF-8 ``data`` in blocks of whole lines (each cut just after a ``\\n``)."""
+    start = 0
+    while start < len(data):
+        cut = data.find(b"\n", start + size - 1) + 1 or len(data)
+        yield data[start:cut]
+        start = cut
 
 
-def _blank(row: list[str] | None) -> bool:
-    return row is not None and (not row or (len(row) == 1 and not row[0].strip()))
+def read_blocks(blocks: Iterator[bytes], fmt: FileFormat, column_names: Sequence[str] | None = None, *,
+                max_rows: int = 1_000_000, strict: bool = False) -> tuple[pd.DataFrame, dict]:
+    """Cells of delimited text under ``fmt``, from clean UTF-8 ``blocks`` of whole lines
+    (:func:`dpcore.data.records.utf8_blocks`), every line read by the one record parser
+    (:mod:`dpcore.data.records`): a line is a record, a blank line is not (unless the table has one column), a line
+    with the wrong number of fields is a record of missing cells (counted) — or, with ``strict`` (a format being
+    detected), an error that names no line (it belongs to a record)."""
+    import pyarrow as pa
 
-
-def _read_text(text: str, fmt: FileFormat, column_names: Sequence[str] | None, max_rows: int, *,
-               strict: bool) -> tuple[pd.DataFrame, dict]:
-    """Cells of delimited text under ``fmt`` (one record per line; blank lines are not records unless the table
-    has one column). A line with the wrong number of fields is a record of missing cells (counted) — or, with
-    ``strict`` (a format being detected), an error that names no line (it belongs to a record)."""
-    lines = _LINE_BREAK.split(text)
-    if lines and lines[-1] == "":
-        lines.pop()  # the final line break
-    rows = _parse_lines(lines, fmt.delimiter)
-    first = next((i for i, r in enumerate(rows) if not _blank(r)), None)
-    if first is None:
-        raise DataError("the file is empty; upload a CSV with a header row and at least two data rows.")
+    fields, rest = split_header(blocks, header=fmt.header, delimiter=fmt.delimiter)
     if fmt.header:
-        header = header_names(rows[first])
-        rows = rows[first + 1:]
+        if not fields:
+            raise DataError("the file is empty; upload a CSV with a header row and at least two data rows.")
+        header = header_names(fields)
     elif column_names is None:
         raise InvalidParameterError("a format without a header row needs the column names (the schema's columns, "
                                     "in order).")
     else:
         header = _clean_header(list(column_names))
-    width = len(header)
-    sep = DELIMITER_NAMES.get(fmt.delimiter, repr(fmt.delimiter))
-    kept: list[list[str | None]] = []
-    malformed = 0
-    for row in rows:
-        if width > 1 and _blank(row):
-            continue
-        if row is None or len(row) != width:
-            if strict:  # the line and its count are not quoted: they belong to a record (privacy review R4-1)
-                raise DataError(
-                    f"a line has another number of fields but the header has {width} ({sep}-separated; which line "
-                    "is not shown: it belongs to a record); quote values that contain the separator (e.g. "
-                    "\"Smith, J\") and upload again, or load a schema that declares the file format (it reads such "
-                    "a line as a record of missing cells)."
-                )
-            malformed += 1
-            row = [None] * width
-        kept.append(row)
-        if len(kept) > max_rows:
+    width, missing = len(header), frozenset(fmt.missing)
+    parts: list[list] = [[] for _ in header]
+    rows = malformed = 0
+    for block in rest:
+        arrays, n, bad = block_records(block, delimiter=fmt.delimiter, width=width, take=range(width),
+                                       missing=missing)
+        if strict and bad:  # the line and its count are not quoted: they belong to a record (privacy review R4-1)
+            sep = DELIMITER_NAMES.get(fmt.delimiter, repr(fmt.delimiter))
+            raise DataError(
+                f"a line has another number of fields but the header has {width} ({sep}-separated; which line "
+                "is not shown: it belongs to a record); quote values that contain the separator (e.g. "
+                "\"Smith, J\") and upload again, or load a schema that declares the file format (it reads such "
+                "a line as a record of missing cells)."
+            )
+        rows, malformed = rows + n, malformed + bad
+        if rows > max_rows:
             raise DataError(f"the file has more than max_rows = {max_rows:,} data rows; upload a random sample or "
                             "raise max_rows.")
-    frame = pd.DataFrame(kept, columns=header, dtype=object) if kept else pd.DataFrame(columns=header, dtype=object)
+        for part, arr in zip(parts, arrays):
+            part.append(arr)
+    frame = pd.DataFrame({h: pa.chunked_array(p, type=pa.string()).to_numpy() if p else np.empty(0, dtype=object)
+                          for h, p in zip(header, parts)}, dtype=object)
+    frame.columns = header
     counts = {"malformed_lines": malformed} if malformed else {}
-    return _normalise_block(frame, fmt.missing), counts
+    return frame, counts
 
 
 _QUOTES = "'\"`‘’“”"
@@ -683,6 +676,9 @@ def _typed_frame(frame: pd.DataFrame, missing: Iterable[str] = DEFAULT_MISSING) 
 
 
 def _read_parquet(raw: bytes) -> pd.DataFrame:
+    from .limits import check_parquet
+
+    check_parquet(raw)  # the footer's row and column counts, before any column is read
     try:
         return pd.read_parquet(io.BytesIO(raw))
     except ImportError:
@@ -699,6 +695,9 @@ def _read_excel(raw: bytes, sheet: str | int | None) -> pd.DataFrame:
     if importlib.util.find_spec("openpyxl") is None:
         raise DataError("this is an Excel workbook (.xlsx); reading it needs the optional package openpyxl "
                         "(pip install openpyxl). Or save the sheet as 'CSV UTF-8' and upload that.")
+    from .limits import check_xlsx
+
+    check_xlsx(raw)  # the sizes the zip directory declares, before anything is inflated
     try:
         return pd.read_excel(io.BytesIO(raw), sheet_name=0 if sheet is None else sheet, dtype=object,
                              engine="openpyxl")
@@ -729,17 +728,6 @@ def _encoding_label(codec: str) -> str:
             "utf-32-le": "UTF-32", "utf-32-be": "UTF-32"}.get(name, codec)
 
 
-def is_sep_line(line: str) -> bool:
-    """True for Excel's "sep=;" first line (it names the separator; it is not the header)."""
-    first = line.strip().lower()
-    return first.startswith("sep=") and len(first) == 5
-
-
-def declared_codec(encoding: str) -> str:
-    """The codec that reads text in a declared ``encoding``: a UTF-8 BOM is skipped ("utf-8-sig")."""
-    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
-
-
 def _without_sep_line(text: str) -> tuple[str, str | None]:
     """The text without Excel's leading "sep=;" line, and the separator it names (None when there is none)."""
     first, _, rest = text.partition("\n")
@@ -759,10 +747,7 @@ def _read_declared(raw: bytes, fmt: FileFormat, column_names: Sequence[str] | No
     """Read with exactly ``fmt``: nothing is sniffed or detected, and no record can make the reading fail."""
     if fmt.kind != "csv":
         return _read_typed(raw, fmt, sheet), ReadInfo(fmt.kind, file_format=fmt, declared=True), {}
-    text = raw.decode(declared_codec(fmt.encoding), errors="replace").replace("\x00", "\ufffd")
-    if fmt.header:
-        text, _ = _without_sep_line(text)
-    frame, counts = _read_text(text, fmt, column_names, max_rows, strict=False)
+    frame, counts = read_blocks(utf8_blocks(_chunks(raw), fmt.encoding), fmt, column_names, max_rows=max_rows)
     info = ReadInfo("csv", encoding=_encoding_label(fmt.encoding), delimiter=fmt.delimiter, decimal=fmt.decimal,
                     notes=("file format declared in the schema",), file_format=fmt, declared=True)
     return frame, info, counts
@@ -773,6 +758,9 @@ def _read_detected(raw: bytes, delimiter: str | None, decimal: str | None, encod
                    thousands: str | None = None) -> tuple[pd.DataFrame, ReadInfo, dict]:
     """Detect a draft format (its detected fields marked ``from_data``) and read with it. A thousands separator is
     never guessed (one record's cell would decide how every other record is read): None unless given."""
+    from .limits import check_header_width
+
+    check_header_width(raw)  # the header line's width on the raw bytes, before decoding and inference
     kind = file_kind(raw)
     if kind != "csv":
         fmt = FileFormat(kind=kind, from_data=frozenset({"kind"}))
@@ -784,7 +772,8 @@ def _read_detected(raw: bytes, delimiter: str | None, decimal: str | None, encod
                         "archive?); export it as CSV (UTF-8) and upload again.")
     text, sep = _without_sep_line(text)
     delim = delimiter or sep or detect_delimiter(text)
-    frame, counts = _read_text(text, FileFormat(encoding=codec, delimiter=delim), None, max_rows, strict=True)
+    frame, counts = read_blocks(_line_blocks(text.encode("utf-8")), FileFormat(encoding=codec, delimiter=delim),
+                                max_rows=max_rows, strict=True)
     del text
     dec = decimal or detect_decimal(frame, delim)
     detected = {"kind"} | {f for f, given in (("encoding", encoding), ("delimiter", delimiter or sep),
@@ -812,6 +801,11 @@ def read_table(source: CsvSource, *, format: FileFormat | None = None, column_na
     :class:`~dpcore.exceptions.DataError` whose message names the problem and the fix.
     """
     max_rows = check_int(max_rows, "max_rows", 2)
+    from .limits import check_header_width, set_max_rows
+
+    set_max_rows(max_rows)  # a Parquet footer's row count is checked against it before the file is read
+    if isinstance(source, bytes):  # declared or detected: a CSV header's width before anything is parsed
+        check_header_width(source)
     if format is not None:
         if not isinstance(format, FileFormat):
             raise InvalidParameterError(f"format must be a FileFormat (a schema's file_format), got "

@@ -47,6 +47,7 @@ __all__ = [
     "from_array",
     "from_csv",
     "from_dask",
+    "from_dask_csv",
     "from_dataset",
     "from_parquet",
     "from_source",
@@ -262,3 +263,35 @@ def from_dask(ddf, schema: Schema | str | Path, norm_bound: float | None = None,
     if norm_bound is not None:
         options["norm_bound"] = norm_bound
     return _from_schema_source(source, encoder, name, reservoir_size, seed, options)
+
+
+def from_dask_csv(paths: str | Path | list, schema: Schema | str | Path, *, label: str | None = None,
+                  missing: str = MissingPolicy.ZERO, block_bytes: int | None = None,
+                  reservoir_size: int = DEFAULT_RESERVOIR, seed: RandomState = None, name: str | None = None,
+                  file_format: FileFormat | None = None, **options: Any) -> SufficientStats:
+    """Statistics of CSV files computed on the active Dask scheduler: each file is cut into line-aligned byte blocks
+    and every block is read by the one record parser that :func:`from_csv` and the in-memory reader use, so the
+    result equals theirs (C to rounding, the same reservoir for the same seed). ``paths``: a path, a glob or a list
+    (read in order, each with its own header row when the format has one)."""
+    import glob as _glob
+
+    from ._arrow import csv_header
+    from ._dask import DASK_BLOCK_BYTES, DaskCsvSource
+
+    schema = load_schema(schema) if not isinstance(schema, Schema) else schema
+    encoder = SchemaEncoder(schema, label=label, missing=missing, file_format=file_format)
+    if isinstance(paths, (str, Path)):
+        files = sorted(_glob.glob(str(paths))) or [str(paths)]
+    else:
+        files = [str(p) for p in paths]
+    if not files or not Path(files[0]).is_file():
+        raise InvalidParameterError(f"no CSV file matches {str(paths)!r}.")
+    names = [c.name for c in schema.columns]
+    header = csv_header(files[0], encoder.file_format, names)
+    for other in files[1:]:
+        if csv_header(other, encoder.file_format, names) != header:
+            raise InvalidParameterError(f"{Path(other).name}: its header row differs from {Path(files[0]).name}'s; "
+                                        "every file of a --dask glob must have the same columns.")
+    source = DaskCsvSource(files, encoder, header, block_bytes=block_bytes or DASK_BLOCK_BYTES)
+    stem = Path(files[0]).stem if len(files) == 1 else (Path(str(paths)).stem.replace("*", "") or "dask")
+    return _from_schema_source(source, encoder, name or stem, reservoir_size, seed, options)

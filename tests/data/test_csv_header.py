@@ -72,8 +72,8 @@ def test_no_reader_cleans_header_fields_itself():
 
 
 def test_the_sep_line_and_codec_rules_are_written_once():
-    """Excel's "sep=" line and the BOM-skipping codec are decided in dpcore.data.reading only."""
+    """Excel's "sep=" line and the BOM-skipping codec are decided in the one record parser only."""
     sources = sorted(ROOT.joinpath("dpcore").rglob("*.py"))
     texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in sources}
-    assert [p for p, t in texts.items() if 'startswith("sep=")' in t] == ["dpcore/data/reading.py"]
-    assert [p for p, t in texts.items() if re.search(r'"utf-8-sig" if codecs\.lookup', t)] == ["dpcore/data/reading.py"]
+    assert [p for p, t in texts.items() if 'startswith("sep=")' in t] == ["dpcore/data/records.py"]
+    assert [p for p, t in texts.items() if re.search(r'"utf-8-sig" if codecs\.lookup', t)] == ["dpcore/data/records.py"]

@@ -173,33 +173,39 @@ def test_cli_stream_with_a_small_reservoir_labels_its_use(files, capsys):
     assert "reservoir sample of 500 rows" in capsys.readouterr().err
 
 
-def test_cli_streams_large_files_automatically_and_refuses_what_it_cannot_do(files, monkeypatch, capsys):
-    monkeypatch.setattr(cli_data, "STREAM_THRESHOLD_BYTES", 1000)
+def test_cli_never_chooses_the_reader_from_the_file_and_refuses_what_streaming_cannot_do(files, capsys):
+    """Issue 31 item 3: a file's size (a function of its records) never switches readers — streaming happens on
+    --stream only; before, a file over DPCORE_STREAM_BYTES was streamed and refused --sample-sizes."""
+    assert not hasattr(cli_data, "STREAM_THRESHOLD_BYTES")
     out = files["dir"] / "auto.csv"
     assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), *SWEEP[:-3],
                  "--out", str(out)]) == 0
+    assert "streamed" not in capsys.readouterr().err
+    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), "--stream", *SWEEP[:-3],
+                 "--out", str(out)]) == 0
     assert "streamed" in capsys.readouterr().err
     # streaming needs a public schema; subsample sizes need every row
-    assert main(["sweep", "--csv", str(files["csv"]), *SWEEP, "--out", str(out)]) == 2
+    assert main(["sweep", "--csv", str(files["csv"]), "--stream", *SWEEP, "--out", str(out)]) == 2
     assert "--schema" in capsys.readouterr().err
-    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), "--sample-sizes", "100",
-                 *SWEEP, "--out", str(out)]) == 2
+    assert main(["sweep", "--csv", str(files["csv"]), "--schema", str(files["schema"]), "--stream", "--sample-sizes",
+                 "100", *SWEEP, "--out", str(out)]) == 2
     assert "--sample-sizes" in capsys.readouterr().err
     assert main(["sweep", "--dataset", "wine", "--stream", *SWEEP, "--out", str(out)]) == 2
 
 
-def test_the_streamed_cell_normalisation_is_the_in_memory_one():
-    """CsvSource normalises cells in one list comprehension; it must equal the in-memory reader's rule."""
-    import pandas as pd
-
-    from dpcore.data.reading import _normalise_block
-    from dpcore.stats._arrow import normalise_cells
+def test_the_fast_cell_normalisation_is_the_per_line_rule():
+    """The Arrow fast path strips and compares cells with Arrow for ASCII and with Python for the rest; it must equal
+    :func:`dpcore.data.records.normalise_cell` on every cell, whatever else is in the block."""
+    from dpcore.data.records import _normalise, normalise_cell
 
     cells = ["1", " 2 ", "NA", " na ", "N/A", "?", "", "   ", "\t3\t", "\xa04\u3000", "\x1c5\x1f", "nan", "NaN ",
-             "null", "Null", "x", " İ ", "\u2028", None, "1,234", '"q"']
-    for missing in (("", "?", "n/a", "na", "nan", "null"), ("-", "x")):
-        expected = _normalise_block(pd.DataFrame({"c": cells}, dtype=object), missing)["c"].tolist()
-        assert normalise_cells(cells, frozenset(missing)) == expected
+             "null", "Null", "x", " İ ", "\u2028", "1,234", '"q"', "\u212a", "ǅ "]
+    for missing in (("", "?", "n/a", "na", "nan", "null"), ("-", "x", "k", "ǆ")):
+        expected = [normalise_cell(c, frozenset(missing)) for c in cells]
+        for ascii_only, group in ((False, cells), (True, [c for c in cells if c.isascii()])):
+            got = _normalise(pa.array(group, pa.string()), frozenset(missing), ascii_only).to_pylist()
+            assert got == [normalise_cell(c, frozenset(missing)) for c in group]
+        assert _normalise(pa.array(cells, pa.string()), frozenset(missing), False).to_pylist() == expected
 
 
 def test_cli_streams_a_declared_decimal_comma_file_as_memory_reads_it(tmp_path):
@@ -228,31 +234,27 @@ def test_cli_streams_a_declared_decimal_comma_file_as_memory_reads_it(tmp_path):
     assert main([*common, "--stream", "--decimal", ",", "--out", str(outs[1])]) == 2
 
 
-def test_the_arrow_fast_path_reads_lines_as_the_per_line_rules_do(tmp_path):
-    """Quote-free ASCII blocks are parsed and normalised by Arrow; the result equals the per-line reader's, and a
-    block it cannot read identically (quotes, non-ASCII, a wrong field count) goes to the per-line reader."""
-    from dpcore.data.encode import object_cells
-    from dpcore.data.reading import _parse_lines
+def test_the_arrow_fast_path_reads_lines_as_the_per_line_rules_do():
+    """Quote-free blocks are parsed and normalised by Arrow; the result equals the per-line reader's, and a block
+    it cannot read identically (a quote, a wrong field count, a leading byte-order mark) goes to the per-line
+    reader."""
+    from dpcore.data.records import _arrow_records, block_records, lines_records, split_lines
 
     rng = np.random.default_rng(5)
-    pieces = ["1", " 2 ", "NA", " na ", "", "\t3", "x y", "?", "nan", "1e400", "-0", "\x0b4\x0c", "5 ", "null"]
-    lines = [",".join(rng.choice(pieces, size=3)) for _ in range(300)] + ["", "", "7,8,9"]
-    path = tmp_path / "h.csv"
-    path.write_text("a,b,c\n")
-    schema = load_schema({"dpcore_schema": 1, "columns": [
-        {"name": c, "role": "numeric", "lower": 0, "upper": 1} for c in "abc"]})
-    source = CsvSource(path, stats.SchemaEncoder(schema))
-    fast = source._arrow_frame(lines)
-    slow = source._frame(source._kept(_parse_lines(lines, ",")))
+    pieces = ["1", " 2 ", "NA", " na ", "", "\t3", "x y", "?", "nan", "1e400", "-0", "\x0b4\x0c", "5 ", "null", "é"]
+    lines = [",".join(rng.choice(pieces, size=3)) for _ in range(300)] + ["", "  ", "7,8,9"]
+    missing = frozenset(("", "na", "nan", "null", "?"))
+    data = "\n".join(lines).encode()
+    fast = _arrow_records(data, ",", 3, [0, 2], missing)
+    slow = lines_records(lines, delimiter=",", width=3, take=[0, 2], missing=missing)
     assert fast is not None
-    assert all(isinstance(fast[c].dtype, pd.ArrowDtype) for c in fast)  # no round trip through Python objects
-    pd.testing.assert_frame_equal(pd.DataFrame({c: object_cells(fast[c]) for c in fast}, dtype=object), slow)
-    encoder = stats.SchemaEncoder(schema)
-    fast_chunk, slow_chunk = encoder.encode(fast, 0), encoder.encode(slow, 0)  # Arrow-text cells encode the same
-    np.testing.assert_array_equal(fast_chunk.raw, slow_chunk.raw)
-    assert fast_chunk.counts == slow_chunk.counts and fast_chunk.counts["non_numeric_values"]
-    for odd in ('1,"2",3', "1,2", "1,2,3,4", "é,1,2", "1,\x1c2,3", "   "):
-        assert source._arrow_frame([*lines[:5], odd]) is None
+    assert [c.to_pylist() for c in fast[0]] == [c.to_pylist() for c in slow[0]] and fast[1:] == slow[1:]
+    for odd in ('1,"2",3', "1,2", "1,2,3,4", "\ufeff1,2,3"):
+        block = ("\n".join([odd, *lines[:5]]) if odd.startswith("\ufeff") else "\n".join([*lines[:5], odd])).encode()
+        assert _arrow_records(block, ",", 3, [0, 1, 2], missing) is None
+        via = block_records(block, delimiter=",", width=3, take=[0, 1, 2], missing=missing)
+        ref = lines_records(split_lines(block.decode()), delimiter=",", width=3, take=[0, 1, 2], missing=missing)
+        assert [c.to_pylist() for c in via[0]] == [c.to_pylist() for c in ref[0]] and via[1:] == ref[1:]
 
 
 @pytest.mark.parametrize("block_size", [512, 4096, 2**20])
@@ -274,16 +276,19 @@ def test_leading_blank_lines_sep_line_and_odd_blocks_stream_as_they_read_in_memo
         assert s.diagnostics[key] == mem.diagnostics[key], key
 
 
-def test_the_fast_line_split_is_the_in_memory_one():
-    """Blocks without \\r are split by ``str.split``; the result is the in-memory reader's regex split."""
-    from dpcore.data.reading import _LINE_BREAK
-    from dpcore.stats._arrow import _split_lines, physical_lines
+def test_blocks_cut_at_line_breaks_split_as_the_whole_text():
+    """The file is cut into blocks at \\n bytes; the lines of the blocks are the lines of the whole text."""
+    from dpcore.data.records import LINE_BREAK, split_lines, utf8_blocks
 
     rng = np.random.default_rng(11)
     for _ in range(300):
-        text = "".join(rng.choice(["a", ",", "\n", "\r", "\r\n", " ", "\n\n"], size=int(rng.integers(0, 30))))
-        assert _split_lines(text) == _LINE_BREAK.split(text)
-        cut = int(rng.integers(0, len(text) + 1))
-        streamed = [line for part in physical_lines([text[:cut], text[cut:]]) for line in part]
-        whole = _LINE_BREAK.split(text)
-        assert streamed == (whole[:-1] if whole[-1] == "" else whole)
+        text = "".join(rng.choice(["a", ",", "\n", "\r", "\r\n", " ", "\n\n", "é"], size=int(rng.integers(0, 30))))
+        whole = LINE_BREAK.split(text)
+        whole = whole[:-1] if whole and whole[-1] == "" else whole
+        assert split_lines(text) == whole
+        raw = text.encode()
+        cuts = sorted(int(c) for c in rng.integers(0, len(raw) + 1, size=3))
+        chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
+        blocks = list(utf8_blocks(chunks, "utf-8"))
+        assert all(b.endswith(b"\n") for b in blocks[:-1])
+        assert [line for b in blocks for line in split_lines(b.decode())] == whole
