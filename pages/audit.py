@@ -27,6 +27,7 @@ from dpcore.audit import (
     format_p_value,
     sampler_conformance,
 )
+from dpcore.audit.callables import CALLABLE_OUTPUTS, callable_mechanism
 from dpcore.audit.runner import audit_task
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import identifier_label
@@ -65,25 +66,25 @@ SIDE_COLOURS = ("#1f77b4", "#d62728")
 RELATION_LABELS = {"auto": "the construction's own (if supported)", Neighbouring.REPLACE: "replace one record",
                    Neighbouring.ADD_REMOVE: "add or remove one record"}
 
-#: Presets: widget values to set, and whether the run is an audit or the determinism probe.
+#: Presets: widget values to set, whether the run is an audit or the determinism probe, and the caption under the
+#: (short) button label.
 PRESETS: dict[str, dict] = {
-    "SN Wishart (invalid) — support attack": {"mechanism": "sn_imtiaz", "epsilon": 1.0, "trials": 5_000,
-                                              "neighbours": "zero_vs_unit"},
-    "Jiang Wishart (invalid) — support attack": {"mechanism": "wishart_jiang", "epsilon": 1.0, "trials": 5_000,
-                                                 "neighbours": "zero_vs_unit"},
-    "Analyze Gauss (valid) — power check": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5,
-                                            "trials": 5_000, "neighbours": "unit_swap"},
-    "Laplace (valid) — power check": {"mechanism": "laplace", "epsilon": 1.0, "trials": 5_000,
-                                      "neighbours": "all_entries"},
-    "add/remove n leak (copies of e₁)": {
-        "mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000,
-        "neighbours": "copies_add_remove", "neighbouring": Neighbouring.ADD_REMOVE, "n": 21},
-    "subspace basis determinism probe (ss_exact)": {
-        "mechanism": "ss_exact", "epsilon": 1.0, "delta": 1e-5, "neighbours": "in_plane",
-        "neighbouring": Neighbouring.REPLACE, "n": 70, "k": 2, "action": "probe"},
-    "Wishart (Sheffet) support witness at large ε": {
-        "mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000, "statistic": "support",
-        "neighbours": "zero_vs_unit"},
+    "SN Wishart": {"mechanism": "sn_imtiaz", "epsilon": 1.0, "trials": 5_000, "neighbours": "zero_vs_unit",
+                   "caption": "invalid · support attack"},
+    "Jiang Wishart": {"mechanism": "wishart_jiang", "epsilon": 1.0, "trials": 5_000, "neighbours": "zero_vs_unit",
+                      "caption": "invalid · support attack"},
+    "Analyze Gauss": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000,
+                      "neighbours": "unit_swap", "caption": "valid · power check"},
+    "Laplace": {"mechanism": "laplace", "epsilon": 1.0, "trials": 5_000, "neighbours": "all_entries",
+                "caption": "valid · power check"},
+    "n leak": {"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "trials": 5_000,
+               "neighbours": "copies_add_remove", "neighbouring": Neighbouring.ADD_REMOVE, "n": 21,
+               "caption": "add/remove · copies of e₁"},
+    "ss_exact probe": {"mechanism": "ss_exact", "epsilon": 1.0, "delta": 1e-5, "neighbours": "in_plane",
+                       "neighbouring": Neighbouring.REPLACE, "n": 70, "k": 2, "action": "probe",
+                       "caption": "determinism of the basis"},
+    "Wishart at ε = 10": {"mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000,
+                          "statistic": "support", "neighbours": "zero_vs_unit", "caption": "support witness"},
 }
 
 #: Releases per dataset and neighbour pair on the page (every construction is audited by default, so this is run
@@ -121,6 +122,7 @@ def _apply_preset(name: str) -> None:
         if key not in ("audit_bins", "audit_log_y", "audit_time_limit"):
             st.session_state[key] = value
     st.session_state["audit_mechanism"] = preset["mechanism"]
+    st.session_state["audit_callable"] = ""
     for field in ("epsilon", "delta", "trials", "neighbours", "neighbouring", "n", "k", "statistic"):
         if field in preset:
             st.session_state[f"audit_{field}"] = preset[field]
@@ -168,9 +170,9 @@ def _verdict(result) -> None:
             f"loss is at least ε = {result.epsilon_lower_bound:.3g}, more than the claimed {result.claimed_epsilon:g}. "
             f"Witness: {result.event['description']}."
         )
-    elif result.inconclusive and result.inconclusive_reason in ("power", "unchecked"):
-        st.warning(f"**{so_far}Inconclusive: no violation found, but this test could not have found one of a "
-                   f"comparable size.** {result.verdict_text().split(': ', 1)[1]}")
+    elif result.inconclusive and result.inconclusive_reason in ("power", "unchecked", "no_reference"):
+        st.warning(f"**{so_far}Inconclusive: no violation found, but nothing shows this test could have found a "
+                   f"violation of the claim.** {result.verdict_text().split(': ', 1)[1]}")
     elif result.inconclusive:
         st.warning(
             f"**{so_far}Inconclusive: this test could not have refuted the claim.** With "
@@ -182,7 +184,8 @@ def _verdict(result) -> None:
         )
     else:
         st.info(
-            f"**{so_far}No violation found, by a test that demonstrably finds a comparable one.** The audit's lower "
+            f"**{so_far}No violation found, by a test that demonstrably flags a violation of the claim.** The audit's "
+            "lower "
             f"bound ε ≥ {result.epsilon_lower_bound:.3g} ({conf} confidence) does not exceed the claimed "
             f"{result.claimed_epsilon:g}. {result.power_text()} This is consistent with the claim but does not "
             "prove it: an audit can only show that a mechanism leaks *at least* this much."
@@ -253,7 +256,8 @@ def _counts_table(result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _show_audit(result, note: str | None = None) -> None:
+def _show_verdict_block(result, note: str | None = None) -> None:
+    """The verdict first, with its numbers: drawn at the top of the page, above the settings."""
     st.subheader(f"{'Interim result' if result.interim else 'Result'}: {result.mechanism_name}")
     if result.interim:
         st.warning(note or result.interim_note(), icon=":material/hourglass_top:")
@@ -261,9 +265,18 @@ def _show_audit(result, note: str | None = None) -> None:
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric("Claimed ε", f"{result.claimed_epsilon:g}")
     m2.metric(f"ε lower bound ({100 * result.confidence:g}%)", f"{result.epsilon_lower_bound:.3g}")
-    m3.metric("δ lower bound at the claimed ε", f"{result.delta_lower_bound:.3g}")
-    m4.metric("Releases", f"{result.completed[0]:,} + {result.completed[1]:,}")
+    m3.metric("δ lower bound", f"{result.delta_lower_bound:.3g}", help="The δ the claim would need at the claimed ε.")
+    m4.metric("Releases per dataset", f"{result.completed[0]:,}",
+              help="The same number on D and on D′ (per neighbour pair).")
     m5.metric("Run time", f"{result.runtime_s:.1f} s")
+
+
+def _show_audit(result, note: str | None = None, top=None) -> None:
+    """The verdict block (in ``top`` when given), then the details here."""
+    with top if top is not None else st.container():
+        _show_verdict_block(result, note)
+    if top is not None:
+        st.subheader("Details")
     st.caption(f"Neighbours: {result.neighbours['name']} ({RELATION_LABELS[result.neighbouring]}); released field "
                f"read: {result.field} ({FIELDS.get(result.field, 'classifier features')}).")
     _power_and_pairs(result)
@@ -286,13 +299,16 @@ def _show_audit(result, note: str | None = None) -> None:
 def _power_and_pairs(result) -> None:
     """The power check (the same test on the mechanism's mutants) and the per-pair verdicts, as tables."""
     if result.power:
-        st.markdown("**Power check** — the same test on deliberately broken copies of the mechanism")
+        st.markdown("**Power check** — the same test on reference violations of the claim (privacy loss c× the "
+                    "claimed ε on each pair, calibrated from the claim, not from the audited code)")
         st.dataframe(pd.DataFrame([{
             "mutant": line["description"],
-            "flagged by the same test": ("yes" if line["flagged"] else
-                                         ("not run" if not line.get("run", True) else "no")),
-            "on neighbours": line["neighbours"] or "—",
-            "its ε lower bound": f"{line['epsilon_lower_bound']:.3g}",
+            "flagged by the same test": ("yes, on every pair" if line["flagged"] else
+                                         ("not run" if not line.get("run", True) else
+                                          f"no ({line.get('pairs_flagged', 0)} of {line.get('pairs_run', 1)} "
+                                          "pairs)")),
+            "weakest pair": line["neighbours"] or "—",
+            "its ε lower bound there": f"{line['epsilon_lower_bound']:.3g}",
             "releases per dataset": f"{line['releases']:,}"} for line in result.power]),
             hide_index=True, width="stretch")
     if result.pairs:
@@ -305,15 +321,16 @@ def _power_and_pairs(result) -> None:
             for p in result.pairs]), hide_index=True, width="stretch")
 
 
-def _show_probe(result) -> None:
-    st.subheader(f"Determinism probe: {result.mechanism_name}")
-    text = result.reason[:1].upper() + result.reason[1:]
-    if result.leak:
-        st.error(f"**Leak found.** {text}")
-    elif result.verdict == "passed":
-        st.success(f"**Passed.** {text}")
-    else:
-        st.info(f"**Not applicable.** {text}")
+def _show_probe(result, top=None) -> None:
+    with top if top is not None else st.container():
+        st.subheader(f"Determinism probe: {result.mechanism_name}")
+        text = result.reason[:1].upper() + result.reason[1:]
+        if result.leak:
+            st.error(f"**Leak found.** {text}")
+        elif result.verdict == "passed":
+            st.success(f"**Passed.** {text}")
+        else:
+            st.info(f"**Not applicable.** {text}")
     rows = [{"released field": name, "largest relative difference (same subspace, same seed)": f"{diff:.3g}",
              "differs": diff > result.tolerance} for name, diff in result.differences.items()]
     if rows:
@@ -503,7 +520,7 @@ def _audit_progress(wait: float) -> None:
         (st.warning if note[0] == "warning" else st.error)(note[1])
 
 
-def _show_running_audit() -> bool:
+def _show_running_audit(top=None) -> bool:
     """Draw the running audit's latest interim result (or a waiting note); False when no audit is running."""
     entry = _audit_job()
     if entry is None or entry[0].finished:
@@ -514,7 +531,7 @@ def _show_running_audit() -> bool:
                 icon=":material/hourglass_top:")
         return True
     st.session_state[AUDIT_DRAWN_KEY] = (interim.completed[0], time.monotonic())
-    _show_audit(interim)
+    _show_audit(interim, top=top)
     return True
 
 
@@ -528,7 +545,7 @@ def _valid_choice(key: str, options: tuple) -> None:
 class _AuditSettings:
     """The settings widgets' values, as the audit and the probe take them."""
 
-    mechanism_id: str
+    mechanism_id: str | Mechanism
     mech: Mechanism
     epsilon: float
     delta: float
@@ -541,6 +558,8 @@ class _AuditSettings:
     k: int
     seed: int
     time_limit: float
+    #: A module:function that could not be loaded (its error is shown; nothing runs).
+    broken_callable: str = ""
 
     @property
     def neighbouring(self) -> str | None:
@@ -569,10 +588,10 @@ def _show_presets() -> None:
     st.subheader("Presets")
     names = list(PRESETS)
     for row in (names[:4], names[4:]):
-        cols = st.columns(len(row))
-        for name, col in zip(row, cols):
+        for name, col in zip(row, st.columns(4)):
             col.button(name, key=f"audit_preset_{names.index(name)}", on_click=_apply_preset, args=(name,),
                        width="stretch")
+            col.caption(PRESETS[name]["caption"])
 
 
 def _settings_widgets() -> _AuditSettings:
@@ -581,14 +600,27 @@ def _settings_widgets() -> _AuditSettings:
     ids = mechanism_ids()
     _init_state("sn_imtiaz" if "sn_imtiaz" in ids else ids[0])
     _valid_choice("audit_mechanism", tuple(ids))
+    st.session_state.setdefault("audit_callable", "")
     c1, c2, c3 = st.columns(3)
     mid = c1.selectbox("Mechanism", ids, format_func=_label, key="audit_mechanism")
-    mech = get_mechanism(mid)
+    spec = c1.text_input("…or your own (module:function)", key="audit_callable", placeholder="mypkg.mech:release",
+                         help="A Python function (X, epsilon, delta, rng) -> array on the server's Python path: X "
+                              "is the preprocessed rows (n×d, ‖x‖ ≤ 1), rng a NumPy Generator; it returns a d×d "
+                              "covariance or a d×k basis. Its claim is what you declare here: ε, and δ (0 = pure "
+                              "ε-DP). Anything it raises is a refusal, an output like any other.").strip()
+    output = c1.selectbox("It returns", tuple(CALLABLE_OUTPUTS), key="audit_callable_output",
+                          format_func=lambda o: CALLABLE_OUTPUTS[o]) if spec else "covariance"
     epsilon = c2.number_input("Claimed ε", min_value=0.0, max_value=50.0, step=0.1, key="audit_epsilon")
-    if mech.uses_delta:
+    custom = None
+    if spec:
+        delta = c3.number_input("Claimed δ (0 = pure ε-DP)", min_value=0.0, max_value=0.5, step=1e-5, format="%.1e",
+                                key="audit_delta")
+        custom = _custom_mechanism(spec, output, float(delta), c1)
+    mech = custom if custom is not None else get_mechanism(mid)
+    if not spec and mech.uses_delta:
         delta = c3.number_input("Claimed δ", min_value=0.0, max_value=0.5, step=1e-5, format="%.1e",
                                 key="audit_delta")
-    else:
+    elif not spec:
         delta = 0.0
         c3.caption("This mechanism claims pure ε-DP, so the audit uses δ = 0.")
     c4, c5, c6 = st.columns(3)
@@ -621,15 +653,28 @@ def _settings_widgets() -> _AuditSettings:
                                   key="audit_time_limit")
     if mech.invalid:
         st.warning(f"{mech.name} is a labelled exhibit: its published privacy proof is wrong.")
-    return _AuditSettings(mid, mech, epsilon, delta, trials, neighbours, relation, statistic, field, n, k, seed,
-                          time_limit)
+    return _AuditSettings(mech if custom is not None else mid, mech, epsilon, delta, trials, neighbours, relation,
+                          statistic, field, n, k, seed, time_limit, spec if spec and custom is None else "")
+
+
+def _custom_mechanism(spec: str, output: str, delta: float, col):
+    """The user's module:function as a mechanism with the declared claim, or None after showing why not (an import
+    error is a message, never a traceback)."""
+    try:
+        return callable_mechanism(spec, output=output, delta=delta)
+    except DPCoreError as exc:
+        col.error(str(exc))
+        return None
 
 
 def _show_estimate(s: _AuditSettings) -> str:
     """Caption the estimated run time; returns the settings' error message ("" when they are valid)."""
+    if s.broken_callable:
+        return f"cannot load {s.broken_callable}"
+    estimate = _estimate if isinstance(s.mechanism_id, str) else estimate_audit_seconds  # a callable: not cached
     try:
-        seconds = _estimate(s.mechanism_id, float(s.epsilon), s.delta_arg, int(s.trials), s.neighbours,
-                            s.neighbouring, int(s.n), int(s.k))
+        seconds = estimate(s.mechanism_id, float(s.epsilon), s.delta_arg, int(s.trials), s.neighbours,
+                           s.neighbouring, int(s.n), int(s.k))
         st.caption(f"Estimated run time: about {seconds:.0f} s (from a short pilot run)."
                    if seconds >= 1 else "Estimated run time: under a second.")
     except DPCoreError as exc:
@@ -641,6 +686,8 @@ def _show_estimate(s: _AuditSettings) -> str:
 def _start_audit(s: _AuditSettings, settings_error: str) -> None:
     """Submit the audit to the server's shared worker pool; its handle lives in this session only."""
     _audit_job(cancel=True)
+    if s.broken_callable:  # its import error is shown beside the input
+        return
     audit_args = dict(mechanism_id=s.mechanism_id, epsilon=float(s.epsilon), delta=s.delta_arg,
                       neighbours=s.neighbours, statistic=s.statistic, trials=int(s.trials), k=int(s.k),
                       seed=int(s.seed) or None, time_limit=float(s.time_limit), n=int(s.n),
@@ -682,14 +729,15 @@ def _run_controls(s: _AuditSettings, settings_error: str) -> None:
         _run_probe(s, probe_seeds, settings_error)
 
 
-def _show_current_result() -> None:
-    """The running audit's interim result, else the last probe, else the last audit, else a hint."""
-    if _show_running_audit():  # a running audit shows its latest interim result
+def _show_current_result(top=None) -> None:
+    """The running audit's interim result, else the last probe, else the last audit, else a hint. The verdict goes
+    into ``top`` (a container at the head of the page, so it is above the fold), the details here."""
+    if _show_running_audit(top):  # a running audit shows its latest interim result
         pass
     elif st.session_state.get(PROBE_KEY) is not None:
-        _show_probe(st.session_state[PROBE_KEY])
+        _show_probe(st.session_state[PROBE_KEY], top)
     elif st.session_state.get(RESULT_KEY) is not None:
-        _show_audit(st.session_state[RESULT_KEY], st.session_state.get(RESULT_NOTE_KEY))
+        _show_audit(st.session_state[RESULT_KEY], st.session_state.get(RESULT_NOTE_KEY), top)
     else:
         st.caption("Choose a preset or press *Run audit*.")
 
@@ -702,14 +750,20 @@ def _show_reading_guide() -> None:
             "that one dataset can never produce (a release outside its support, or an exact value it never "
             "outputs): they show δ is too small at every ε.\n"
             "- **Consistent** means this test found nothing *and* the same test (same neighbours, same events, "
-            "same number of releases) flags a deliberately broken copy of the mechanism — with half its noise "
-            "(σ/2) for mechanisms that add noise to C, or spending twice the claimed ε for the others. It is "
-            "still not a proof: a smarter test, other datasets or more releases might find a smaller leak. Only a "
-            "correct proof (and a correct implementation) establishes privacy.\n"
-            "- **Inconclusive** means the test could not have found a leak of a comparable size: either it could "
-            "not tell the mechanism from its half-noise copy (the power check), or, with N releases, frequencies "
+            "same number of releases) flags a violation of the claim on every pair: Gaussian (for an (ε, δ) "
+            "claim) or Laplace (for ε) noise on C whose privacy loss on that pair is 2× the claimed ε, calibrated "
+            "from the claim and the pair — never from the audited code, so a mechanism with too little noise "
+            "cannot make its own yardstick easier. It is still not a proof: a smarter test, other datasets or "
+            "more releases might find a smaller leak.\n"
+            "- **Inconclusive** means the test could not have found a violation of that size: it does not flag "
+            "the 2ε reference on every pair (the result then says the smallest violation it does flag: 4ε, 8ε or "
+            "16ε), or the mechanism releases a subspace (no reference exists), or, with N releases, frequencies "
             "can show at most ε ≈ ln(N/4), so a large claimed ε needs far more releases or an outcome that one "
             "dataset cannot produce.\n"
+            "- **Your own mechanism**: type module:function (a function (X, epsilon, delta, rng) → array on the "
+            "server's Python path) instead of choosing one; its claim is the ε and δ you enter. The whole "
+            "pipeline from two files is audited from the command line: `dpcore audit --pair D.csv D2.csv "
+            "--schema S.yaml`.\n"
             "- **Every construction** of neighbouring datasets is audited by default, and every released field, "
             "text included: the ⊥ reason, an error message when a release is refused, the ledger notes.\n"
             "- Half of the releases choose which outcome to look at, the other half count it, so the choice "
@@ -727,11 +781,12 @@ def main() -> None:
     _nav.ensure_navigation()  # links on the first request of a fresh server that opens /audit directly
     keep_alive()  # the other pages' settings survive a run of this page (it keeps its own)
     _show_intro()
+    top = st.container()  # the current result's verdict, filled at the end of the run
     _show_presets()
     settings = _settings_widgets()
     settings_error = _show_estimate(settings)
     _run_controls(settings, settings_error)
-    _show_current_result()
+    _show_current_result(top)
     with st.expander("Sampler self-test (is the Bingham sampler exact?)"):
         _sampler_selftest()
     _show_reading_guide()

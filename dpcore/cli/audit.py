@@ -4,6 +4,9 @@
 ``dpcore audit --probe`` runs the determinism probe (identical seeds on indistinguishable neighbours) instead;
 ``dpcore audit --sampler-selftest`` tests the Bingham sampler's output law against the exact law
 (:func:`dpcore.audit.sampler_conformance`) and exits with 1 when the sampler is rejected.
+``dpcore audit --pair D.csv D2.csv --schema S.yaml`` audits the whole pipeline from bytes
+(:func:`dpcore.audit.files.file_pair`); ``--mechanism module:function`` audits a user's callable
+(:mod:`dpcore.audit.callables`) with the claim given by ``--claim-epsilon``/``--claim-delta``/``--relation``.
 
 Wired into :mod:`dpcore.cli` through :func:`add_audit_parser` and :func:`run_audit_command`.
 Bad arguments print a one-line message on stderr and return exit code 2, never a traceback.
@@ -86,10 +89,12 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
         "audit", help="empirically lower-bound ε and δ for a mechanism (privacy audit)",
         description="Run a mechanism many times on two neighbouring datasets and report Clopper–Pearson lower "
                     "bounds on its ε and δ. 'violated' means the claim is refuted; 'consistent' means no violation "
-                    "was found by a test that flags the same mechanism with half its noise (or twice its ε) — not "
+                    "was found by a test that flags a violation of the claim on every pair (noise on C whose privacy "
+                    "loss there is 2× the claimed ε, calibrated from the claim, not from the audited code) — not "
                     "that the mechanism is private; 'inconclusive' means this test could not have refuted the claim "
-                    "(it could not tell the mechanism from its half-noise mutant, or ε is beyond what frequencies "
-                    "can certify). With --probe, run the determinism probe instead; with --sampler-selftest, "
+                    "(it does not flag that reference, and says which violation it does flag; or the output is a "
+                    "subspace, which has no reference; or ε is beyond what frequencies can certify). "
+                    "With --probe, run the determinism probe instead; with --sampler-selftest, "
                     "test the exact Bingham sampler's output law (chi-square).",
     )
     p.add_argument("--mechanism", help="mechanism id (see 'dpcore mechanisms') or a Python callable module:function "
@@ -117,8 +122,8 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="construction of the neighbouring datasets: %(choices)s (default all: every construction, "
                         "the confidence split over them; in_plane with --probe)")
     p.add_argument("--no-power", dest="power", action="store_false",
-                   help="skip the power check (the same test on the mechanism's half-noise / 2ε mutants); without "
-                        "it no verdict is 'consistent' (nothing shows the test could have found a violation)")
+                   help="skip the power check (the same test on the claim's 2ε reference violation); without it no "
+                        "verdict is 'consistent' (nothing shows the test could have found a violation)")
     p.add_argument("--neighbouring", "--relation", dest="neighbouring", default=None, choices=RELATION_CHOICES,
                    help="neighbouring relation: replace, add_remove, or all (each relation the mechanism declares; "
                         "the confidence is split over them). Default: the construction's own relation if the "

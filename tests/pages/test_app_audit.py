@@ -58,14 +58,15 @@ def test_sn_preset_produces_chart_and_violated_verdict():
 
 
 def test_laplace_preset_is_inconclusive_by_the_power_check_and_says_why():
-    """Issue 18 item 7: 40144d4 called this "consistent"; the same test cannot tell Laplace from its σ/2 mutant."""
+    """Issue 18 item 7, issue 31 item 6(a): 40144d4 called this "consistent"; at 5,000 releases the same test does
+    not flag the claim's 2ε reference violation, and the page says which violation it does flag."""
     at = _app()
     at.button(key="audit_preset_3").click().run()
     assert not at.exception
     result = at.session_state["audit_result"]
     assert result.verdict == "inconclusive" and result.inconclusive_reason == "power"
     warning = " ".join(w.value for w in at.warning)
-    assert "Inconclusive" in warning and "half its noise" in warning
+    assert "Inconclusive" in warning and "violation of the claim" in warning
     assert any("Power check" in m.value for m in at.markdown)
     assert len(at.get("plotly_chart")) >= 2
 
@@ -76,15 +77,19 @@ def test_a_consistent_result_shows_its_power_check():
     from dpcore.audit import run_audit
 
     base = run_audit("laplace", 1.0, neighbours="zero_vs_unit", trials=200, seed=1)
-    power = [dict(base.power[0], flagged=True, neighbours="zero_vs_unit", epsilon_lower_bound=1.4),
-             dict(base.power[1], run=True)]
-    consistent = replace(base, verdict="consistent", inconclusive_reason=None, power=power)
+    line = {"mutant": "2ε", "description": "a Laplace mechanism whose privacy loss on these neighbours is 2× the "
+            "claimed ε (2ε)", "kind": "reference", "family": "laplace", "factor": 2.0, "epsilon": 2.0,
+            "flagged": True, "pairs_flagged": 1, "pairs_run": 1, "neighbours": "zero_vs_unit",
+            "epsilon_lower_bound": 1.4, "delta_lower_bound": 0.0, "releases": 200, "run": True, "truncated": False,
+            "event": None}
+    consistent = replace(base, verdict="consistent", inconclusive_reason=None, power=[line], detectable_epsilon=2.0)
     at = _app()
     at.session_state["audit_result"] = consistent
     at.run()
     assert not at.exception
     info = " ".join(e.value for e in at.info)
-    assert "No violation found" in info and "flags a version with half its noise" in info and "does not prove" in info
+    assert "No violation found" in info and "flags a Laplace mechanism whose privacy loss" in info
+    assert "does not prove" in info
 
 
 def test_bad_input_shows_error_not_exception():
