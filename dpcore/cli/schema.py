@@ -61,18 +61,18 @@ def table_options(args: argparse.Namespace) -> dict:
 def _read(args: argparse.Namespace, schema=None):
     """The table: read with the schema's declared format when the schema has one (nothing detected), else with
     the detection and the overrides."""
-    from ..data import read_table
+    from ..data import inputs, read_table
 
-    path = Path(args.csv)
-    if not path.is_file():
+    if not inputs.exists(args.csv):
         raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+    raw = inputs.read_bytes(args.csv, "CSV file")  # a file, a pipe (<(…)) or '-' (standard input)
+    name = "stdin" if inputs.is_stdin(args.csv) else Path(args.csv).stem
     if schema is not None and schema.format is not None:
         if any(table_options(args).values()):
             raise InvalidParameterError(FORMAT_FLAGS_REFUSED)
         fmt = schema.format
-        return read_table(path.read_bytes(), format=fmt, column_names=None if fmt.header else schema.names,
-                          name=path.stem)
-    return read_table(path.read_bytes(), name=path.stem, **table_options(args))
+        return read_table(raw, format=fmt, column_names=None if fmt.header else schema.names, name=name)
+    return read_table(raw, name=name, **table_options(args))
 
 
 def _cmd_infer(args: argparse.Namespace) -> int:
@@ -127,10 +127,13 @@ def _apply_codebook(schema, path: str, table):
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ..data import load_schema
+    from ..data import inputs, load_schema
     from ..data.encode import check_columns
 
-    schema = load_schema(Path(args.schema))
+    if inputs.is_stdin(args.schema) and inputs.is_stdin(args.csv):
+        raise InvalidParameterError("--schema - and --csv - both name standard input; give one of them as a file "
+                                    "or a pipe such as <(dpcore schema infer …).")
+    schema = load_schema(args.schema)
     clamps = None
     if args.csv:
         table = _read(args, schema)
@@ -182,7 +185,7 @@ def add_schema_parser(sub) -> argparse.ArgumentParser:
     cmds = p.add_subparsers(dest="schema_command", parser_class=type(p), required=True)
 
     q = cmds.add_parser("infer", help="write a draft schema; values read off the data are marked from_data")
-    q.add_argument("--csv", required=True, help="table to read (CSV/TSV, Parquet, .xlsx)")
+    q.add_argument("--csv", required=True, help="table to read (CSV/TSV, Parquet, .xlsx); '-' reads standard input")
     q.add_argument("--label", help="label column (metrics only, never a feature); without it the dashboard's guess "
                                    "is used and named on stderr")
     q.add_argument("--no-label", action="store_true", help="no label column: every column may be a feature")
@@ -199,8 +202,9 @@ def add_schema_parser(sub) -> argparse.ArgumentParser:
     q.set_defaults(func=_cmd_infer)
 
     q = cmds.add_parser("check", help="validate a schema (and its columns against a table)")
-    q.add_argument("--schema", required=True, help="schema file (YAML or JSON)")
-    q.add_argument("--csv", help="table whose columns the schema must name")
+    q.add_argument("--schema", required=True, help="schema file (YAML or JSON), a pipe such as <(dpcore schema infer "
+                                                   "…), or '-' for standard input")
+    q.add_argument("--csv", help="table whose columns the schema must name ('-': standard input)")
     q.add_argument("--json", action="store_true", help="machine-readable output")
     q.add_argument("--require-public", action="store_true", help="exit 1 when some value is not yet public")
     add_table_arguments(q)
