@@ -12,7 +12,7 @@ from dpcore.evaluation.reporting import band_table, run_guarantees, short_name
 from dpcore.evaluation.sweep import SweepConfig, count_cells
 from dpcore.evaluation.theory import family_for, guide_range, sample_size_guides, scaling_guide
 from dpcore.explain.display import format_delta
-from dpcore.vocabulary import Band
+from dpcore.vocabulary import Band, Neighbouring
 from pages import ui
 from pages.ui import export
 from pages.ui.charts import for_screen, presentation_toggle, release_warning_note
@@ -23,8 +23,10 @@ SMALL_N = 500
 LARGER = ("css_synthetic", "adult")
 #: Scaling guides are drawn only for mechanisms whose middle point is this far above the random-subspace floor.
 GUIDE_MARGIN = 0.1
-#: Default sweeps run without a click when every mechanism is a fast covariance perturbation and the work is small.
-AUTO_WORK = 4e9
+#: Sweeps run without a click when every mechanism is a fast covariance perturbation and the work (Σ n·d² + d³ over
+#: releases) is at most this: the page's default on Adult (5 mechanisms × 5 trials × 8 sizes, ≈ 2.3e10) runs by
+#: itself, streaming into the chart (about half a minute on two cores).
+AUTO_WORK = 3e10
 
 ui.init_state()
 ss = st.session_state  # the page's defaults (dp_ss_trials, dp_ss_sizes) are in pages.ui.state.SETTINGS
@@ -92,8 +94,9 @@ with st.sidebar:
     st.select_slider("δ (for (ε, δ) mechanisms)", options=list(ui.DELTA_CHOICES), key="dp_delta",
                      format_func=format_delta)
     ui.origin_note("dp_delta")
-    st.number_input("k (components)", min_value=1, max_value=200, step=1, key="dp_k")
-    ui.origin_note("dp_k")
+    st.number_input("k (components)", min_value=1, max_value=200, step=1, key="dp_ss_k",
+                    help="This page's own k (Explore's is separate). The default 1 is where the theory's scaling "
+                         "guides hold inside Adult's rows at ε = 1; at k = 5 they need more rows than Adult has.")
     st.slider("Number of sample sizes", 3, 16, key="dp_ss_sizes",
               help="Log-spaced from max(2d, 20) rows to every row available to the mechanisms.")
     c1, c2 = st.columns(2)
@@ -114,8 +117,14 @@ if not mechs:
     st.info("Choose at least one mechanism in the sidebar.")
     st.stop()
 
+if cfg.neighbouring != Neighbouring.REPLACE:  # sizes need a public n: refused before any count is read (review 17)
+    st.info("A sample-size sweep needs **replace-one** neighbours, where n is public. Under add/remove n is private, "
+            "and a subsample of a fixed size would decide on it (a size above n refused or cut, an added record "
+            "turned into a replaced one). Choose replace-one as the neighbouring relation on Explore to use this "
+            "page.", icon=":material/lock:")
+    st.stop()
 mech_rows = evaluation_split(prepared, cfg.seed)[0].n
-k = min(cfg.k, prepared.d)
+k = min(int(ss.dp_ss_k), prepared.d)
 lo_n = max(2 * prepared.d, 20, k + 2)
 if mech_rows <= lo_n:
     st.error(f"Only {mech_rows} rows are available to the mechanisms; a sample-size sweep needs more than {lo_n}.")
@@ -154,7 +163,9 @@ fast = all(dpcore.get_mechanism(m).output == "covariance" for m in mechs)
 work = len(config.mechanisms) * config.trials * sum(s * prepared.d**2 + prepared.d**3 for s in sizes)
 run = ui.run_or_reuse(
     prepared, {"main": config}, slot=ui.slot_key("ss_result"), button_key="ss_run", label="Sample-size sweep",
-    auto=cfg.autorun and fast and work <= AUTO_WORK,
+    auto=cfg.autorun and fast and work <= AUTO_WORK, stream=True,
+    hint=None if not cfg.autorun else "**Run automatically** covers only fast covariance mechanisms and sweeps of "
+    f"at most {AUTO_WORK:.0e} operations (this one: {work:.1e}): press **Run sweep** to compute the curves.",
     caption=f"{n_cells} releases ({len(mechs)} mechanisms + the non-private PCA and random-subspace references, "
             f"{len(sizes)} sizes × {config.trials} trials).")
 if run is None:
@@ -178,11 +189,12 @@ if majority is not None:
     st.caption(f"Grey dash-dot line: always predicting the majority class scores {majority:.3f} on the same test "
                "rows — the floor an SVM in any subspace should beat.")
 if guides:
-    st.caption("Dotted *scaling guides* show how the shortfall from non-private PCA shrinks with n at fixed d, ε, Δ "
-               "for each mechanism's family: like 1/n for the exponential mechanism (Chaudhuri et al. 2013, "
-               "Theorem 7) and like 1/n² when noise is added to C (the noise on C/n shrinks like 1/n and the variance "
-               "lost, like its square — once that noise is below the eigengap). Each is drawn only where its "
-               "assumption holds and anchored at a measured point there; they are shapes, not bounds.\n\n"
+    st.caption("The wide translucent *scaling guides* show how the shortfall from non-private PCA shrinks with n "
+               "at fixed d, ε, Δ for each mechanism's family: like 1/n for the exponential mechanism (Chaudhuri "
+               "et al. 2013, Theorem 7) and like 1/n² when noise is added to C (the noise on C/n shrinks like 1/n "
+               "and the variance lost, like its square — once that noise is below the eigengap). Each is drawn "
+               "only where its assumption holds and anchored at a measured point there; they are shapes, not "
+               "bounds. Where a curve runs inside its guide, the data follow the theory.\n\n"
                + "\n\n".join(guide_notes))
 if no_guides:
     st.caption(":material/info: " + "\n\n".join(no_guides))

@@ -416,6 +416,12 @@ def _failed_marks(warned: dict, drawn: dict[str, set], x_label: str, *, log_x: b
     return marks
 
 
+#: Scaling guides: a wide translucent stroke (a highlighter) under or along the curve, never a thin dotted line that
+#: vanishes when the curve follows its rate.
+GUIDE_WIDTH = 10
+GUIDE_OPACITY = 0.3
+
+
 def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title: str = "", x_title: str = "",
                   y_title: str = "", references: dict[str, float] | None = None, log_x: bool = True,
                   guides: Sequence[dict] = (), dashed: Sequence[str] = (), note: str | None = None,
@@ -477,9 +483,10 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
             lines.append((float(value), BASELINE_COLOR, "dashdot", label.split(" ")[0], label))
     if metric == "frobenius_error":
         lines.append((1.0, BASELINE_COLOR, "longdash", ZERO_TAG, ZERO_LABEL))
-    for guide in guides:
+    for guide in guides:  # a wide translucent stroke: visible even where it lies on its curve (the theory holding)
         traces.append({"type": "scatter", "x": guide["x"], "y": guide["y"], "mode": "lines", "name": guide["name"],
-                       "line": {"dash": "dot", "width": 1.5, "color": guide.get("color", "#888888")}})
+                       "opacity": GUIDE_OPACITY, "hoverinfo": "skip",
+                       "line": {"width": GUIDE_WIDTH, "color": guide.get("color", "#888888")}})
     levels = [line[0] for line in lines]
     y_lo, y_hi = _span(cols["lo"], cols["hi"], levels)
     shapes, notes, ref_legend = _reference_marks(lines, log_y=log_y)

@@ -173,6 +173,9 @@ SETTINGS: tuple[Setting, ...] = (
     # Sample size: enough trials for a mean ± sd band, enough log-spaced sizes for a curve (cheap for fast mechanisms)
     Setting("dp_ss_trials", 5),
     Setting("dp_ss_sizes", 8),
+    # Sample size's own k: 1, where the theory's scaling guides hold inside Adult's rows at ε = 1 (at Explore's k = 5
+    # every guide needs n ≥ 75,514, more rows than Adult has, so the page's lesson would show no guide)
+    Setting("dp_ss_k", 1),
 )
 #: URL parameters left out of a link while an upload is the dataset: the dataset itself, its data settings and the
 #: run seed (with the seed, anyone who sees a release of the upload could recompute its noise).

@@ -142,11 +142,13 @@ def _watch(live_slot: str) -> None:
 
 
 def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: str, label: str, auto: bool,
-                 caption: str) -> SweepRun | None:
+                 caption: str, stream: bool = False, hint: str | None = None) -> SweepRun | None:
     """The "Run sweep" panel: run ``configs`` (``{"main": config, other name: config or None}``) when the button is
     pressed or when ``auto`` (cheap settings) and the settings changed; stream the releases into the page while they
     finish, with a Cancel button; otherwise show the last result with a note that the settings changed. Returns the
-    sweep to show (possibly partial), or None (after a hint)."""
+    sweep to show (possibly partial), or None (after a hint: ``hint`` when given, e.g. why "Run automatically" did
+    not start this one). ``stream``: draw the releases as they finish even when every mechanism is quick (a long
+    sweep of quick mechanisms, e.g. Sample size's many sizes)."""
     ss = st.session_state
     live_slot = f"{slot}_live"
     keys = tuple(sweep_key(prepared, c) for c in configs.values() if c is not None)
@@ -169,7 +171,7 @@ def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: st
         else:
             started = False
     if live is None:
-        st.info("Press **Run sweep** to compute the curves.")
+        st.info(hint or "Press **Run sweep** to compute the curves.")
         return None
     sweep = live.sweep
     sweep.collect()
@@ -183,7 +185,7 @@ def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: st
             st.rerun()  # draw the page again without this button
         holder = col_progress.empty()
         if started and not sweep.finished:
-            _wait(sweep, label, float("inf") if _quick(configs) else SYNC_WAIT_S, holder)
+            _wait(sweep, label, float("inf") if _quick(configs) and not stream else SYNC_WAIT_S, holder)
         sweep.collect()
         live.drawn, live.drawn_at = (sweep.job.done if sweep.job else 0), time.monotonic()
         if sweep.finished:

@@ -342,7 +342,7 @@ def test_sample_size_page_draws_a_guide_only_where_it_holds():
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
     at.run()
     at.session_state["dp_dataset"] = "css_synthetic"
-    at.session_state["dp_k"] = 2
+    at.session_state["dp_ss_k"] = 2  # Sample size's own k (issue #33 item 4)
     at.switch_page("pages/sample_size.py").run()
     at.session_state["dp_ss_mechs"] = ["analyze_gauss"]
     at.session_state["dp_ss_trials"] = 3
