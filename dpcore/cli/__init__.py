@@ -310,19 +310,18 @@ def _delta_note(args, frame) -> None:
 def _clamp_note(args, dataset, data) -> None:
     """The share of each column's rows clamped to its public bounds (non-private diagnostic): the summary unless
     --quiet, the warning when a share is large always."""
-    from ..data.diagnostics import clamp_report, clamp_report_from_counts
+    from ..data.diagnostics import clamp_report, encoder_report
 
     if getattr(args, "feature_scaling", FeatureScaling.SCHEMA) != FeatureScaling.SCHEMA:
         return
     if dataset is not None:
-        report = clamp_report(dataset)
+        report = clamp_report(dataset)  # the encoder's counts: a missing cell filled with 0 is not clamped
     else:
         diag = getattr(data, "diagnostics", {}) or {}
-        report = clamp_report_from_counts(diag.get("values_outside_bounds"), diag.get("n_rows", data.n))
-    if report.shares and not args.quiet:
-        print(f"dpcore: note: {report.summary()}", file=sys.stderr)
-    if report.warning():
-        print(f"dpcore: warning: {report.warning()}", file=sys.stderr)
+        report = encoder_report(diag, diag.get("n_rows", data.n), getattr(args, "missing", None))
+    for level, text in report.messages():  # what `dpcore schema check` says too
+        if level == "warning" or not args.quiet:
+            print(f"dpcore: {level}: {text}", file=sys.stderr)
 
 
 def _cmd_release(args) -> int:

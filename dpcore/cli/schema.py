@@ -145,17 +145,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
                "format_public": schema.format_public, "structure_public": schema.structure_public}
     if clamps is not None:
         summary["clamping"] = clamps.as_dict()  # a non-private diagnostic of this table ("private": false)
+    shown = _shown_names(schema.not_public)
     if args.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
-        status = "public" if schema.is_public else f"NOT public (from the data: {', '.join(schema.not_public)})"
+        status = "public" if schema.is_public else f"NOT public (from the data: {shown})"
         fmt = schema.format.describe() if schema.format is not None else "no file format declared"
         print(f"schema OK: {fmt}; {len(summary['features'])} feature columns → d = {schema.width}; {status}")
-        if clamps is not None:
-            print(f"{clamps.summary()}" if clamps.shares else "no value of this table lies outside the schema's "
-                  "bounds (non-private diagnostic, read off the data)")
-    if clamps is not None and clamps.warning():
-        print(f"dpcore: warning: {clamps.warning()}", file=sys.stderr)
+        if clamps is not None and not clamps.shares:
+            print("no value of this table lies outside the schema's bounds (non-private diagnostic, read off the "
+                  "data)")
+    for level, text in clamps.messages() if clamps is not None else ():  # what `dpcore sweep` says too
+        if level == "warning":
+            print(f"dpcore: warning: {text}", file=sys.stderr)
+        elif not args.json:
+            print(text)
     if args.require_public and not schema.is_public:
         fix = ("add a `format:` section (e.g. format: {kind: csv, delimiter: ';', decimal: ','}; `dpcore schema "
                "infer` drafts one)" if schema.format is None else "check each value listed under a `from_data`, "
@@ -165,10 +169,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown_names(names: list[str], limit: int = 20) -> str:
+    more = f" … and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
 def _clamp_report(table, schema):
-    """Share of each numeric column's rows outside the schema's bounds in ``table`` (clamped by a run); None when
-    the table cannot be encoded with the schema."""
-    from ..data.diagnostics import clamp_report_from_counts
+    """Share of each numeric column's rows outside the schema's bounds in ``table`` (clamped by a run), and apart
+    from it the share of missing cells (:func:`dpcore.data.diagnostics.encoder_report`, as ``dpcore sweep``
+    reports them); None when the table cannot be encoded with the schema."""
+    from ..data.diagnostics import encoder_report
     from ..data.encode import encode_table
     from ..exceptions import DPCoreError
 
@@ -176,7 +186,7 @@ def _clamp_report(table, schema):
         encoded = encode_table(table, schema)
     except DPCoreError:  # a column the run itself refuses: that message comes from the run, not from here
         return None
-    return clamp_report_from_counts(encoded.counts.get("values_outside_bounds"), encoded.X.shape[0])
+    return encoder_report(encoded.counts, encoded.X.shape[0])
 
 
 def add_schema_parser(sub) -> argparse.ArgumentParser:

@@ -5,9 +5,12 @@ read off the data: it is a diagnostic for choosing settings, never part of a rel
 private wherever it is shown (Data page, ``dpcore schema check``, ``dpcore sweep``'s notes). A large share means
 the declared bounds cut into the data — a utility problem (the clamped values all sit on the bound), not a leak.
 
-One computation serves every path: :func:`clamp_report` for a loaded :class:`~dpcore.data.Dataset` (its values
-before the clamp and its public ranges), :func:`clamp_report_from_counts` for the exact counts that the schema
-encoders (in memory and streamed) already record as ``values_outside_bounds``.
+One computation serves every path: :func:`clamp_report_from_counts` takes the exact counts the schema encoders (in
+memory and streamed) record — ``values_outside_bounds`` and, apart from them, ``missing_values`` (empty or unreadable
+cells: filled, dropped or imputed by the missing-value policy, never clamped) — and :func:`clamp_report` reads them
+off a loaded :class:`~dpcore.data.Dataset` (a dataset without encoder counts: its values and public ranges). So
+``dpcore schema check`` and ``dpcore sweep`` report the same numbers, through :meth:`ClampReport.messages`: an empty
+cell filled with 0 below a bound of 1 is a missing value, not a clamped one.
 
 Also here: how the dashboard shows a bound (:data:`BOUND_FORMAT`, :data:`NORM_BOUND_FORMAT`) and :func:`as_shown`,
 the one rule by which declaring a *shown* value public declares exactly the digits shown, never hidden digits of a
@@ -17,15 +20,20 @@ record (privacy review R4-5).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..vocabulary import MissingPolicy
 
 #: A column whose public bounds clamp more than this share of its rows gets a warning.
 CLAMP_WARN_SHARE = 0.05
 #: The label every display of these numbers carries.
 NOT_PRIVATE_LABEL = "non-private diagnostic, read off the data"
 _CHUNK_ENTRIES = 1 << 22
+_POLICY_WORDS = {MissingPolicy.ZERO.value: "filled with 0 (missing = zero)",
+                 MissingPolicy.DROP.value: "dropped with their rows (missing = drop)",
+                 MissingPolicy.MEAN.value: "imputed with the column mean (missing = mean)"}
 #: How the schema editor's grid shows a bound (printf style, as Streamlit's NumberColumn formats it).
 BOUND_FORMAT = "%.6g"
 #: How the Data page's "Norm bound B" widget shows B.
@@ -46,6 +54,11 @@ class ClampReport:
     shares: Mapping[str, float]
     n_rows: int
     threshold: float = CLAMP_WARN_SHARE
+    #: Share of rows whose cell is missing (empty or unreadable), per column (columns with none left out): what the
+    #: missing-value policy fills, drops or imputes; never counted as clamped.
+    missing: Mapping[str, float] = field(default_factory=dict)
+    #: The missing-value policy the run applies ("zero", "drop", "mean"), when known.
+    missing_policy: str | None = None
 
     @property
     def large(self) -> dict[str, float]:
@@ -73,9 +86,29 @@ class ClampReport:
                 "values all sit on a bound, which biases the result. Check the bounds against public knowledge "
                 "(choosing them from these counts would itself be a data-dependent, non-private choice).")
 
+    def missing_note(self, limit: int = 8) -> str:
+        """One line on the missing cells, kept apart from clamping; "" when no cell is missing."""
+        if not self.missing:
+            return ""
+        ranked = sorted(self.missing.items(), key=lambda cs: -cs[1])
+        shown = ", ".join(f"{c!r} {format_share(s)}" for c, s in ranked[:limit])
+        more = f" and {len(ranked) - limit} more column(s)" if len(ranked) > limit else ""
+        policy = _POLICY_WORDS.get(self.missing_policy or "", "handled by the missing-value policy")
+        return (f"({NOT_PRIVATE_LABEL}) share of rows with a missing (empty or unreadable) cell: {shown}{more}; "
+                f"those cells are {policy}, not clamped to the bounds.")
+
+    def messages(self) -> list[tuple[str, str]]:
+        """What a report says, as (level, text) with level "note" or "warning": the clamped shares, the missing
+        cells, and the warning when a share is large. The CLI's ``schema check`` and ``sweep`` print these."""
+        out = [("note", self.summary())] if self.shares else []
+        out += [("note", self.missing_note())] if self.missing else []
+        out += [("warning", self.warning())] if self.large else []
+        return out
+
     def as_dict(self) -> dict:
         return {"clamped_share": dict(self.shares), "rows": self.n_rows, "warn_above": self.threshold,
-                "large": list(self.large), "private": False}
+                "large": list(self.large), "missing_share": dict(self.missing),
+                "missing_policy": self.missing_policy, "private": False}
 
 
 def format_share(share: float) -> str:
@@ -86,23 +119,43 @@ def format_share(share: float) -> str:
 
 
 def clamp_report_from_counts(counts: Mapping[str, int] | None, n_rows: int,
-                             threshold: float = CLAMP_WARN_SHARE) -> ClampReport:
-    """From exact per-column counts of values outside the bounds (``values_outside_bounds``) and the row count."""
+                             threshold: float = CLAMP_WARN_SHARE, *, missing: Mapping[str, int] | None = None,
+                             missing_policy: str | None = None) -> ClampReport:
+    """From exact per-column counts of values outside the bounds (``values_outside_bounds``), of missing cells
+    (``missing_values``, reported apart) and the number of rows they were counted on."""
     n = max(int(n_rows), 1)
     shares = {str(c): int(v) / n for c, v in (counts or {}).items() if int(v) > 0}
-    return ClampReport(shares, int(n_rows), threshold)
+    gaps = {str(c): int(v) / n for c, v in (missing or {}).items() if int(v) > 0}
+    return ClampReport(shares, int(n_rows), threshold, gaps, missing_policy)
+
+
+def encoder_report(diagnostics: Mapping, n_rows: int, missing_policy: str | None = None,
+                   threshold: float = CLAMP_WARN_SHARE) -> ClampReport:
+    """The report of a schema encoder's counts (``values_outside_bounds``, ``missing_values``) on ``n_rows`` rows:
+    what ``dpcore schema check`` (the encoded table) and ``dpcore sweep`` (the loaded dataset) both report."""
+    return clamp_report_from_counts(diagnostics.get("values_outside_bounds"), n_rows, threshold,
+                                    missing=diagnostics.get("missing_values"), missing_policy=missing_policy)
 
 
 def clamp_report(dataset, threshold: float = CLAMP_WARN_SHARE) -> ClampReport:
-    """Per feature of a loaded dataset: the share of rows outside its public range (what schema scaling clamps).
+    """Per feature of a loaded dataset: the share of rows outside its public range (what schema scaling clamps),
+    and apart from it the share of rows whose cell was missing.
 
-    Empty for a dataset without public ranges. Missing values (NaN) are not counted. One-hot indicators lie in their
-    range [0, 1] and never count, so each numeric source column appears under its own name.
+    A dataset loaded with a schema carries its encoder's counts (taken before the missing-value policy filled a gap
+    with 0, which is no clamping): they are used. Otherwise the values are compared with the public ranges (NaN not
+    counted). Empty for a dataset without public ranges. One-hot indicators lie in their range [0, 1] and never
+    count, so each numeric source column appears under its own name.
     """
     ranges = getattr(dataset, "feature_ranges", None)
     X = np.asarray(dataset.X)
     if ranges is None or X.shape[0] == 0:
         return ClampReport({}, int(X.shape[0]), threshold)
+    diag = getattr(dataset, "diagnostics", None) or {}
+    options = getattr(dataset, "options", None) or {}
+    if "schema_public" in options:  # loaded with a schema: the encoder counted every row read, before the policy
+        policy = options.get("missing")
+        dropped = int(diag.get("rows_with_missing_values", 0)) if policy == MissingPolicy.DROP else 0
+        return encoder_report(diag, X.shape[0] + dropped, policy, threshold)
     lo, hi = np.asarray(ranges, dtype=np.float64).T
     outside = np.zeros(X.shape[1], dtype=np.int64)
     step = max(1, _CHUNK_ENTRIES // max(X.shape[1], 1))  # a bounded temporary, whatever the size of X
