@@ -16,4 +16,4 @@ if __name__ == "__main__":
         from pages.ui import precompute as _precompute
 
         _precompute.start()
-        _precompute.sidebar_status()  # its progress at the foot of the sidebar ("lesson ready")
+        _precompute.sidebar_status(_nav.status_slot())  # its progress under the sidebar's links ("lesson ready")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 
 import streamlit as st
@@ -17,8 +16,9 @@ from dpcore.evaluation.reporting import (
     reference_levels,
     results_table,
     run_guarantees,
+    short_name,
 )
-from dpcore.evaluation.sweep import SweepConfig, count_cells
+from dpcore.evaluation.sweep import REFERENCE_MECHANISMS, SweepConfig, count_cells
 from dpcore.explain.display import format_delta, format_deltas, pca_below_random_note
 from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
 from dpcore.vocabulary import Band, Guarantee, ReleaseStatus
@@ -31,6 +31,7 @@ from pages.ui.charts import (
     at_random_line,
     chart_slots,
     for_screen,
+    presentation_on,
     presentation_toggle,
     random_line_note,
     release_warning_note,
@@ -38,17 +39,55 @@ from pages.ui.charts import (
 
 #: Small classic datasets offered one click away (with why they are noisy), when registered.
 CLASSIC = ("wine", "breast_cancer", "digits")
+#: After the first view, "Run automatically" re-runs a sweep by itself only when it has at most this many releases
+#: and every mechanism is a fast covariance perturbation.
+AUTO_CELLS = 2000
+#: The results table's columns in presentation mode (the full table ran off the right edge at 1280 px).
+PRESENT_COLUMNS = ("name", "epsilon", "captured_variance_ratio", "frobenius_error", "principal_angle_max_deg",
+                   "svm_accuracy", "status")
 
 ui.init_state()
 ss = st.session_state
-st.title("Explore the privacy–utility trade-off")
-app_intro()
+st.title("Explore the privacy–utility trade\u2011off")  # a non-breaking hyphen: never "trade-" / "off" on a projector
+intro = st.container()  # the first screen: filled once the settings are known (its stored chart is the default run's)
 ui.evaluation_banner()
 workspace.lost_upload_note()  # a reload of a session that used an upload: what was lost, how to restore it
 
 
+def privacy_verdict(frame, pre_eps: float) -> None:
+    """One line above the charts: whether the shown run is end-to-end private. Read from the sweep's privacy columns,
+    which are functions of public settings only — the preprocessing ledger and each mechanism's guarantee — never
+    of a diagnostic read off the data (the MCMC convergence verdict stays out)."""
+    rows = frame[~frame["mechanism"].isin(REFERENCE_MECHANISMS)]
+    if rows.empty or "end_to_end_private" not in rows:
+        return
+    private = rows["end_to_end_private"].astype(bool)
+    if private.all():
+        heuristic = sorted({short_name(m) for m, g in zip(rows["mechanism"], rows["guarantee"])
+                            if g == Guarantee.HEURISTIC_MCMC})
+        spent = f" (+ ε = {pre_eps:g} for the preprocessing)" if pre_eps > 0 else ""
+        st.success("**End-to-end private run:** every preprocessing step is private (public schema, public norm "
+                   "bound) and every mechanism carries a privacy guarantee, so each release in these charts is "
+                   f"private for the rows it ran on at the ε of its point{spent}. Decided from the public settings "
+                   "(the ledger and the guarantees), not from the data."
+                   + (f" {', '.join(heuristic)}: heuristic ε-DP, which holds for a converged chain."
+                      if heuristic else ""), icon=":material/verified_user:")
+    else:
+        steps = sorted({step for text in rows.loc[~private, "non_private_steps"] for step in str(text).split("; ")
+                        if step})
+        st.error(f"**Not end-to-end private:** {int((~private).sum())} of {len(rows)} releases — "
+                 f"{'; '.join(steps)}.", icon=":material/gpp_bad:")
+
+
 def _switch_dataset(dataset_id: str) -> None:
     ui.select_dataset(dataset_id)  # the data settings (scaling, bound, centring) follow the dataset
+
+
+def _short_dataset_label(dataset_id: str) -> str:
+    """The sidebar's name of a dataset: "Adult", "Wine" (the full name with n and d was cut off in the sidebar)."""
+    if dataset_id == ui.UPLOAD_ID:
+        return ui.dataset_label(dataset_id, upload_name=ss.get("dp_upload_name"))
+    return ui.dataset_label(dataset_id).split(" (")[0]
 
 
 def _pick_dataset() -> None:
@@ -65,8 +104,9 @@ with st.sidebar:
     # its own widget key (the Data page's picker owns "dp_dataset"), synced through on_change like ui.bind
     st.selectbox("Dataset", options, index=options.index(ss.dp_dataset), key=ui.bound_key("dp_dataset"),
                  on_change=_pick_dataset,
-                 format_func=functools.partial(ui.dataset_label, upload_name=ss.get("dp_upload_name")),
-                 help="Preprocessing, uploads and the public schema are on the Data page.")
+                 format_func=_short_dataset_label,
+                 help="Preprocessing, uploads and the public schema are on the Data page; the Data line above the "
+                      "charts gives the rows and features.")
     st.header("Mechanisms")
     for group in ui.MECH_GROUPS:
         mechs = ui.selectable_mechanisms(group)
@@ -75,9 +115,12 @@ with st.sidebar:
         label = GUARANTEE_LABELS[group]
         if group == Guarantee.CLAIMED_INVALID:
             label = "Claimed-invalid exhibits (NOT private)"
-        st.multiselect(label, [m.id for m in mechs], key=ui.mech_key(group), format_func=ui.mechanism_label,
-                       help="Mechanisms whose published proof is wrong; off by default, shown only as exhibits."
-                       if group == Guarantee.CLAIMED_INVALID else None)
+        # short names in the chips (a full name, e.g. "PPCA (exponential mechanism)", was cut off in the sidebar)
+        full = "; ".join(f"{short_name(m.id)}: {ui.mechanism_label(m.id)}" for m in mechs
+                         if short_name(m.id) != ui.mechanism_label(m.id))
+        st.multiselect(label, [m.id for m in mechs], key=ui.mech_key(group), format_func=short_name,
+                       help=("Mechanisms whose published proof is wrong; off by default, shown only as exhibits. "
+                             if group == Guarantee.CLAIMED_INVALID else "") + (f"Full names — {full}." if full else ""))
     st.header("Privacy")
     st.select_slider("ε range (log scale)", options=list(ui.EPS_GRID), format_func=lambda e: f"{e:g}",
                      **ui.bind("dp_eps_range"))
@@ -103,6 +146,8 @@ with st.sidebar:
               help="Only for fast input-perturbation mechanisms; MCMC and sampling mechanisms always wait for Run.")
 
 cfg = ui.settings()
+with intro:  # the stored Adult chart only until this session has its own results, and only on Adult
+    app_intro(show_chart=cfg.dataset == ui.DEFAULT_DATASET and ui.stored("explore_result") is None)
 
 if sweep_loader.render():  # a sweep CSV from `dpcore sweep` (e.g. streamed or on Dask): its charts instead
     st.stop()
@@ -113,8 +158,9 @@ if prepared is None:
     st.page_link("pages/data.py", label="Choose or fix the data on the Data page", icon=":material/database:")
     st.stop()
 _label = (getattr(ui.current_dataset(), "options", None) or {}).get("label_text")  # e.g. "income > 50000"
-st.markdown(f"**Data:** {ui.dataset_label(cfg.dataset)} · norm bound B = {prepared.norm_bound:.3g} · "
-            f"{prepared.n:,} rows × {prepared.d} features" + (f" · label {_label}" if _label else ""))
+_name = ui.dataset_label(cfg.dataset).split(" (n = ")[0]  # the registry label repeats n and d
+st.markdown(f"**Data:** {_name} · {prepared.n:,} rows × {prepared.d} features · norm bound B = "
+            f"{prepared.norm_bound:.3g}" + (f" · label {_label}" if _label else ""))
 mech_rows = ui.mechanism_rows(prepared)
 if mech_rows >= ui.SMALL_ROWS and ui.held_out_caption(prepared):
     st.caption(f":material/info: {ui.held_out_caption(prepared)}")
@@ -132,11 +178,12 @@ if mech_rows < ui.SMALL_ROWS:
                   args=(larger,), icon=":material/swap_horiz:")
 elif classic:
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption("Small classic datasets (noisier: few rows reach the mechanisms):")
+        st.caption("Small classic datasets (noisier):", help="Few rows reach the mechanisms, so the noise that "
+                   "protects one person weighs more: the curves stay nearer the random line and vary between trials.")
         for did in classic:
             info = ui.dataset_info(did)
-            st.button(f"{info.name.split(' (')[0]} (n = {info.n:,})", key=f"explore_use_{did}", type="tertiary",
-                      on_click=_switch_dataset, args=(did,))
+            st.button(f"{info.name.split(' (')[0]} ({info.n:,})", key=f"explore_use_{did}", type="tertiary",
+                      on_click=_switch_dataset, args=(did,), help=f"{info.name}: n = {info.n:,} rows, d = {info.d}")
 if not prepared.is_private:  # which steps, which columns (dpcore.explain.statements)
     st.warning(non_private_warning(prepared.ledger, prepared.feature_names))
 pre_eps, pre_delta = ledger_total(prepared.ledger)
@@ -175,16 +222,27 @@ except dpcore.DPCoreError as exc:
     st.error(str(exc))
     st.stop()
 n_ref_cells = count_cells(ref_config.validated(prepared)) if ref_config is not None else 0
-cheap = all(dpcore.get_mechanism(m).output == "covariance" for m in mechanisms) and n_cells <= 2000
+cheap = all(dpcore.get_mechanism(m).output == "covariance" for m in mechanisms) and n_cells <= AUTO_CELLS
+# A session's first view runs its settings by itself when "Run automatically" is on, whatever they cost: a shared link
+# (the lesson, with PPCA) opened on "Press Run sweep" although the switch said otherwise. Later changes run by
+# themselves only when cheap (fast covariance mechanisms).
+first_view = ss.get(ui.slot_key("explore_result") + "_live") is None
+slow = [short_name(m) for m in mechanisms if dpcore.get_mechanism(m).output != "covariance"]
 run = ui.run_or_reuse(
     prepared, {"main": config, "reference lines": ref_config}, slot=ui.slot_key("explore_result"),
-    button_key="explore_run", label="Sweep", auto=cfg.autorun and cheap,
+    button_key="explore_run", label="Sweep", auto=cfg.autorun and (cheap or first_view),
+    hint=None if not cfg.autorun else "**Run automatically** re-runs only fast covariance mechanisms (at most "
+    f"{AUTO_CELLS:,} releases){': ' + ', '.join(slow) + ' wait' if slow else ''}. Press **Run sweep** to compute "
+    "the curves.",
     caption=f"{n_cells + n_ref_cells} releases ({len(mechanisms)} mechanisms × {len(eps)} ε values × {config.trials} "
             f"trials{f' + {n_ref_cells} for the reference lines' if n_ref_cells else ''}); each release capped at "
             f"{config.time_cap:g} s.")
 if run is None:
     st.stop()
 frame, ref_frame, shown_config = run.frame, run.frames["reference lines"], run.config
+
+# ------------------------------------------------------------------ is this run end-to-end private?
+privacy_verdict(frame, pre_eps)
 
 # ------------------------------------------------------------------ charts
 band_choice = st.radio("Band over trials", [b.label for b in Band], key="dp_band", horizontal=True)
@@ -273,6 +331,8 @@ if "table" not in derived:
                          f"({', '.join(f'{s}: {c}' for s, c in failed.most_common())}); "
                          "they are counted in the status column and left out of the curves.") if failed else ""
 table = derived["table"]
+if presentation_on():  # the columns a class reads; the full table is in the CSV download
+    table = table[[c for c in PRESENT_COLUMNS if c in table]]
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={m: st.column_config.NumberColumn(METRIC_LABELS[m], format="%.4g")
                             for m in METRIC_LABELS if m in table})

@@ -675,12 +675,13 @@ WARNING_MEANINGS = {
 RANDOM_TOLERANCE = 0.02
 
 
-def app_intro() -> None:
+def app_intro(show_chart: bool = True) -> None:
     """The first screen: the sentence saying what the app is and where to start, beside a stored chart of the
-    default run (:mod:`pages.ui.first_screen`: nothing is computed before it paints)."""
+    default run (:mod:`pages.ui.first_screen`: nothing is computed before it paints); the sentence alone when
+    ``show_chart`` is False."""
     from pages.ui import first_screen
 
-    first_screen.render()
+    first_screen.render(show_chart)
 
 
 def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:

@@ -46,6 +46,11 @@ INTRO = ("**DP-PCA Explorer** compares differentially private ways to compute PC
          "chart beside this is the default run on the Adult census data; change the mechanisms or ε in the sidebar "
          "and its four charts below follow (slower mechanisms wait for **Run sweep**). New to ε and δ? Read "
          "**Privacy basics**.")
+#: The sentence without the stored chart (once the session has its own results, or on another dataset).
+INTRO_SHORT = ("**DP-PCA Explorer** compares differentially private ways to compute PCA on real data: each curve shows "
+               "how much of the data's structure a mechanism keeps as the privacy budget ε grows. **Start here:** "
+               "change the mechanisms or ε in the sidebar and the four charts below follow (slower mechanisms wait "
+               "for **Run sweep**). New to ε and δ? Read **Privacy basics**.")
 
 
 @dataclass(frozen=True)
@@ -146,19 +151,27 @@ def caption(table: pd.DataFrame) -> str:
     """Where the chart's numbers come from, in the words of Explore's captions."""
     from dpcore.explain.display import format_delta
     from dpcore.vocabulary import Band
+    from pages.ui import state
 
     row = table.iloc[0]
+    info = next((d for d in state.dataset_infos() if d.id == str(row["dataset"])), None)
     band = f"{Band(row['band']).label} over trials"
-    return (f"The default run, stored (nothing is computed before this chart shows): n = {int(row['n']):,} rows, "
-            f"B = {float(row['norm_bound']):.3g}, δ = {format_delta(float(row['delta']))}, {int(row['trials'])} trials "
-            f"(band {band}), seed {int(row['seed'])}. The same run's four charts follow below.")
+    n_mech = int(row["n"])
+    n_all = int(info.n) if info is not None else n_mech
+    held = f" of the {n_all:,}" if n_all > n_mech else ""
+    rest = f" ({n_all - n_mech:,} test the SVM)" if n_all > n_mech else ""
+    return (f"The default run, stored (nothing is computed before this chart shows): n = {n_mech:,}{held} rows reach "
+            f"the mechanisms{rest}; B = {float(row['norm_bound']):.3g} is the public norm bound (each row is at most "
+            f"B long, so the noise is scaled to B); δ = {format_delta(float(row['delta']))}, {int(row['trials'])} "
+            f"trials (band {band}), seed {int(row['seed'])}. The same run's four charts follow below.")
 
 
-def render() -> None:
-    """The sentence and, beside it, the stored image (the sentence alone when it is missing)."""
-    table = stored_table()
+def render(show_chart: bool = True) -> None:
+    """The sentence and, beside it, the stored image (the shorter sentence alone when the image is missing or
+    ``show_chart`` is False: the session has its own results, or another dataset is chosen)."""
+    table = stored_table() if show_chart else None
     if table is None or table.empty or not IMAGE.is_file():
-        st.markdown(INTRO)
+        st.markdown(INTRO_SHORT)
         return
     left, right = st.columns([2, 3], vertical_alignment="center")
     left.markdown(INTRO)

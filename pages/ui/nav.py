@@ -67,7 +67,13 @@ def _links(targets: list[tuple[st.Page | Path, PageSpec]]) -> None:
     st.markdown(f"**{APP_TITLE}**")
     for target, spec in targets:
         st.page_link(target, label=spec.title, icon=spec.icon)
+    _run.status = st.empty()  # a line under the links, filled by app.py (the start-up precomputation's progress)
     st.divider()
+
+
+def status_slot():
+    """The empty line under the sidebar's links in this script run (None before the links are drawn)."""
+    return getattr(_run, "status", None)
 
 
 def _declare() -> st.Page:

@@ -324,13 +324,14 @@ def _live_status() -> None:
         st.caption(f"{icon} {text}")
 
 
-def sidebar_status() -> None:
-    """At the foot of the sidebar: the precomputation's progress ("Precomputing 3 of 9 default sweeps · lesson
-    ready"), redrawn every :data:`STATUS_POLL_S` seconds while it runs; nothing when it is off."""
+def sidebar_status(slot=None) -> None:
+    """In the sidebar (in ``slot``, the line under the page links, when given): the precomputation's progress
+    ("Precomputing 3 of 9 default sweeps · lesson ready"), redrawn every :data:`STATUS_POLL_S` seconds while it
+    runs; nothing when it is off."""
     run = current()
     if run is None:
         return
-    with st.sidebar:
+    with slot.container() if slot is not None else st.sidebar:
         if run.over:
             icon, text = run.status()
             st.caption(f"{icon} {text}")
