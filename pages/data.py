@@ -211,6 +211,8 @@ def _clamp_diagnostic(dataset) -> None:
         st.caption(f":red[:material/visibility: {line[0].upper()}{line[1:]}.]")
     else:
         st.caption(f"No value lies outside its public bounds: nothing is clamped ({NOT_PRIVATE_LABEL}).")
+    if report.missing:  # empty cells are the missing-value policy's, never clamping (issue 32)
+        st.caption(f":material/visibility: {report.missing_note()}")
 
 
 st.subheader("Summary (non-private, for choosing settings)")

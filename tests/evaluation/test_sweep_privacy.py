@@ -166,8 +166,9 @@ def test_data_page_shows_the_clamped_share_as_a_non_private_diagnostic():
     assert not any("Clamping" in w.value for w in at.warning)
 
 
-def test_data_page_warns_when_the_bounds_clamp_a_large_share():
-    """Missing ages filled with 0 under bounds [18, 90]: a quarter of the column is clamped — a labelled warning."""
+def test_data_page_reports_missing_cells_apart_from_clamping():
+    """Missing ages filled with 0 under bounds [18, 90] are missing values, not clamped ones (issue 32 item 4): no
+    clamping warning, a labelled note naming the policy."""
     rng = np.random.default_rng(1)
     rows = [f"{'' if i % 4 == 0 else int(rng.integers(18, 91))},{rng.normal(50, 5):.1f}" for i in range(80)]
     at = AppTest.from_file(APP, default_timeout=90)
@@ -178,8 +179,9 @@ def test_data_page_warns_when_the_bounds_clamp_a_large_share():
     at.session_state["dp_missing"] = "zero"
     at.switch_page("pages/data.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    shown = [w.value for w in at.warning if "Clamping" in w.value]
-    assert shown and "'age' (25.0 %)" in shown[0] and "non-private diagnostic" in shown[0]
+    assert not [w.value for w in at.warning if "Clamping" in w.value]  # on 563c1b2: 'age' (25.0 %) "clamped"
+    notes = [c.value for c in at.caption if "missing (empty or unreadable) cell" in c.value]
+    assert notes and "'age' 25.0 %" in notes[0] and "filled with 0" in notes[0]
 
 
 def test_the_privacy_columns_ignore_the_convergence_verdict():
