@@ -211,3 +211,22 @@ def test_the_privacy_label_does_not_read_the_convergence_verdict(capsys) -> None
     err = capsys.readouterr().err
     assert "NOT end-to-end" not in err
     assert "convergence column" in err and "non-private diagnostic" in err
+
+
+def test_the_sample_size_page_runs_nothing_under_add_remove() -> None:
+    """The dashboard follows the same rule: under add/remove the Sample size page says why and runs no sweep (before,
+    it ran sizes up to the exact row count)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from pages.ui import state as ui_state
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=240)
+    at.query_params["data"] = "wine"
+    at.run()
+    at.session_state["dp_neighbouring"] = ADD_REMOVE
+    at.switch_page("pages/sample_size.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("replace-one" in i.value for i in at.info), [i.value for i in at.info]
+    assert ui_state.stored("ss_result", at.session_state) is None
