@@ -63,7 +63,7 @@ SELFTEST_KEY = "audit_selftest_result"
 SELFTEST_DRAWS = (CONFORMANCE_DRAWS, 100_000, 1_000_000)
 TRIAL_CHOICES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 SIDE_COLOURS = ("#1f77b4", "#d62728")
-RELATION_LABELS = {"auto": "the construction's own (if supported)", Neighbouring.REPLACE: "replace one record",
+RELATION_LABELS = {"auto": "the pair's own", Neighbouring.REPLACE: "replace one record",
                    Neighbouring.ADD_REMOVE: "add or remove one record"}
 
 #: Presets: widget values to set, whether the run is an audit or the determinism probe, and the caption under the
@@ -171,8 +171,7 @@ def _verdict(result) -> None:
             f"Witness: {result.event['description']}."
         )
     elif result.inconclusive and result.inconclusive_reason in ("power", "unchecked", "no_reference"):
-        st.warning(f"**{so_far}Inconclusive: no violation found, but nothing shows this test could have found a "
-                   f"violation of the claim.** {result.verdict_text().split(': ', 1)[1]}")
+        st.warning(f"**{so_far}Inconclusive:** {result.verdict_text().split(': ', 1)[1]}")
     elif result.inconclusive:
         st.warning(
             f"**{so_far}Inconclusive: this test could not have refuted the claim.** With "
@@ -476,9 +475,9 @@ def _draw_interim(slot, result) -> None:
                         key=f"audit_interim_chart_{result.completed[0]}")
 
 
-def _audit_progress(wait: float) -> None:
+def _audit_progress(wait: float, top=None) -> None:
     """Progress line and Cancel button of the session's audit; waits up to ``wait`` seconds inside this run, drawing
-    its interim results as they come."""
+    its interim results as they come (in ``top``, where the verdict goes, when given)."""
     if wait:  # a new audit: the note of the last one goes
         st.session_state.pop(AUDIT_NOTE_KEY, None)
     entry = _audit_job()
@@ -494,7 +493,7 @@ def _audit_progress(wait: float) -> None:
             _audit_finish(job, entry[1])
             st.rerun()
         holder = col_progress.empty()
-        interim_slot = st.empty()
+        interim_slot = (top if top is not None else st).empty()
         drawn = 0
         end = time.monotonic() + wait
         while not job.finished and time.monotonic() < end:
@@ -601,7 +600,7 @@ def _settings_widgets() -> _AuditSettings:
     _init_state("sn_imtiaz" if "sn_imtiaz" in ids else ids[0])
     _valid_choice("audit_mechanism", tuple(ids))
     st.session_state.setdefault("audit_callable", "")
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3 = st.columns([2, 1, 1])
     mid = c1.selectbox("Mechanism", ids, format_func=_label, key="audit_mechanism")
     spec = c1.text_input("…or your own (module:function)", key="audit_callable", placeholder="mypkg.mech:release",
                          help="A Python function (X, epsilon, delta, rng) -> array on the server's Python path: X "
@@ -609,13 +608,15 @@ def _settings_widgets() -> _AuditSettings:
                               "covariance or a d×k basis. Its claim is what you declare here: ε, and δ (0 = pure "
                               "ε-DP). Anything it raises is a refusal, an output like any other.").strip()
     output = c1.selectbox("It returns", tuple(CALLABLE_OUTPUTS), key="audit_callable_output",
-                          format_func=lambda o: CALLABLE_OUTPUTS[o]) if spec else "covariance"
+                          format_func=lambda o: "a d×d covariance" if o == "covariance" else "a d×k basis",
+                          help="\n\n".join(f"**{o}**: {v}" for o, v in CALLABLE_OUTPUTS.items())) if spec else \
+        "covariance"
     epsilon = c2.number_input("Claimed ε", min_value=0.0, max_value=50.0, step=0.1, key="audit_epsilon")
     custom = None
     if spec:
         delta = c3.number_input("Claimed δ (0 = pure ε-DP)", min_value=0.0, max_value=0.5, step=1e-5, format="%.1e",
                                 key="audit_delta")
-        custom = _custom_mechanism(spec, output, float(delta), c1)
+        custom = _custom_mechanism(spec, output, float(delta))
     mech = custom if custom is not None else get_mechanism(mid)
     if not spec and mech.uses_delta:
         delta = c3.number_input("Claimed δ", min_value=0.0, max_value=0.5, step=1e-5, format="%.1e",
@@ -637,7 +638,8 @@ def _settings_widgets() -> _AuditSettings:
     relation = c6.selectbox("Neighbouring relation", relations, key="audit_neighbouring",
                             format_func=lambda r: RELATION_LABELS[r],
                             help="Audit each relation the mechanism claims: under add/remove the number of rows is "
-                                 "itself private.")
+                                 "itself private. *The pair's own*: each construction's default relation, where "
+                                 "the mechanism supports it.")
     c7, c8, c9, c10 = st.columns(4)
     statistic = c7.selectbox("What to look at", tuple(STATISTICS), key="audit_statistic",
                              format_func=identifier_label,
@@ -657,13 +659,13 @@ def _settings_widgets() -> _AuditSettings:
                           statistic, field, n, k, seed, time_limit, spec if spec and custom is None else "")
 
 
-def _custom_mechanism(spec: str, output: str, delta: float, col):
+def _custom_mechanism(spec: str, output: str, delta: float):
     """The user's module:function as a mechanism with the declared claim, or None after showing why not (an import
     error is a message, never a traceback)."""
     try:
         return callable_mechanism(spec, output=output, delta=delta)
     except DPCoreError as exc:
-        col.error(str(exc))
+        st.error(str(exc))
         return None
 
 
@@ -671,10 +673,14 @@ def _show_estimate(s: _AuditSettings) -> str:
     """Caption the estimated run time; returns the settings' error message ("" when they are valid)."""
     if s.broken_callable:
         return f"cannot load {s.broken_callable}"
-    estimate = _estimate if isinstance(s.mechanism_id, str) else estimate_audit_seconds  # a callable: not cached
     try:
-        seconds = estimate(s.mechanism_id, float(s.epsilon), s.delta_arg, int(s.trials), s.neighbours,
-                           s.neighbouring, int(s.n), int(s.k))
+        if isinstance(s.mechanism_id, str):
+            seconds = _estimate(s.mechanism_id, float(s.epsilon), s.delta_arg, int(s.trials), s.neighbours,
+                                s.neighbouring, int(s.n), int(s.k))
+        else:  # a callable: not cached (it is an object)
+            seconds = estimate_audit_seconds(s.mechanism_id, float(s.epsilon), int(s.trials), delta=s.delta_arg,
+                                             neighbours=s.neighbours, neighbouring=s.neighbouring, n=int(s.n),
+                                             k=int(s.k))
         st.caption(f"Estimated run time: about {seconds:.0f} s (from a short pilot run)."
                    if seconds >= 1 else "Estimated run time: under a second.")
     except DPCoreError as exc:
@@ -713,7 +719,7 @@ def _run_probe(s: _AuditSettings, probe_seeds: int, settings_error: str) -> None
             st.session_state.pop(RESULT_KEY, None)
 
 
-def _run_controls(s: _AuditSettings, settings_error: str) -> None:
+def _run_controls(s: _AuditSettings, settings_error: str, top=None) -> None:
     """The Run audit / Run determinism probe buttons, and what they start (also when requested by a preset)."""
     b1, b2, b3 = st.columns([1, 1, 2])
     run = b1.button("Run audit", type="primary", key="audit_run")
@@ -724,7 +730,7 @@ def _run_controls(s: _AuditSettings, settings_error: str) -> None:
     started = bool(run or st.session_state.pop("audit_run_requested", False))
     if started:
         _start_audit(s, settings_error)
-    _audit_progress(_wait_seconds() if started else 0.0)
+    _audit_progress(_wait_seconds() if started else 0.0, top)
     if probe or st.session_state.pop("audit_probe_requested", False):
         _run_probe(s, probe_seeds, settings_error)
 
@@ -785,7 +791,7 @@ def main() -> None:
     _show_presets()
     settings = _settings_widgets()
     settings_error = _show_estimate(settings)
-    _run_controls(settings, settings_error)
+    _run_controls(settings, settings_error, top)
     _show_current_result(top)
     with st.expander("Sampler self-test (is the Bingham sampler exact?)"):
         _sampler_selftest()
