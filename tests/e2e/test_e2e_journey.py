@@ -1,0 +1,281 @@
+"""The analyst's journey of issue 32, end to end in headless Chromium on a real server (1280×800).
+
+Upload a table → import a codebook that has a row for the label (the row is skipped and listed, the rest applied) →
+two bulk edits (the second must not repeat the first's role) → confirm the structure: public, end-to-end private →
+a seeded Explore sweep → **download the workspace file in the browser** → a fresh browser context loads it and
+uploads the table again → the same schema, the same settings and the same numbers. And a schema whose declared
+format does not fit the file: one message naming both sides.
+
+The AppTests of these pages passed while the browser saved an empty workspace (``settings: {}``, ``uploads: []``):
+Streamlit ran the button's callable outside the session. Only a browser click shows that class of bug.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from playwright.sync_api import Browser, Page, expect
+from test_e2e import (  # noqa: F401  (the browser fixtures: Debian's Chromium)
+    SHOT_DIR,
+    TIMEOUT_MS,
+    _serve,
+    browser_context_args,
+    browser_type_launch_args,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.browser
+
+VIEWPORT = {"width": 1280, "height": 800}
+#: Fast, seeded settings in the first session's link: two mechanisms, two trials, k = 2.
+LINK = "k=2&trials=2&eps=0.5~4&mech=laplace,analyze_gauss"
+SEED = 4242
+NAME = "journey.csv"
+CODEBOOK = (b"column,lower,upper,categories\n"
+            b"age,18,90,\n"
+            b"income,0,200000,\n"
+            b"region,,,north|east|south|west\n"
+            b"outcome,,,yes|no\n")  # the label's row: skipped with its reason, the rest applied
+
+
+@pytest.fixture(scope="module")
+def journey_url():
+    """One server for this module (log: test-artifacts/streamlit_journey.log)."""
+    yield from _serve("streamlit_journey.log")
+
+
+def _table(n: int = 160, seed: int = 32) -> bytes:
+    """An ID, three numbers, a region and a yes/no outcome (guessed as the label)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "person_id": np.arange(1001, 1001 + n),
+        "age": rng.integers(18, 90, n),
+        "income": rng.uniform(5_000, 150_000, n).round(0),
+        "score": rng.uniform(0, 100, n).round(1),
+        "region": rng.choice(["north", "east", "south", "west"], n),
+        "outcome": rng.choice(["yes", "no"], n),
+    })
+    return frame.to_csv(index=False).encode()
+
+
+def _main(page: Page):
+    return page.locator('[data-testid="stMain"]')
+
+
+def _no_traceback(page: Page) -> None:
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def _shot(page: Page, name: str) -> None:
+    page.mouse.move(2, 2)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOT_DIR / f"journey_{name}.png"))
+
+
+def _uploader(page: Page, label: str):
+    return page.locator('[data-testid="stFileUploader"]').filter(has_text=label).locator('input[type="file"]')
+
+
+def _download(page: Page, button, timeout: int = 60_000) -> tuple[str, bytes]:
+    """Click a download button in the browser; (suggested file name, the file's bytes)."""
+    expect(button).to_be_enabled()
+    with page.expect_download(timeout=timeout) as info:
+        button.click()
+    download = info.value
+    assert download.failure() is None, download.failure()
+    return download.suggested_filename, download.path().read_bytes()
+
+
+def _open(page: Page, expander: str) -> None:
+    """Open an expander by its label (no-op when it is open already). An expander whose label changed (e.g. the
+    bulk panel's "1 of 5 columns match") is a new one, closed: wait for the label first."""
+    summary = page.locator("summary").filter(has_text=expander).first
+    expect(summary).to_be_visible()
+    wait_idle(page)
+    details = page.locator("details").filter(has=summary).first
+    if details.get_attribute("open") is None:
+        summary.click()
+    expect(details).to_have_attribute("open", re.compile(".*"))
+
+
+def _filter(page: Page, text: str, matching: int, total: int = 5) -> None:
+    """Type a name filter; the bulk panel opens on the columns it matches."""
+    box = page.get_by_role("textbox", name="Filter columns by name")
+    expect(box).to_have_count(1)
+    box.fill(text)
+    box.press("Enter")
+    _open(page, f"Set many columns at once — {matching} of {total} columns match the filter")
+
+
+def _upload_table(page: Page) -> None:
+    _uploader(page, "CSV/TSV").set_input_files({"name": NAME, "mimeType": "text/csv", "buffer": _table()})
+    expect(page.get_by_text(f"Uploaded file: {NAME}")).to_be_visible()
+    wait_idle(page)
+
+
+def _download_workspace(page: Page) -> dict:
+    _open(page, "Workspace: save or restore")
+    name, data = _download(page, page.get_by_role("button", name="Download workspace"))
+    assert name == "dpcore-workspace.yaml"
+    return yaml.safe_load(data)
+
+
+def _download_schema(page: Page) -> bytes:
+    name, data = _download(page, page.get_by_role("button", name="Download schema (YAML)"))
+    assert name.endswith("_schema.yaml")
+    return data
+
+
+def _sweep_numbers(page: Page) -> pd.DataFrame:
+    """Explore: type the seed, run the sweep, download its results (CSV) in the browser."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_role("link", name="Explore").click()
+    expect(page.get_by_role("heading", name=re.compile("^Explore the privacy"))).to_be_visible()
+    wait_idle(page)
+    seed = sidebar.get_by_label("Seed", exact=True)
+    seed.fill(str(SEED))
+    seed.press("Enter")
+    wait_idle(page)
+    run = page.get_by_role("button", name="Run sweep")
+    if run.is_visible():  # fast mechanisms may run on their own when the settings change
+        run.click()
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    expect(charts.first.locator(".scatterlayer .trace").first).to_be_attached()
+    wait_idle(page)
+    expect(page.get_by_text("non-private step")).to_have_count(0)
+    _no_traceback(page)
+    _open(page, "Downloads")
+    name, data = _download(page, page.get_by_role("button", name="Sweep results (CSV)"))
+    assert name.endswith(".csv")
+    frame = pd.read_csv(io.BytesIO(data))
+    assert len(frame) and {"mechanism", "epsilon"} <= set(frame.columns), frame.columns
+    assert set(frame["mechanism"]) >= {"laplace", "analyze_gauss"}
+    return frame
+
+
+def _back_to_data(page: Page) -> None:
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Data").click()
+    expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
+    wait_idle(page)
+
+
+def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: Page, journey_url, browser: Browser):
+    page.set_default_timeout(TIMEOUT_MS)
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{journey_url}/data?{LINK}", wait_until="domcontentloaded")
+    expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
+    wait_idle(page)
+    _upload_table(page)
+    expect(page.get_by_text("Guessed: 'outcome'", exact=False).first).to_be_visible()
+
+    # the codebook: its label row is skipped and listed with the reason, the other rows are applied
+    _open(page, "Set many columns at once")
+    _uploader(page, "Import a codebook").set_input_files(
+        {"name": "codebook.csv", "mimeType": "text/csv", "buffer": CODEBOOK})
+    skipped = page.locator('[data-testid="stAlertContentError"]').filter(has_text="Skipped 1 row(s)")
+    expect(skipped).to_contain_text("codebook.csv line 5")
+    expect(skipped).to_contain_text("'outcome' is the label")
+    expect(page.get_by_text("Imported 3 column(s) from the codebook codebook.csv")).to_be_visible()
+    wait_idle(page)
+    _shot(page, "codebook_skipped_row")
+
+    # bulk edit 1: the ID column excluded (role box → excluded, apply)
+    _filter(page, "person_id", 1)
+    role = page.get_by_role("combobox", name="role", exact=True)
+    role.click()
+    role.press_sequentially("excluded")
+    expect(page.get_by_role("option", name="excluded", exact=True)).to_be_visible()
+    role.press("Enter")
+    expect(role).to_have_value("excluded")
+    page.get_by_role("button", name="Apply the same public range / values to the selected columns").click()
+    expect(page.get_by_text("Changed: role → excluded on person_id")).to_be_visible()
+    wait_idle(page)
+    # bulk edit 2: the shown values of 'score' declared public — the role box is back on "keep": score stays numeric
+    _filter(page, "score", 1)
+    expect(page.get_by_role("combobox", name="role", exact=True)).to_have_value("(keep each column's role)")
+    page.get_by_role("button", name="Declare the shown values of the selected columns public").click()
+    note = page.get_by_text("Changed: shown values declared public on score")
+    expect(note).to_be_visible()
+    expect(page.get_by_text("role → excluded on score")).to_have_count(0)
+    wait_idle(page)
+    _shot(page, "bulk_declare_shown")
+    _filter(page, "", 5)
+
+    # the structure (format, roles, label) confirmed: every feature public, the pipeline end-to-end private
+    page.get_by_role("button", name="Confirm format, roles and label").click()
+    expect(page.get_by_text("All 4 feature columns are public").first).to_be_visible()
+    expect(page.get_by_text("end-to-end private").first).to_be_visible()
+    wait_idle(page)
+    _no_traceback(page)
+    schema_before = _download_schema(page)
+
+    numbers_before = _sweep_numbers(page)
+    _back_to_data(page)
+    saved = _download_workspace(page)
+    # the file the browser saved has the session in it (it was settings: {}, mechanisms: {}, uploads: [])
+    assert saved["settings"]["dp_k"] == 2 and saved["settings"]["dp_trials"] == 2, saved["settings"]
+    assert {m for ms in saved["mechanisms"].values() for m in ms} == {"laplace", "analyze_gauss"}
+    (entry,) = saved["uploads"]
+    assert entry["file"] == NAME and entry["settings"]["dp_label"] == "outcome"
+    columns = {c["name"]: c for c in entry["schema"]["columns"]}
+    assert (columns["age"]["lower"], columns["age"]["upper"]) == (18, 90) and columns["person_id"]["role"] == "excluded"
+    _shot(page, "workspace_saved")
+
+    # a fresh browser context (no cookies, no session): load the workspace, upload the table again
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        fresh = context.new_page()
+        fresh.set_default_timeout(TIMEOUT_MS)
+        fresh.goto(f"{journey_url}/data", wait_until="domcontentloaded")
+        expect(fresh.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
+        wait_idle(fresh)
+        _open(fresh, "Workspace: save or restore")
+        _uploader(fresh, "Load a workspace file").set_input_files(
+            {"name": "dpcore-workspace.yaml", "mimeType": "application/x-yaml",
+             "buffer": yaml.safe_dump(saved).encode()})
+        expect(fresh.get_by_text("Loaded the workspace dpcore-workspace.yaml")).to_be_visible()
+        wait_idle(fresh)
+        _upload_table(fresh)
+        expect(fresh.get_by_text("All 4 feature columns are public").first).to_be_visible()
+        expect(fresh.get_by_text("end-to-end private").first).to_be_visible()
+        _no_traceback(fresh)
+        assert _download_schema(fresh) == schema_before  # the same schema
+        again = _download_workspace(fresh)
+        for part in ("settings", "mechanisms", "uploads"):  # the same settings, mechanisms and upload entry
+            assert again[part] == saved[part], part
+        _shot(fresh, "workspace_restored")
+        numbers_after = _sweep_numbers(fresh)
+        timing = [c for c in numbers_before.columns if c.startswith("runtime")]  # wall-clock: not a result
+        pd.testing.assert_frame_equal(numbers_after.drop(columns=timing), numbers_before.drop(columns=timing))
+    finally:
+        context.close()
+
+
+def test_a_schema_whose_format_does_not_fit_the_file_names_both_sides(page: Page, journey_url):
+    page.set_default_timeout(TIMEOUT_MS)
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{journey_url}/data", wait_until="domcontentloaded")
+    expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
+    wait_idle(page)
+    semicolons = _table(60).decode().replace(",", ";").encode()
+    _uploader(page, "CSV/TSV").set_input_files({"name": "european.csv", "mimeType": "text/csv", "buffer": semicolons})
+    expect(page.get_by_text("semicolon-separated")).to_be_visible()
+    wait_idle(page)
+    schema = {"dpcore_schema": 1, "label": None, "format": {"kind": "csv", "delimiter": ",", "decimal": "."},
+              "columns": [{"name": "age", "role": "numeric", "lower": 18, "upper": 90}]}
+    _uploader(page, "Load a schema (YAML/JSON)").set_input_files(
+        {"name": "comma.yaml", "mimeType": "application/x-yaml", "buffer": yaml.safe_dump(schema).encode()})
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    expect(errors.first).to_contain_text(re.compile(
+        r"the schema declares the delimiter ',' \(comma\), but this file's header line is split by ';' \(semicolon\)"))
+    expect(errors).to_have_count(1)  # one message, not the errors of the file read as one column
+    expect(page.get_by_text("semicolon-separated")).to_be_visible()  # still read as detected
+    expect(page.get_by_text("No column is a feature")).to_have_count(0)
+    wait_idle(page)
+    _no_traceback(page)
+    _shot(page, "format_misfit")
