@@ -124,8 +124,8 @@ SVM_MAX_HOLDOUT = 6000
 SVM_MIN_HOLDOUT = 8
 #: Why svm_accuracy is NaN when the SVM's training rows hold one class (fixed text: it names no row and no count).
 SVM_ONE_CLASS = ("SVM accuracy not available: the SVM's training rows hold a single class (a diagnostic read off the "
-                 "labels, not private). The other metrics are unaffected; the rows the mechanisms get do not depend "
-                 "on the labels.")
+                 "labels, not private). The other metrics are unaffected, and the rows the mechanisms get do not "
+                 "depend on the labels.")
 
 
 def svm_holdout_count(n_rows: int, *, labelled: bool, neighbouring: str = Neighbouring.REPLACE,
@@ -233,7 +233,7 @@ def svm_accuracy_or_reason(V_hat: np.ndarray, split: SvmSplit | None) -> tuple[f
         from sklearn.utils.multiclass import type_of_target
 
         kind = type_of_target(split.y_train) if split is not None else "unknown"
-        return float("nan"), (f"SVM accuracy not available: the label is {kind}, not classes; choose a class "
+        return float("nan"), (f"SVM accuracy not available: the label is {kind}, not classes. Choose a class "
                               "column or binarise it (label = column > threshold). The other metrics are unaffected.")
 
 

@@ -179,6 +179,8 @@ __all__ = ["BANDS", "GUARANTEE_SHORT", "WARNING_KINDS", "band_table", "config_ya
 WARNING_KINDS = {ReleaseStatus.BOTTOM: "⊥ (no output)", ReleaseStatus.TIMEOUT: "capped (time limit)",
                  ReleaseStatus.ERROR: "error"}
 NOT_CONVERGED = "not converged"
+#: How a metric's note in a release's message starts (:func:`dpcore.evaluation.metrics.svm_accuracy_or_reason`).
+METRIC_NOTE_PREFIX = "SVM accuracy not available"
 
 
 def release_warning_kind(status: str, message: str = "") -> str | None:
@@ -189,6 +191,8 @@ def release_warning_kind(status: str, message: str = "") -> str | None:
     if status != ReleaseStatus.OK:
         return WARNING_KINDS.get(status, status)
     text = "" if message is None or (isinstance(message, float) and np.isnan(message)) else str(message).strip()
+    # a metric's note (the SVM not available) is about the evaluation, not the release: no warning of its own
+    text = "; ".join(p for p in text.split("; ") if p and not p.startswith(METRIC_NOTE_PREFIX))
     if not text:
         return None
     if NOT_CONVERGED in text.lower():

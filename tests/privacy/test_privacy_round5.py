@@ -70,6 +70,9 @@ def test_a_one_class_training_part_leaves_the_mechanism_rows_alone() -> None:
 
     assert np.isnan(metrics["svm_accuracy"]) and notes == [SVM_ONE_CLASS]
     assert not re.search(r"\d", SVM_ONE_CLASS)
+    from dpcore.evaluation.reporting import release_warning_kind
+
+    assert release_warning_kind("ok", SVM_ONE_CLASS) is None  # a metric's note is no warning on the release
 
 
 def test_a_label_changes_no_cell_seed_no_n_and_no_sample_size_refusal() -> None:
@@ -179,6 +182,9 @@ def test_under_add_remove_every_row_reaches_the_mechanisms() -> None:
     np.testing.assert_array_equal(mech_d.X, D.X)
     np.testing.assert_array_equal(mech_e.X, E.X)
     assert split_d.in_sample and split_e.in_sample  # the SVM metric is scored on rows the mechanisms also saw
+    from pages.ui.datasets import mechanism_rows
+
+    assert [mechanism_rows(X, ADD_REMOVE) for X in (D, E)] == [99, 100]
 
 
 # ------------------------------------------------------------------------------------------------
