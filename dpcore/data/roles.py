@@ -48,6 +48,19 @@ _CODE_NAME = re.compile(r"(^|[^a-z])(mode|code|codes|type|kind|status|region|cat
 #: A numbering without an ID-like name is an identifier only with at least this many subjects.
 MIN_SUBJECTS = 10
 _DATE_NAME = re.compile(r"date|time|timestamp|day|datetime", re.I)
+#: Names of a column that holds a year (whole numbers 1000–2200 there are years: a time, not a measurement).
+_YEAR_NAME = re.compile(r"^(year|yr|yyyy|jahr|annee|année|año|anno)$", re.I)
+#: Names of a panel's time index (a time when every value fills the same number of rows).
+_PERIOD_NAME = re.compile(r"^(period|wave|quarter|qtr|time|t|round|occasion|visit)$", re.I)
+YEARS = (1000, 2200)
+#: A text column with at least this many values, fewer than :data:`ROWS_PER_NAME` rows each on average, or each
+#: filling the same number of rows (a panel's units), names things rather than classing them: an identifier.
+MIN_NAMES = 20
+ROWS_PER_NAME = 5
+#: Names of columns that are features however few values they have: never a guessed label.
+_FEATURE_NAME = re.compile(r"(^|[^a-z])(sex|gender|race|ethnicity|region|state|country|county|city|province|area|"
+                           r"location|marital|occupation|education|religion|language|colou?r|month|weekday|day|"
+                           r"year)($|[^a-z])", re.I)
 _LABEL_NAME = re.compile(r"^(label|labels|target|class|classe|y|outcome|diagnosis|survived|churn|default|result|"
                          r"passed|pass|fail|failed|success|won|win|vote|spam|fraud|species|response|category|grade|"
                          r"is_\w+|has_\w+)$", re.I)
@@ -139,6 +152,25 @@ def _numeric_date(name: str, v: np.ndarray) -> str | None:
     return None
 
 
+def _balanced(counts: np.ndarray) -> bool:
+    """Every value fills the same number of rows, at least two (a balanced panel's units or periods)."""
+    return counts.size >= 2 and int(counts.min()) == int(counts.max()) >= 2
+
+
+def _numeric_time(name: str, v: np.ndarray, distinct: np.ndarray, integer: bool) -> str | None:
+    """Why a whole-number column is a time (a year, a panel's period), or None."""
+    if not integer or distinct.size < 2:
+        return None
+    lo, hi = YEARS
+    if _YEAR_NAME.match(name) and distinct[0] >= lo and distinct[-1] <= hi:
+        return (f"whole numbers from {distinct[0]:g} to {distinct[-1]:g} in a column named {name!r}: years, a time "
+                "rather than a measurement; set the role to numeric (or categorical) to use it as a feature")
+    if _PERIOD_NAME.match(name) and _balanced(np.unique(v, return_counts=True)[1]):
+        return (f"{distinct.size} whole numbers, each in the same number of rows, in a column named {name!r}: the "
+                "time index of a panel, not a measurement; set the role to numeric to use it as a feature")
+    return None
+
+
 def _repeated_id(name: str, v: np.ndarray, nd: int) -> str | None:
     """Why a whole-number column numbers subjects that span several rows (a long-format ID), or None.
 
@@ -170,6 +202,9 @@ def _numeric_role(name: str, v: np.ndarray, n_bad: int, n_present: int, heuristi
     if reason_date:
         return ColumnRole.DATE, reason_date
     integer = bool(np.all(distinct == np.round(distinct)))
+    reason_time = _numeric_time(name.strip(), v, distinct, integer)
+    if reason_time:
+        return ColumnRole.DATE, reason_time
     if heuristics and integer and nd == n_present:
         if len(distinct) > 1 and np.all(np.diff(distinct) == 1):
             return ColumnRole.IDENTIFIER, "consecutive whole numbers, one per row (a row number)"
@@ -179,6 +214,10 @@ def _numeric_role(name: str, v: np.ndarray, n_bad: int, n_present: int, heuristi
         reason_id = _repeated_id(name, v, nd)
         if reason_id:
             return ColumnRole.IDENTIFIER, reason_id
+        if nd >= MIN_SUBJECTS and _SUBJECT_NAME.search(name) and _balanced(np.unique(v, return_counts=True)[1]):
+            return ColumnRole.IDENTIFIER, (f"{nd} whole numbers, each in the same number of rows "
+                                           f"({v.size // nd}), and the name says ID: it numbers the units of a "
+                                           "panel, not a measurement")
     if nd == 2:
         return ColumnRole.BINARY, f"numbers with two distinct values{extra}"
     if heuristics and integer and 3 <= nd <= MAX_CODES and _CODE_NAME.search(name):
@@ -202,6 +241,17 @@ def _text_role(strings: pd.Series, n_present: int, heuristics: bool, max_categor
     if heuristics and nd >= 0.9 * n_present:
         return ColumnRole.IDENTIFIER, ("every value is distinct" if nd == n_present else
                                        f"{100 * nd / n_present:.0f} % of the values are distinct") + " (IDs, names)"
+    if heuristics and nd >= MIN_NAMES:
+        counts = strings.value_counts().to_numpy()
+        if _balanced(counts) and nd >= MIN_SUBJECTS:
+            return ColumnRole.IDENTIFIER, (f"{nd} values, each in exactly {int(counts[0])} rows: it names the units "
+                                           "of a panel (a key, not a category; one-hot would add a column per "
+                                           "unit); set the role to categorical to use it as a feature")
+        if n_present < ROWS_PER_NAME * nd:
+            return ColumnRole.IDENTIFIER, (f"{nd} distinct values in {n_present} rows (about "
+                                           f"{n_present / nd:.1f} rows each): names rather than categories (one-hot "
+                                           f"would add {nd} sparse columns); set the role to categorical to use it "
+                                           "as a feature")
     if nd > max_categories:
         return ColumnRole.EXCLUDED, (f"{nd} distinct text values, more than max_categories = {max_categories}: "
                                      f"one-hot would add {nd} columns; set the role to categorical to include it")
@@ -331,20 +381,41 @@ def _classes_text(table: RawTable, column: ColumnDecision) -> str:
     return f"{n} classes"
 
 
-def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess | None:
-    """The column that most looks like a class label, or None.
+#: Roles a guessed label never has: a column that names, dates or describes records holds no classes.
+_NOT_LABEL_ROLES = frozenset({ColumnRole.IDENTIFIER, ColumnRole.DATE, ColumnRole.FREE_TEXT, ColumnRole.CONSTANT,
+                              ColumnRole.EMPTY})
 
-    1. a column named like a label (``label``, ``class``, ``target``, ``y``, ``species``, ``outcome``, …) with 2–20
-       distinct values; a strong name beats ``is_…``/``has_…``, and the later column wins a tie;
-       (numeric ones only when every value is a whole number: 0/1, or small integer class codes);
-    2. otherwise the last column, when it is text with 2–20 distinct values (a categorical or two-valued column);
-       an unnamed numeric 0/1 column is more often a dummy feature, so it needs a label-like name.
+
+def numeric_column(table: RawTable, column: str) -> bool:
+    """True when ``column`` holds numbers — at most :data:`MAX_NON_NUMERIC` of its present cells are not (as the
+    role inference reads a numeric column; such a cell is a missing label under a rule): only such a column can
+    derive a binary label ``column > value`` (a text column has classes of its own). Reads the data: for the
+    (non-private) Data page's forms and a draft's checks only."""
+    present = table.present(column)
+    _, bad = table.numbers(column)
+    n_present = int(present.sum())
+    return n_present > 0 and int(bad[present].sum()) <= MAX_NON_NUMERIC * n_present
+
+
+def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess | None:
+    """The column that most looks like a class label, or None; the reason says which rule chose it.
+
+    1. a column named like a label (``label``, ``class``, ``target``, ``y``, ``outcome``, ``species``, …) with 2–20
+       distinct values; a strong name beats ``is_…``/``has_…``, and the later column wins a tie (numeric ones only
+       when every value is a whole number: 0/1, or small integer class codes);
+    2. otherwise the last column when it is text with two values (a yes/no outcome is usually last);
+    3. otherwise the last column when it is text with 3–20 values.
+
+    Never a column that names, dates or describes records (an identifier, a date or time, free text), and by rules
+    2–3 never a column whose name says it is a feature (sex, region, state, country, year, …); an unnamed numeric
+    0/1 column is more often a dummy feature, so it needs a label-like name.
 
     Reads the data (distinct counts), so the guess is NOT private — a default for the (non-private) Data page only.
     """
     report = report if report is not None else infer_roles(table)
     lo, hi = LABEL_CLASSES
-    named = [(bool(_STRONG_LABEL_NAME.match(c.name.strip())), i, c) for i, c in enumerate(report.columns)
+    usable = [c for c in report.columns if c.inferred not in _NOT_LABEL_ROLES]
+    named = [(bool(_STRONG_LABEL_NAME.match(c.name.strip())), i, c) for i, c in enumerate(usable)
              if c.label_candidate and lo <= _distinct_present(table, c.name) <= hi
              and (not c.numeric or _whole_number_classes(table, c.name) is not None)]
     if named:
@@ -353,10 +424,14 @@ def guess_label(table: RawTable, report: RoleReport | None = None) -> LabelGuess
     if not report.columns:
         return None
     last = report.columns[-1]
-    if not last.numeric and last.role in (ColumnRole.CATEGORICAL, ColumnRole.BINARY):
-        classes = _distinct_present(table, last.name)
-        if lo <= classes <= hi:
-            return LabelGuess(last.name, f"the last column is text with {classes} distinct values")
+    if (last.numeric or last.inferred in _NOT_LABEL_ROLES or _FEATURE_NAME.search(last.name)
+            or last.role not in (ColumnRole.CATEGORICAL, ColumnRole.BINARY)):
+        return None
+    classes = _distinct_present(table, last.name)
+    if classes == 2:
+        return LabelGuess(last.name, "the last column is text with two values (an outcome is usually last)")
+    if lo <= classes <= hi:
+        return LabelGuess(last.name, f"the last column is text with {classes} distinct values")
     return None
 
 

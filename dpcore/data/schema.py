@@ -550,6 +550,12 @@ class Schema:
         """The schema with the binary label ``column > above`` (or ``column ≠ 0``) declared by the user: the column
         becomes the label (never a feature) and the threshold is the user's declaration (public)."""
         rule = LabelRule(above, nonzero)
+        from .roles import numeric_column
+
+        if table is not None and column in table.columns and not numeric_column(table, column):
+            raise SchemaError(f"schema, field 'label': {shown(column)} holds text, not numbers, so it cannot derive "
+                              f"the label {rule.describe(column)}; use it as the label as it is (its values are the "
+                              "classes) or pick a numeric column.")
         schema = self.with_label(column, table)
         if column not in schema:
             schema = replace(schema, columns=(*schema.columns, ColumnSchema(column, ColumnRole.LABEL)))

@@ -34,7 +34,7 @@ import dpcore
 from dpcore.data import ColumnSchema, RawTable, RoleReport, Schema, SchemaError
 from dpcore.data.diagnostics import BOUND_FORMAT, CLAMP_WARN_SHARE, NOT_PRIVATE_LABEL, as_shown, format_share
 from dpcore.data.reading import DELIMITER_NAMES, DELIMITERS, FileFormat, cell_text, declared_codec, is_sep_line
-from dpcore.data.roles import check_label_kind
+from dpcore.data.roles import check_label_kind, numeric_column
 from dpcore.data.schema import (
     apply_codebook,
     declare_values,
@@ -855,8 +855,8 @@ def label_rule_form(table: RawTable, schema: Schema) -> None:
     """Under the label picker: declare a binary label "COLUMN > value" (or "≠ 0") and store it in the upload's
     schema. Open when the picked column is refused as continuous, or a rule is in effect."""
     column = ui.label_value()
-    if column is None or column not in table.columns:
-        return
+    if column is None or column not in table.columns or not numeric_column(table, column):
+        return  # "> value" and "≠ 0" only for numbers: a text label's values are its classes
     rule = schema.label_rule if schema.label == column else None
     refused = rule is None and not schema.label_declared and _refused_label(table, column, schema)
     if rule is not None:

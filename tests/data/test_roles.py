@@ -337,9 +337,14 @@ def test_code_columns_are_categorical_with_a_reason_and_counts_stay_numeric():
 
 def test_a_value_that_comes_back_is_not_a_repeated_id():
     r = np.random.default_rng(13)
-    frame = pd.DataFrame({"individual": np.tile(np.arange(1, 31), 4), "x": r.normal(size=120)})  # 1..30, 1..30, …
+    values = np.concatenate([np.tile(np.arange(1, 31), 3), np.arange(1, 16)])  # 1..30, 1..30, 1..30, 1..15
+    frame = pd.DataFrame({"individual": values, "x": r.normal(size=values.size)})
     report = infer_roles(read_table(frame.to_csv(index=False).encode()))
     assert report["individual"].role == ColumnRole.NUMERIC
+    # each of 30 values in exactly 4 rows under an ID-like name: a balanced panel's units (issue 32 item 9)
+    frame = pd.DataFrame({"individual": np.tile(np.arange(1, 31), 4), "x": r.normal(size=120)})
+    decision = infer_roles(read_table(frame.to_csv(index=False).encode()))["individual"]
+    assert decision.role == ColumnRole.IDENTIFIER and "panel" in decision.reason
 
 
 def test_few_whole_numbers_without_a_code_name_stay_numeric():
