@@ -20,7 +20,7 @@ import numpy as np
 
 from ..data.prepared import PreparedData
 from ..exceptions import DataError, DPCoreError, InvalidParameterError
-from ..vocabulary import Neighbouring
+from ..vocabulary import Centering, FeatureScaling, Neighbouring
 from .neighbours import NeighbourPair, _canary
 
 __all__ = ["file_pair", "file_relation"]
@@ -67,8 +67,8 @@ def _load_side(raw: bytes, name: str, schema: Any, relation: str, options: dict)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         warnings.simplefilter("ignore", UserWarning)
         dataset = load_csv(raw, schema=schema, name=name, missing=options.get("missing"))
-        kwargs = {"feature_scaling": options.get("feature_scaling") or "schema",
-                  "centering": options.get("centering") or "none", "neighbouring": relation}
+        kwargs = {"feature_scaling": options.get("feature_scaling") or FeatureScaling.SCHEMA,
+                  "centering": options.get("centering") or Centering.NONE, "neighbouring": relation}
         if options.get("norm_bound") is not None:
             kwargs["norm_bound"] = options["norm_bound"]
         return preprocess(dataset, **kwargs)
@@ -85,7 +85,7 @@ def file_pair(path0: str | Path, path1: str | Path, schema: Any, *, neighbouring
     from ..data import load_schema
     from .runner import Refusal
 
-    if centering == "dp":
+    if centering == Centering.DP:
         raise InvalidParameterError("the pipeline audit runs loading and preprocessing once per file, so it takes "
                                     "deterministic preprocessing only; the DP mean (--center dp) draws noise — use "
                                     "--center none or public.")

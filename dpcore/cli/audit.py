@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..exceptions import DPCoreError
-from ..vocabulary import Neighbouring, values
+from ..vocabulary import Centering, Neighbouring, values
 from ._args import EXIT_USAGE, coerce, key_values
 
 
@@ -113,8 +113,8 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "differs): loading with --schema's declared format, preprocessing, the mechanism; a refusal "
                         "anywhere is an output")
     p.add_argument("--schema", help="with --pair: the public schema the files are read and scaled with")
-    p.add_argument("--center", default=None, choices=("none", "public"),
-                   help="with --pair: centring (default none; the DP mean is not audited here)")
+    p.add_argument("--center", default=None, choices=[c for c in values(Centering) if c != Centering.DP],
+                   help="with --pair: centring (default none; the DP mean draws noise and is not audited here)")
     p.add_argument("--norm-bound", type=float, default=None, help="with --pair: public row-norm bound B")
     p.add_argument("--missing", default=None, help="with --pair: missing-value policy (as dpcore release)")
     p.add_argument("--neighbours", default=None, choices=_AuditRegistry("NEIGHBOUR_CONSTRUCTIONS", "all"),
