@@ -26,6 +26,7 @@ from dpcore.explain.display import format_delta, plain_ledger, plain_words
 from dpcore.vocabulary import NO_LABEL, CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
 from pages import ui
 from pages.ui import schema_editor, workspace
+from pages.ui.charts import for_screen, presentation_on
 from pages.ui.datasets import auto_bound_from_data
 
 ui.init_state()
@@ -222,10 +223,10 @@ suggested = int(getattr(dataset, "suggested_k", 2) or 2)
 m = st.columns(5)
 m[0].metric("Rows n", f"{prepared.n:,}", help=ui.held_out_caption(prepared) or None)
 m[1].metric("Features d", prepared.d)
-m[2].metric("Rows clipped to norm B", f"{100 * prepared.clip_fraction:.1f} %",
-            help="Rows whose norm exceeds the norm bound B (non-private diagnostic). It says nothing about the "
-                 "schema's per-column bounds: the share of each column clamped to them is shown below and in the "
-                 "schema editor's *clamped* column.")
+m[2].metric("Rows clipped", f"{100 * prepared.clip_fraction:.1f} %",
+            help="Rows clipped to the norm bound B: those whose norm exceeds B (non-private diagnostic). It says "
+                 "nothing about the schema's per-column bounds: the share of each column clamped to them is shown "
+                 "below and in the schema editor's *clamped* column.")
 m[3].metric("Suggested k", suggested, help=f"k = {k80} captures 80 % of the (uncentred) variance.")
 _label = (getattr(dataset, "options", None) or {}).get("label_text")  # e.g. "income > 50000"
 m[4].metric("Labels", f"{len(bal)} classes" if len(bal) else "none", help=f"Label: {_label}" if _label else None)
@@ -238,7 +239,8 @@ if _k_public and ss.dp_k != suggested and st.button(f"Use k = {suggested} on the
     ss.dp_k = suggested
     st.rerun()
 
-c_scree, c_side = st.columns([3, 2])
+# presentation mode (pages.ui.charts): the scree plot full width, the ledger below it
+c_scree, c_side = (st.container(), st.container()) if presentation_on() else st.columns([3, 2])
 with c_scree:
     ev = explained_variance(prepared.eigenvalues).head(min(prepared.d, 40))
     fig = go.Figure()
@@ -252,7 +254,7 @@ with c_scree:
                       legend={"orientation": "h", "y": -0.25})
     fig.update_xaxes(title_text="component")
     fig.update_yaxes(title_text="fraction of total variance")
-    st.plotly_chart(fig, theme="streamlit", key="data_scree", width="stretch")
+    st.plotly_chart(for_screen(fig), theme="streamlit", key="data_scree", width="stretch")
 with c_side:
     st.markdown("**Privacy ledger of this preprocessing**")
     ui.show_ledger(plain_ledger(prepared.ledger))

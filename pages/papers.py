@@ -3,7 +3,9 @@ results (``benchmarks/results/reproduce_*``, ``docs/figures``, ``docs/reproducti
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -11,6 +13,7 @@ import streamlit as st
 from dpcore.evaluation import reproduce
 from dpcore.exceptions import DPCoreError
 from pages import ui
+from pages.ui.charts import presentation_toggle, stored_figure_for_screen
 
 ui.init_state()
 ss = st.session_state
@@ -22,12 +25,53 @@ VERDICT_ICONS = {"agrees": ":green[:material/check_circle:]", "partly": ":orange
                  "ordering agrees": ":orange[:material/contrast:]",
                  "mostly agrees": ":green[:material/check:]", "does not reproduce": ":red[:material/cancel:]"}
 
+#: The tab labels: short enough that all seven fit one row at 1280 px (the long "author year — target" labels
+#: showed 4½ of 7 tabs); the full name heads each tab.
+TAB_LABELS = {"chaudhuri_fig5": "Chaudhuri Fig. 5", "amin_fig1": "Amin Fig. 1", "imtiaz_fig1": "Imtiaz Fig. 1",
+              "chaudhuri_table2": "Chaudhuri Table 2", "singhal_steinke_dimension": "Singhal–Steinke",
+              "yun_dudeja": "Yun–Dudeja", "jiang_table1": "Jiang Table 1"}
+
+with st.sidebar:
+    presentation_toggle()
 st.title("Papers: what the source papers claim, and what we found")
 st.markdown("dpcore re-ran the experiments of the papers its mechanisms come from, with the same mechanisms you "
             "use on the other pages. Each section shows the paper's claim, our figure and the verdict; the numbers "
             "are the stored results of the full runs (`benchmarks/results/reproduce_*`, discussed in "
             "`docs/reproductions.md`). Re-run one from the command line with `dpcore reproduce NAME` (or `--quick`), "
             "or a quick version here.")
+
+
+@st.cache_data(show_spinner=False)
+def _stored_spec(path: str, mtime: float) -> dict | None:
+    """The figure of a stored Plotly HTML file (``Plotly.newPlot(id, data, layout, …)``), or None when it cannot be
+    read; cached by path and modification time."""
+    try:
+        html = Path(path).read_text(encoding="utf-8")
+        pos = html.index("Plotly.newPlot(") + len("Plotly.newPlot(")
+        decoder = json.JSONDecoder()
+        parts = []
+        for _ in range(3):  # the element id, the traces, the layout
+            while html[pos] in " \t\r\n,":
+                pos += 1
+            value, pos = decoder.raw_decode(html, pos)
+            parts.append(value)
+        return {"data": parts[1], "layout": parts[2]}
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _stored_figure(name: str, files: dict[str, Path]) -> None:
+    """The stored full run's figure: drawn by Plotly from its HTML at the page's width with readable text (the PNG,
+    1,000–1,400 px wide with 13 px text, showed its text at 8–9 px); the PNG when the HTML cannot be read."""
+    html = files.get("html")
+    spec = _stored_spec(str(html), html.stat().st_mtime) if html is not None and html.is_file() else None
+    if spec is not None:
+        st.plotly_chart(stored_figure_for_screen(spec), theme="streamlit", key=f"papers_fig_{name}",
+                        width="stretch")
+    elif files["png"].is_file():
+        st.image(str(files["png"]), width="stretch")
+    else:
+        st.info(f"No stored figure ({files['png'].name}); run `dpcore reproduce {name}`.")
 
 
 def _verdict_icon(verdict: str) -> str:
@@ -87,8 +131,7 @@ def _quick_section(name: str) -> None:
     st.success(f"Quick run finished in {result.seconds:.1f} s. It uses few trials and a short ε grid: compare its "
                "shape with the stored figure above, not its digits.", icon=":material/replay:")
     if result.figure is not None:
-        fig = result.figure
-        fig.update_layout(width=None)  # follow the page width
+        fig = stored_figure_for_screen(result.figure.to_dict())  # the page's width, readable text
         st.plotly_chart(fig, theme="streamlit", key=f"papers_quick_fig_{name}", width="stretch")
     if result.summary is not None:
         with st.expander("Quick run: summary table and log"):
@@ -111,7 +154,7 @@ for e in reproduce.EXPERIMENTS:
 st.markdown("\n".join(lines))
 st.caption("No dpcore bug was found by these reproductions; every mechanism ran at every setting within its time cap.")
 
-tabs = st.tabs([f"{e.short} — {e.target}" for e in reproduce.EXPERIMENTS])
+tabs = st.tabs([TAB_LABELS.get(e.name, e.short) for e in reproduce.EXPERIMENTS])
 for exp, tab in zip(reproduce.EXPERIMENTS, tabs):
     with tab:
         st.markdown(f"### {exp.paper}, {exp.target}\n{exp.title[:1].upper()}{exp.title[1:]}. "
@@ -123,10 +166,7 @@ for exp, tab in zip(reproduce.EXPERIMENTS, tabs):
             st.caption("No verdict recorded for this experiment.")
         files = reproduce.result_files(exp.name)
         st.markdown("**Our figure** (stored full run)")
-        if files["png"].is_file():
-            st.image(str(files["png"]), width="stretch")
-        else:
-            st.info(f"No stored figure ({files['png'].name}); run `dpcore reproduce {exp.name}`.")
+        _stored_figure(exp.name, files)
         st.markdown("**The data as run** (non-private facts of the benchmark data)")
         _facts(exp.name)
         section = reproduce.doc_section(exp.name)

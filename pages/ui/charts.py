@@ -582,7 +582,9 @@ PRESENT_TITLE = 20
 #: The plot area's height (px) of a full-width chart in presentation mode.
 PRESENT_PLOT_HEIGHT = 320
 #: The page's text in presentation mode: Streamlit sizes everything relative to the root font size (16 px).
-PRESENT_CSS = "<style>html { font-size: 18px; }</style>"
+#: Tab bars wrap onto a second row instead of scrolling (at 1280 px the Papers page showed 4½ of its 7 tabs).
+PRESENT_CSS = ("<style>html { font-size: 18px; } "
+               "[data-baseweb='tab-list'] { flex-wrap: wrap; row-gap: 0.25rem; }</style>")
 
 
 def presentation_on() -> bool:
@@ -640,6 +642,53 @@ def presentation_figure(fig: go.Figure) -> go.Figure:
     frame = chart_frame(rows, PRESENT_FONT)
     layout["height"] = round(max(float(layout.get("height") or 0), PRESENT_PLOT_HEIGHT + frame))
     spread_tags(layout, layout["height"] - frame - TAG_SLACK)
+    return figure_from_dict(spec)
+
+
+#: Stored figures (Papers: drawn at 1,000–1,400 px with 13 px text, shown ≈ 850 px wide, so ≈ 8–9 px on screen):
+#: their text size on the page, and in presentation mode.
+STORED_FONT = 14
+STORED_TITLE = 17
+#: A stored figure's title longer than this breaks after its " — " (one line ran off the right edge).
+STORED_TITLE_CHARS = 60
+
+
+def stored_figure_for_screen(spec: dict) -> go.Figure:
+    """A stored Plotly figure (its ``{"data", "layout"}``) at the page's width with text one can read: every font
+    (body, title, axes, legend, subplot titles and notes) raised to :data:`STORED_FONT` (:data:`PRESENT_FONT` in
+    presentation mode), the fixed width dropped so it follows the page."""
+    spec = {"data": spec.get("data") or [], "layout": dict(spec.get("layout") or {})}
+    layout = spec["layout"]
+    present = presentation_on()
+    body, title = (PRESENT_FONT, PRESENT_TITLE) if present else (STORED_FONT, STORED_TITLE)
+    layout.pop("width", None)
+    layout["autosize"] = True
+    layout["font"] = {**(layout.get("font") or {}), "size": body}
+    if isinstance(layout.get("title"), dict):
+        layout["title"] = {**layout["title"], "font": {**(layout["title"].get("font") or {}), "size": title}}
+        text = str(layout["title"].get("text") or "")
+        if len(text) > STORED_TITLE_CHARS and " — " in text and "<br>" not in text:  # two lines, not cut off
+            layout["title"]["text"] = text.replace(" — ", "<br>", 1)
+            margin = dict(layout.get("margin") or {})
+            margin["t"] = max(float(margin.get("t") or 0), 2.6 * title + 30)
+            layout["margin"] = margin
+    if isinstance(layout.get("legend"), dict) or "legend" not in layout:
+        legend = dict(layout.get("legend") or {})
+        legend["font"] = {**(legend.get("font") or {}), "size": body}
+        layout["legend"] = legend
+    for key in list(layout):
+        if key.startswith(("xaxis", "yaxis")) and isinstance(layout[key], dict):
+            axis = dict(layout[key])
+            axis["tickfont"] = {**(axis.get("tickfont") or {}), "size": body - 1}
+            if isinstance(axis.get("title"), dict):
+                axis["title"] = {**axis["title"], "font": {**(axis["title"].get("font") or {}), "size": body}}
+            axis["automargin"] = True
+            layout[key] = axis
+    layout["annotations"] = [{**note, "font": {**(note.get("font") or {}), "size": body}}
+                             for note in layout.get("annotations") or []]
+    scale = body / 13  # the stored figures' text size: their height grows with the text
+    if layout.get("height"):
+        layout["height"] = round(float(layout["height"]) * max(1.0, scale))
     return figure_from_dict(spec)
 
 

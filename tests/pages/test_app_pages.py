@@ -226,6 +226,13 @@ def test_ppca_burn_in_traces_and_convergence_verdict(inspect_page):
                [s.value for s in at.success if "Converged (a non-private heuristic)" in s.value]
     assert len(verdicts) == 1
     assert ("Not converged" in verdicts[0]) == (not release.diagnostics["converged"])
+    # issue #33 item 5: the chart agrees with the verdict (split-R̂/ESS): no red F = 0.01 target a chain of this
+    # length never reaches, but what a settled chain's F does (1/√T), named in the legend
+    assert not fig["layout"].get("shapes") and not fig["layout"].get("annotations")
+    assert [t["name"] for t in fig["data"] if not t.get("name", "").startswith("chain")] == ["1/√T: a settled chain"]
+    rows = list(at.table[0].value.index)  # readable names, nothing cut off in a cell
+    assert "split-R̂ (largest; ≤ 1.05 needed)" in rows and "bulk effective sample size (smallest)" in rows
+    assert not {"rhat", "ess bulk", "convergence message", "convergence detail"} & set(rows)
 
 
 def _prepared_data(at: AppTest):
