@@ -192,10 +192,13 @@ def _load_csv_from_args(args):
         label, note = label_or_guess(read_table(raw, name=path.stem, **table_options(args)), None)
         if note and not args.quiet:
             print(f"dpcore: note: {note}", file=sys.stderr)
+    # Under add/remove n is private: no row limit may refuse by it (the file is in memory already); under replace-one
+    # n is public and the reader's max_rows stays (privacy review item 17).
+    limit = {"max_rows": sys.maxsize} if getattr(args, "neighbouring", None) == Neighbouring.ADD_REMOVE else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WideDataWarning)  # also in the notes, printed below
         dataset = load_csv(raw, label=label, name=path.stem, schema=schema, missing=args.missing,
-                           label_rule=rule, **table_options(args))
+                           label_rule=rule, **limit, **table_options(args))
     if not args.quiet and dataset.options.get("label_text") != dataset.options.get("label"):
         print(f"dpcore: note: label: {dataset.options['label_text']} (a declared rule: its threshold is public)",
               file=sys.stderr)

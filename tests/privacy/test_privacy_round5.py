@@ -163,6 +163,32 @@ def test_the_cli_refuses_sample_sizes_under_add_remove_whatever_n(tmp_path, caps
     assert "40" not in results[0][1] and "41" not in results[0][1]
 
 
+def test_the_cli_row_limit_decides_nothing_under_add_remove(tmp_path, capsys, monkeypatch) -> None:
+    """More rows than the reader's max_rows: refused by n under replace-one (n public), read under add/remove.
+    The limit is lowered to 5 here (the default is 1,000,000)."""
+    from dpcore.cli import main
+    from dpcore.data import csv as csv_module
+
+    monkeypatch.setitem(csv_module.load_csv.__kwdefaults__, "max_rows", 5)
+    schema = tmp_path / "s.yaml"
+    schema.write_text("dpcore_schema: 1\nformat: {kind: csv, encoding: utf-8, delimiter: ',', decimal: '.'}\n"
+                      "label: null\ncolumns:\n- {name: a, role: numeric, lower: 0, upper: 10}\n"
+                      "- {name: b, role: numeric, lower: 0, upper: 10}\n")
+    rows = ["1,2", "3,4", "5,6", "7,8", "9,1", "2,3"]
+
+    def sweep(body: list[str], relation: str) -> int:
+        path = tmp_path / f"{len(body)}.csv"
+        path.write_text("a,b\n" + "\n".join(body) + "\n")
+        code = main(["sweep", "--csv", str(path), "--schema", str(schema), "--mechanisms", "analyze_gauss",
+                     "--epsilons", "1", "--delta", "1e-5", "--k", "1", "--trials", "1", "--seed", "1", "--quiet",
+                     "--neighbouring", relation, "--out", str(tmp_path / "out.csv")])
+        capsys.readouterr()
+        return code
+
+    assert [sweep(rows[:5], ADD_REMOVE), sweep(rows, ADD_REMOVE)] == [0, 0]  # before: 0 and 2
+    assert [sweep(rows[:5], "replace"), sweep(rows, "replace")] == [0, 2]  # n public: the limit stays
+
+
 def test_cell_seeds_do_not_depend_on_n_under_add_remove() -> None:
     D, E = _add_remove_pair()
     settings = dict(mechanisms=["analyze_gauss", "ppca"], epsilons=[1.0], deltas=[1e-5], ks=[1], trials=3, seed=8,
