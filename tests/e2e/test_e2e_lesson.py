@@ -145,7 +145,7 @@ def test_lesson_2_invalid_mechanism_is_unmistakable(page: Page, lesson_url):
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Audit").click()
     expect(page.get_by_role("heading", name="Privacy audit")).to_be_visible()
     wait_idle(page)
-    page.get_by_role("button", name="SN Wishart (invalid) — support attack").click()
+    page.get_by_role("button", name="SN Wishart", exact=True).click()  # "invalid · support attack" is its caption
     verdict = page.locator('[data-testid="stAlertContentError"]', has_text="The audit proves this mechanism is NOT")
     expect(verdict).to_contain_text("NOT 1-DP")
     expect(verdict).to_contain_text("Audit at ε = 1, 95 % confidence: δ ≥")
