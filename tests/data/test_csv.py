@@ -80,7 +80,8 @@ def test_constant_columns_are_dropped_with_a_note():
 
 
 def test_too_many_columns_after_one_hot():
-    rows = "\n".join(f"{(i * 7) % 11 / 3:.3f},cat{i % 40}" for i in range(80))  # 40 categories, each twice
+    # 40 categories, 6 or 7 rows each (each in 2 rows, or each in the same number, would name records: identifier)
+    rows = "\n".join(f"{(i * 7) % 11 / 3:.3f},cat{i % 40}" for i in range(250))
     msg = _err(("x,kind\n" + rows + "\n").encode(), max_columns=10)
     assert "41 columns" in msg and "max_columns = 10" in msg and "'kind' (40 distinct values)" in msg
     # categorical='drop' is the suggested fix and works
