@@ -142,12 +142,17 @@ def test_runtime_estimate_is_positive_and_validates():
 @pytest.mark.parametrize("mid", ["laplace", "analyze_gauss", "mod_sulq"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_valid_mechanisms_are_not_flagged_nor_called_consistent_without_power(mid, seed):
-    """Issue 18 item 7, issue 31 item 6(a): at 1,500 releases the same test does not flag the claim's reference
-    violation (privacy loss 2ε on the pair, calibrated from the claim), so the verdict is "inconclusive"."""
+    """Issue 18 item 7, issue 31 item 6(a): at 1,500 releases the same test does not flag the claim's Gaussian
+    reference violation (privacy loss 2ε on the pair, calibrated from the claim), so the Gaussian mechanisms are
+    "inconclusive". The claim's Laplace reference at 2ε on this pair (Δ₁ = 1: scale ½) is flagged, so Laplace —
+    whose paper scale 2d/ε puts its loss on this pair at ε/6 — is "consistent", with that power shown."""
     r = run_audit(mid, 1.0, neighbours="zero_vs_unit", trials=1500, seed=seed)
-    assert r.verdict == "inconclusive" and r.inconclusive_reason == "power"
-    assert r.power[0]["mutant"] == "2ε" and not r.power[0]["flagged"] and r.power[0]["releases"] == 1500
+    assert r.power[0]["mutant"] == "2ε" and r.power[0]["releases"] == 1500
     assert r.power[0]["family"] == ("laplace" if mid == "laplace" else "gaussian")
+    if mid == "laplace":
+        assert r.verdict == "consistent" and r.power[0]["flagged"] and r.detectable_epsilon == 2.0
+        return
+    assert r.verdict == "inconclusive" and r.inconclusive_reason == "power" and not r.power[0]["flagged"]
     assert r.detectable_epsilon is None or r.detectable_epsilon > 2.0
     assert 0.0 <= r.epsilon_lower_bound <= 1.0
     assert r.delta == (1e-5 if mid != "laplace" else 0.0)
