@@ -75,6 +75,8 @@ _TRIDIAGONAL_FROM = 24
 _NEAR_ONE_FROM = 4.0
 _LN2 = math.log(2.0)
 _SQRT2 = math.sqrt(2.0)
+#: Column updates of :func:`bmf_gibbs`: an exact draw from the column's conditional, or Hoff's one-sweep kernel.
+KERNELS = ("exact", "hoff")
 #: Q = [V, V⊥] and B = QᵀMQ are rebuilt from V (re-orthonormalised) every this many scans.
 _REFRESH_EVERY = 8
 
@@ -444,9 +446,138 @@ def _rotate_block_dense(Q: np.ndarray, B: np.ndarray, lo: int, l: np.ndarray, E:
         B[:lo, lo:] = X.T
 
 
+#: Krylov steps that locate the block's top eigenvalue for the exact column draw.
+_KRYLOV_STEPS = 5
+#: First batch of ACG proposals of an exact column draw (later batches grow ×4 up to 4,096).
+_ACG_BATCH = 16
+#: Cap on the ACG proposals of one exact column draw.
+ACG_MAX_PROPOSALS = 10_000_000
+
+
+class _ExactColumn:
+    """Exact draw of one column from its Gibbs conditional: x ∝ exp(xᵀSx) on the unit sphere of the block
+    (S = B[lo:, lo:], the restriction of M to the null space of the other columns, m × m).
+
+    Kent, Ganeiber & Mardia's (2018) rejection sampler with an angular central Gaussian envelope ACG(Ω),
+    Ω = I + 2Ψ/b, Ψ = λ̂·I − S, written without any eigendecomposition. On the sphere t = xᵀΨx = λ̂ − xᵀSx and
+    xᵀΩx = 1 + 2t/b; e^{−t} ≤ M*(b)·(1 + 2t/b)^{−m/2}, M*(b) = e^{−(m−b)/2}(m/b)^{m/2}, holds for every t > −b/2
+    (e^{−t}(1 + 2t/b)^{m/2} increases up to t = (m − b)/2, where it equals M*), i.e. whenever Ω is positive definite —
+    which its Cholesky factorisation Ω = LLᵀ (LAPACK ``dpotrf``) checks. A proposal is z = L^{−T}g, g ~ N(0, I)
+    (so z ~ N(0, Ω⁻¹) and x = z/‖z‖ ~ ACG(Ω)), with xᵀΩx = ‖g‖²/‖z‖², accepted with probability
+    e^{−t}(xᵀΩx)^{m/2}/M*. The draw is therefore exact for *any* λ̂ and b > 0 that make Ω positive definite; they
+    only set the acceptance rate, and are chosen as follows. At stationarity λ_max(S) − S₀₀ ≈ (m − 1)/2 (each
+    eigen-direction of the block holds ≈ 1/(2·gap) of the column's mass), so Ω at S₀₀ + (m − 1)/2 + 4√((m − 1)/2) + b
+    is positive definite; a few Lanczos steps on Ω⁻¹ (whose top eigenvalue is well separated) then give λ_max(S) to
+    a small fraction of b, and Ω is refactorised at λ̂ = that estimate + b/4. b approximates Kent's optimum
+    Σᵢ 1/(b + 2ψᵢ) = 1 with ψ = λ̂ − (the m − 1 smallest eigenvalues of M), which the block's spectrum interlaces.
+    If a factorisation fails, λ̂ comes from the block's exact eigenvalues (``eigvalsh``; rare, mostly in the
+    first scans from a random start). Cost: two Cholesky factorisations (m³/3 flops each) and a few triangular
+    solves, where Hoff's kernel needs the block's eigendecomposition. Adult (m = 104): 7–13 proposals per draw.
+    """
+
+    def __init__(self, M: np.ndarray, m: int) -> None:
+        from scipy.linalg import lapack  # on first use: importing the samplers stays light
+
+        self._potrf, self._trtrs, self._geqrf, self._orgqr = lapack.dpotrf, lapack.dtrtrs, lapack.dgeqrf, lapack.dorgqr
+        self._syevd = lapack.dsyevd
+        self.m = m
+        mu = np.linalg.eigvalsh(M)
+        self._low = mu[: m - 1].copy()  # the m − 1 smallest eigenvalues of M (proxy for the block's lower spectrum)
+        self._diag = np.arange(m) * (m + 1)
+        self._sig = math.sqrt(0.5 * (m - 1))
+        self._b = 1.0
+        self.proposals = 0
+        self.draws = 0
+
+    def _kent_b(self, lam_hat: float, b: float, steps: int = 4) -> float:
+        """Newton steps from ``b`` on f(b) = 1/b + Σ 1/(b + 2ψᵢ) − 1, ψ = max(λ̂ − low, 0) (f convex and decreasing,
+        f(1) ≥ 0: from the first step on the iterates approach the root from below); b ∈ [1, m]. The draw takes one
+        step per column from the last b (b only sets the acceptance rate)."""
+        two_psi = 2.0 * np.maximum(lam_hat - self._low, 0.0)
+        for _ in range(steps):
+            r1 = 1.0 / (b + two_psi)
+            f = 1.0 / b + float(r1.sum()) - 1.0
+            b = min(max(b + f / (1.0 / (b * b) + float(r1 @ r1)), 1.0), float(self.m))
+            if abs(f) <= 1e-6:
+                break
+        return b
+
+    def _factor(self, S: np.ndarray, lam_hat: float, b: float) -> np.ndarray | None:
+        """Lower Cholesky factor of Ω = I + 2(λ̂I − S)/b (Fortran order, upper part not cleaned), None if Ω ≱ 0."""
+        Om = (-2.0 / b) * S  # S is symmetric (and C-contiguous): Om.T is the Fortran-ordered Ω, factorised in place
+        Om.flat[self._diag] += 1.0 + 2.0 * lam_hat / b
+        L, info = self._potrf(Om.T, lower=1, clean=0, overwrite_a=1)
+        return L if info == 0 else None
+
+    def _top(self, S: np.ndarray) -> float:
+        """Largest Ritz value of S on the Krylov space span(e₀, Se₀, …, S^p e₀) (Rayleigh–Ritz; a lower bound on
+        λ_max(S)). e₀ is the current column, which at stationarity lies close to the block's top eigenvector."""
+        m, p = self.m, min(_KRYLOV_STEPS, self.m - 1)
+        K = np.zeros((m, p + 1), order="F")
+        K[0, 0] = 1.0
+        w = S[:, 0]
+        for j in range(p):
+            nrm = math.sqrt(float(w @ w))
+            if not nrm > 0.0:  # an invariant subspace (e.g. S = 0): the columns left at 0 do no harm to the QR
+                break
+            K[:, j + 1] = w * (1.0 / nrm)
+            if j + 1 < p:
+                w = S @ K[:, j + 1]
+        qr, tau, _, _ = self._geqrf(K, overwrite_a=1)
+        Qk = self._orgqr(qr, tau, overwrite_a=1)[0]
+        w, info = self._syevd(Qk.T @ (S @ Qk), compute_v=0)[0::2]
+        return float(w[-1]) if info == 0 else float(np.linalg.eigvalsh(Qk.T @ (S @ Qk))[-1])
+
+    def _accept(self, log_u: np.ndarray, log_r: np.ndarray) -> np.ndarray:
+        """Accepted proposals (a hook for the tests' mutants, as in :class:`~.bingham.KentBinghamSampler`)."""
+        return log_u < log_r
+
+    def draw(self, S: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One exact draw x (unit vector in the block's coordinates) from ∝ exp(xᵀSx)."""
+        m = self.m
+        S = np.ascontiguousarray(S)  # a view into B: one copy, then contiguous GEMVs
+        b = self._b
+        lam_hat = self._top(S) + 0.25 * b
+        b = self._kent_b(lam_hat, b, 1)
+        L = self._factor(S, lam_hat, b)
+        if L is None:  # far from stationarity (e.g. the first scans from a random start): the exact top eigenvalue
+            lam_hat = float(np.linalg.eigvalsh(S)[-1])
+            b = self._kent_b(lam_hat, 1.0)
+            lam_hat += 0.25 * b
+            L = self._factor(S, lam_hat, b)
+            if L is None:  # pragma: no cover - only for a non-finite block
+                raise SamplerError("Gibbs sampler: numerical failure (a column's envelope could not be factorised); "
+                                   "lower epsilon or n.")
+        self._b = b
+        log_m = -0.5 * (m - b) + 0.5 * m * math.log(m / b)
+        half_m, half_b = 0.5 * m, 0.5 * b
+        slack = 1e-7 + 1e-12 * m
+        batch, used = _ACG_BATCH, 0
+        trtrs, normal, random = self._trtrs, rng.standard_normal, rng.random
+        while used < ACG_MAX_PROPOSALS:
+            g = normal((m, batch))
+            Z = trtrs(L, g, lower=1, trans=1)[0]  # z = L^{−T} g ~ N(0, Ω⁻¹)
+            zz = np.einsum("ij,ij->j", Z, Z)
+            q = np.einsum("ij,ij->j", g, g) / zz  # xᵀΩx = gᵀg / zᵀz for x = z/‖z‖
+            log_r = -half_b * (q - 1.0) + half_m * np.log(q) - log_m  # t = (b/2)(xᵀΩx − 1)
+            if not np.max(log_r) <= slack:  # pragma: no cover - the bound holds for every x when Ω > 0
+                raise SamplerError("Gibbs sampler: numerical failure (a column's envelope was violated); lower "
+                                   "epsilon or n.")
+            ok = np.flatnonzero(self._accept(np.log(random(batch)), log_r))
+            if ok.size:
+                i = int(ok[0])
+                self.proposals += used + i + 1
+                self.draws += 1
+                return Z[:, i] / math.sqrt(float(zz[i]))
+            used += batch
+            batch = min(4 * batch, 4096)
+        raise SamplerError(f"Gibbs sampler: no acceptance after {ACG_MAX_PROPOSALS:,} proposals for one column "
+                           f"(block size {m}); lower epsilon.")
+
+
 def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Generator, deadline: Deadline | None,
-                 record_every: int, keep_every: int, what: str,
-                 top: np.ndarray) -> tuple[np.ndarray, list[float], list[np.ndarray], list[list[float]]]:
+                 record_every: int, keep_every: int, what: str, top: np.ndarray,
+                 kernel: str = "exact") -> tuple[np.ndarray, list[float], list[np.ndarray], list[list[float]]]:
     """Run one chain for ``scans`` scans from V; returns the final state, its F trace, the kept states and the
     sign-invariant statistics :data:`STAT_NAMES` (principal angles to span(``top``)) per record.
 
@@ -464,8 +595,10 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
     lo = k - 1  # the block S = [current column, V⊥] occupies positions lo..d−1
     order = list(range(k))  # order[p] = column of V stored at position p (p < k)
     pos = list(range(k))
+    exact = kernel == "exact"
+    sampler = _ExactColumn(M, m) if exact else None
     dense = m < _TRIDIAGONAL_FROM
-    eig = None if dense else _BlockEigen(m)
+    eig = None if (dense or exact) else _BlockEigen(m)
     diag = np.arange(m) * (m + 1)
     Q = B = Z = None
     l_list: list[float] = []
@@ -495,6 +628,9 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
                 c_lo = order[lo]
                 order[p], order[lo] = c_lo, r
                 pos[c_lo], pos[r] = p, lo
+            if exact:  # an exact draw from the column's conditional (no eigendecomposition)
+                _rotate_block(Q, B, lo, sampler.draw(B[lo:, lo:], rng))
+                continue
             if dense:
                 l, E = np.linalg.eigh(B[lo:, lo:])
                 y = _ry_bing_sweep(E[0].tolist(), (l - l[0]).tolist(), rng)
@@ -535,6 +671,7 @@ def bmf_gibbs(
     record_every: int = 1,
     keep_every: int = 0,
     deadline: Deadline | None = None,
+    kernel: str = "exact",
 ) -> GibbsResult:
     """Run ``chains`` independent Gibbs chains for BMF_k(M) ∝ etr(VᵀMV), ``scans`` scans each.
 
@@ -548,6 +685,8 @@ def bmf_gibbs(
     d = M.shape[0]
     if not (1 <= k < d):
         raise InvalidParameterError(f"the Gibbs sampler needs 1 <= k < d; got k={k}, d={d}.")
+    if kernel not in KERNELS:
+        raise InvalidParameterError(f"kernel must be one of {', '.join(KERNELS)}; got {kernel!r}.")
     if scans < 1 or chains < 1 or record_every < 1 or keep_every < 0:
         raise InvalidParameterError("scans, chains and record_every must be >= 1 and keep_every >= 0.")
     M = 0.5 * (M + M.T)
@@ -563,7 +702,7 @@ def bmf_gibbs(
         for c in range(chains):
             V = V0 if c == 0 and V0 is not None else uniform_stiefel(d, k, rng)
             Vc, tr, kp, st = _gibbs_chain(M, V, scans, rng, deadline, record_every, keep_every,
-                                          f"the Gibbs sampler (chain {c + 1} of {chains})", top)
+                                          f"the Gibbs sampler (chain {c + 1} of {chains})", top, kernel)
             states.append(Vc)
             traces.append(tr)
             kept.append(kp)
@@ -571,11 +710,13 @@ def bmf_gibbs(
     t_scans = [t for t in range(1, scans + 1) if t % record_every == 0 or t == scans]
     samples = np.array(kept) if keep_every else None
     return GibbsResult(states=states, f_traces=np.array(traces), trace_scans=np.array(t_scans), scans=scans,
-                       seconds=time.perf_counter() - start, samples=samples, stat_traces=np.array(stats))
+                       seconds=time.perf_counter() - start, samples=samples, stat_traces=np.array(stats),
+                       info={"kernel": kernel})
 
 
 __all__ = [
     "CONVERGENCE_THRESHOLD",
+    "KERNELS",
     "SAMPLER_BLAS_THREADS",
     "SMALL_DENSE_BELOW",
     "STAT_NAMES",
