@@ -306,7 +306,7 @@ def test_the_workspace_file_is_the_same_for_neighbouring_uploads():
     one record — a record that changes the label guess, a column's role and the automatic B: with nothing
     declared, the two workspace files are identical (privacy review item 10, on neighbouring files)."""
     rng = np.random.default_rng(8)
-    rows = [f"{rng.uniform(1, 9):.3f},7,g{i % 20}" for i in range(40)]
+    rows = [f"{rng.uniform(1, 9):.3f},7,g{i % 20}" for i in range(130)]  # 6-7 rows per group: categories
     first = ("x,const,grp\n" + "\n".join(rows) + "\n").encode()
     second = ("x,const,grp\n" + "\n".join([*rows[:-1], "5.5,8,g_new"]) + "\n").encode()
     texts, drafts = [], []

@@ -150,7 +150,7 @@ def test_the_guessed_label_is_not_public_until_confirmed():
     """40144d4: a last text column with 20 values is guessed as the label (not a feature); a 21st value in one
     record makes it a feature with 21 indicators — both labelled public and private."""
     def file(extra: str) -> bytes:
-        rows = [f"{i % 7},{(5 * i) % 11},k{i % 20}" for i in range(99)] + [f"3,4,{extra}"]
+        rows = [f"{i % 7},{(5 * i) % 11},k{i % 20}" for i in range(199)] + [f"3,4,{extra}"]  # ~10 rows per value
         return ("a,b,kind\n" + "\n".join(rows) + "\n").encode()
 
     first, second = _labels_and_structure(file("k1"), label_guess=True), \

@@ -294,8 +294,10 @@ def test_workspace_k_is_not_clamped_to_the_uploads_dimension() -> None:
 def _neighbours() -> dict[str, tuple[bytes, bytes]]:
     """Pairs of files that differ in one record, each pair chosen so that the record changes the draft."""
     rng = np.random.default_rng(17)
-    x = [f"{v:.3f}" for v in rng.uniform(1, 9, 40)]
-    grp = [f"g{i % 20}" for i in range(40)]  # 20 distinct values: the last text column is guessed as the label
+    x = [f"{v:.3f}" for v in rng.uniform(1, 9, 130)]
+    # 20 distinct values, 6-7 rows each: the last text column is guessed as the label (in 2 rows each, or each in the
+    # same number of rows, they would be drafted as names: an identifier, issue 32 item 9)
+    grp = [f"g{i % 20}" for i in range(130)]
 
     def csv(rows: list[str], header: str) -> bytes:
         return (header + "\n" + "\n".join(rows) + "\n").encode()
