@@ -163,8 +163,8 @@ def _numeric_time(name: str, v: np.ndarray, distinct: np.ndarray, integer: bool)
         return None
     lo, hi = YEARS
     if _YEAR_NAME.match(name) and distinct[0] >= lo and distinct[-1] <= hi:
-        return (f"whole numbers from {distinct[0]:g} to {distinct[-1]:g} in a column named {name!r}: years, a time "
-                "rather than a measurement; set the role to numeric (or categorical) to use it as a feature")
+        return (f"whole numbers between {lo} and {hi} in a column named {name!r}: years, a time rather than a "
+                "measurement; set the role to numeric (or categorical) to use it as a feature")
     if _PERIOD_NAME.match(name) and _balanced(np.unique(v, return_counts=True)[1]):
         return (f"{distinct.size} whole numbers, each in the same number of rows, in a column named {name!r}: the "
                 "time index of a panel, not a measurement; set the role to numeric to use it as a feature")
@@ -248,8 +248,8 @@ def _text_role(strings: pd.Series, n_present: int, heuristics: bool, max_categor
                                            "of a panel (a key, not a category; one-hot would add a column per "
                                            "unit); set the role to categorical to use it as a feature")
         if n_present < ROWS_PER_NAME * nd:
-            return ColumnRole.IDENTIFIER, (f"{nd} distinct values in {n_present} rows (about "
-                                           f"{n_present / nd:.1f} rows each): names rather than categories (one-hot "
+            return ColumnRole.IDENTIFIER, (f"{nd} distinct values, about {n_present / nd:.1f} rows each: names "
+                                           "rather than categories (one-hot "
                                            f"would add {nd} sparse columns); set the role to categorical to use it "
                                            "as a feature")
     if nd > max_categories:

@@ -41,7 +41,7 @@ def test_a_panels_unit_code_and_year_are_drafted_as_identifier_and_time(by_year)
     state, year = report["state"], report["year"]
     assert state.role == ColumnRole.IDENTIFIER and "48 values, each in exactly 17 rows" in state.reason
     assert "panel" in state.reason and "categorical" in state.reason  # how to use it as a feature after all
-    assert year.role == ColumnRole.DATE and "1970 to 1986" in year.reason and "years" in year.reason
+    assert year.role == ColumnRole.DATE and "between 1000 and 2200" in year.reason and "years" in year.reason
     assert report["region"].role == ColumnRole.CATEGORICAL  # 9 regions of unequal size: categories
     assert [c.name for c in report.features] == ["region", "gsp", "unemp"]
 
@@ -62,7 +62,7 @@ def test_many_names_in_few_rows_are_an_identifier():
                           "Price": rng.uniform(8, 60, 93).round(1)})
     report = infer_roles(_table(frame))
     assert report["Manufacturer"].role == ColumnRole.IDENTIFIER
-    assert "32 distinct values in 93 rows" in report["Manufacturer"].reason
+    assert "32 distinct values, about 2.9 rows each" in report["Manufacturer"].reason
     assert report["Type"].role == ColumnRole.CATEGORICAL
     schema = draft_schema(_table(frame), report)
     assert "role" in schema["Manufacturer"].from_data  # a draft: the user confirms
