@@ -301,7 +301,8 @@ def _power_and_pairs(result) -> None:
         st.markdown("**Power check** — the same test on reference violations of the claim (privacy loss c× the "
                     "claimed ε on each pair, calibrated from the claim, not from the audited code)")
         st.dataframe(pd.DataFrame([{
-            "mutant": line["description"],
+            "reference violation": f"{line.get('family', '').capitalize()} noise, loss {line['mutant']}",
+            "its ε": f"{line.get('epsilon', 0.0):g}",
             "flagged by the same test": ("yes, on every pair" if line["flagged"] else
                                          ("not run" if not line.get("run", True) else
                                           f"no ({line.get('pairs_flagged', 0)} of {line.get('pairs_run', 1)} "
