@@ -174,16 +174,19 @@ def _load_csv_from_args(args):
     """--csv [--schema] [--label] [--missing] and the format overrides → a Dataset; notes go to stderr."""
     import warnings
 
-    from ..data import WideDataWarning, load_csv, load_schema, read_table
+    from ..data import WideDataWarning, inputs, load_csv, load_schema, read_table
     from ..data.roles import label_or_guess
     from .data import cli_label_schema
     from .schema import table_options
 
     path = Path(args.csv)
-    if not path.is_file():
+    if not inputs.exists(args.csv):  # a file, a pipe such as <(…), or '-' (standard input)
         raise InvalidParameterError(f"CSV file not found: {args.csv}.")
+    if inputs.is_stdin(args.csv) and inputs.is_stdin(args.schema):
+        raise InvalidParameterError("--schema - and --csv - both name standard input; give one of them as a file or "
+                                    "a pipe such as <(dpcore schema infer …).")
     schema = load_schema(Path(args.schema)) if args.schema else None
-    raw = path.read_bytes()
+    raw = inputs.read_bytes(args.csv, "CSV file")
     label, rule = label_declaration(args)
     if rule is not None:
         schema = cli_label_schema(args, schema, label, rule)

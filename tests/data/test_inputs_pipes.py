@@ -89,3 +89,25 @@ def test_schema_and_table_cannot_both_be_standard_input(capsys):
 def test_a_missing_path_still_says_so(tmp_path, capsys):
     assert main(["schema", "check", "--schema", str(tmp_path / "nope.yaml")]) != 0
     assert "schema file not found" in capsys.readouterr().err
+
+
+def test_sweep_reads_its_table_from_a_pipe_and_its_schema_from_another(tmp_path, capsys, fifo):
+    text = _draft(tmp_path, capsys)
+    table = fifo(CSV)
+    schema_dir = tmp_path / "s"
+    schema_dir.mkdir()
+    schema = str(schema_dir / "pipe")
+    os.mkfifo(schema)
+
+    def write():
+        with open(schema, "wb") as fh:
+            fh.write(text.encode())
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    out = tmp_path / "sweep.csv"
+    code = main(["sweep", "--csv", table, "--schema", schema, "--mechanisms", "pca", "--epsilons", "1", "--k", "1",
+                 "--trials", "1", "--quiet", "--out", str(out)])
+    writer.join(timeout=5)
+    assert code == 0, capsys.readouterr().err
+    assert out.read_text().count("\n") >= 2
