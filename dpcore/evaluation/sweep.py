@@ -472,9 +472,9 @@ class PooledSweep:
     sweep's frame with the cells finished so far; :meth:`cancel` stops the job and keeps them.
 
     ``shared_contexts=True`` (public data only): the pool pickles the (sub)samples once for every sweep on the same
-    data (keyed by its fingerprint, seed and SVM hold-out) instead of once per sweep, and each cell is shared by its
-    :meth:`SweepPlan.cell_key` (``Task.share``): a cell another sweep has queued or running is computed once for
-    both. ``background=True``: the job only uses slots no other job wants (precomputation).
+    data (keyed by its fingerprint, seed, SVM hold-out and relation) instead of once per sweep, and each cell is
+    shared by its :meth:`SweepPlan.cell_key` (``Task.share``): a cell another sweep has queued or running is computed
+    once for both. ``background=True``: the job only uses slots no other job wants (precomputation).
     """
 
     def __init__(self, pool, plans: Mapping[str, SweepPlan], cache: dict | None = None, *, label: str = "",
@@ -486,10 +486,11 @@ class PooledSweep:
         self.total = sum(plan.total for plan in self.plans.values())
         tasks: list[Task] = []
         self._where: list[tuple[str, int]] = []
-        # sweeps with the same seed and SVM hold-out work on the same sample: their cells share its contexts
+        # sweeps with the same seed, SVM hold-out and relation (add/remove holds no row out) work on the same sample:
+        # their cells share its contexts
         builders: dict[tuple, SweepPlan] = {}
         for name, plan in self.plans.items():
-            split = (plan.data.fingerprint, plan.config.seed, plan.config.svm_holdout)
+            split = (plan.data.fingerprint, plan.config.seed, plan.config.svm_holdout, plan.config.neighbouring)
             builders.setdefault(split, plan)
             for index in range(plan.total):
                 row = self.cache.get(plan.cell_key(index))
