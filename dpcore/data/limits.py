@@ -75,12 +75,22 @@ def header_width(raw: bytes) -> int:
     """The number of fields of a text table's header line, counted on the raw bytes: the largest count of any of
     the delimiters , ; tab | plus one (Excel's ``sep=`` line skipped). Also right for UTF-16 text (each delimiter is
     one byte and a NUL). A quoted name holding a delimiter only makes the count larger."""
-    end = raw.find(b"\n")
+    end = _line_end(raw, 0)
     line = raw if end < 0 else raw[:end]
     if end >= 0 and line[:24].replace(b"\x00", b"").lstrip(b"\xef\xbb\xbf\xff\xfe").lower().startswith(b"sep="):
-        nxt = raw.find(b"\n", end + 1)
-        line = raw[end + 1:] if nxt < 0 else raw[end + 1:nxt]
+        start = end + 1
+        while start < len(raw) and raw[start] in b"\r\n\x00":  # CRLF, and UTF-16's NUL halves
+            start += 1
+        nxt = _line_end(raw, start)
+        line = raw[start:] if nxt < 0 else raw[start:nxt]
     return 1 + max(line.count(d) for d in (b",", b";", b"\t", b"|"))
+
+
+def _line_end(raw: bytes, start: int) -> int:
+    """The position of the first line break (\\n or \\r: old Mac files end lines with \\r alone) from ``start``,
+    or -1."""
+    ends = [p for p in (raw.find(b"\n", start), raw.find(b"\r", start)) if p >= 0]
+    return min(ends) if ends else -1
 
 
 def check_header_width(raw: bytes, max_columns: int = MAX_COLUMNS) -> None:

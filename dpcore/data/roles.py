@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..exceptions import DataError, InvalidParameterError
 from ..vocabulary import FEATURE_ROLES, ColumnRole
+from .limits import shown
 from .reading import RawTable
 
 #: Text columns with more distinct values than this are excluded by default (one-hot would add too many columns).
@@ -309,7 +310,8 @@ def coerce_role(value: object, column: str) -> ColumnRole:
         return ColumnRole(str(value).strip().lower().replace(" ", "_").replace("-", "_"))
     except ValueError:
         choices = ", ".join(r.value for r in ColumnRole)
-        raise InvalidParameterError(f"column {column!r}: unknown role {value!r}; choose one of {choices}.") from None
+        raise InvalidParameterError(f"column {shown(column)}: unknown role {shown(value)}; choose one of "
+                                    f"{choices}.") from None
 
 
 def infer_roles(table: RawTable, *, label: str | None = None, roles: Mapping[str, object] | None = None,

@@ -118,7 +118,7 @@ class SchemaError(DataError):
 def _where(column: str | None, fld: str | None) -> str:
     if column is None:
         return "schema"
-    return f"schema column {column!r}" + (f", field {fld!r}" if fld else "")
+    return f"schema column {shown(column)}" + (f", field {shown(fld)}" if fld else "")
 
 
 def _number(value: Any, column: str, fld: str) -> float | None:

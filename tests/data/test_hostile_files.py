@@ -267,3 +267,9 @@ def test_the_column_cap_is_inclusive_and_counts_utf16_and_sep_lines():
         read_table(wide_csv(MAX_COLUMNS + 1, rows=2).decode().encode("utf-16"))
     with pytest.raises(DataError, match="10,001 fields"):
         read_table(b"sep=,\n" + wide_csv(MAX_COLUMNS + 1, rows=2))
+
+
+def test_old_mac_line_ends_are_line_ends():
+    """A file whose lines end in \\r alone: its header is the first line, not the whole file."""
+    raw = b"a,b,c\r" + b"1,2,3\r" * 6000  # 12,000 commas in all, 3 columns
+    assert read_table(raw).frame.shape[1] == 3
