@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcore.core.threads import single_threaded_blas
 from dpcore.exceptions import InvalidParameterError
 from dpcore.samplers import gibbs
 from dpcore.samplers.bingham import KentBinghamSampler
@@ -67,7 +68,8 @@ S3, R3 = _rotated([9.0, 4.0, 0.5, 0.0], 11)  # a 4 × 4 block (m = 4), spread 9
 def _column_draws(n: int, seed: int, column: _ExactColumn | None = None) -> np.ndarray:
     col = column or _ExactColumn(S3, 4)
     rng = np.random.default_rng(seed)
-    return np.array([col.draw(S3, rng) for _ in range(n)])
+    with single_threaded_blas():  # as in the chain (tiny LAPACK calls; threads only add overhead)
+        return np.array([col.draw(S3, rng) for _ in range(n)])
 
 
 def _stats(x: np.ndarray) -> np.ndarray:
