@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 from sklearn.model_selection import train_test_split
 
 from dpcore.data.prepared import PreparedData
@@ -266,3 +267,26 @@ def test_the_sample_size_page_runs_nothing_under_add_remove() -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert any("replace-one" in i.value for i in at.info), [i.value for i in at.info]
     assert ui_state.stored("ss_result", at.session_state) is None
+
+
+def test_a_shared_pool_never_serves_one_relations_rows_to_the_other() -> None:
+    """Sweeps on the same data and seed share their (sub)sample only under the same relation: the replace-one
+    sweep's mechanisms get 70 % of the rows, the add/remove sweep's every row."""
+    from dpcore.evaluation.sweep import PooledSweep
+    from dpcore.runtime.scheduler import SharedPool
+
+    _, E = _add_remove_pair(labelled=True)
+    settings = dict(mechanisms=["analyze_gauss"], epsilons=[1.0], deltas=[1e-5], ks=[1], trials=1, seed=5)
+    plans = {rel: plan_sweep(E, **settings, neighbouring=rel) for rel in ("replace", ADD_REMOVE)}
+    pool = SharedPool(processes=False)
+    try:
+        sweep = PooledSweep(pool, plans)
+        assert sweep.job.wait(120)
+        sweep.collect()
+        frames = sweep.frames()
+    finally:
+        pool.close()
+    assert frames["replace"]["n"].tolist() == [70] and frames[ADD_REMOVE]["n"].tolist() == [100]
+    for rel, plan in plans.items():  # the same rows as the sweep run on its own (a shared 70 % changes the metrics)
+        alone = run_sweep(E, plan.config)
+        pd.testing.assert_frame_equal(frames[rel].drop(columns="runtime_s"), alone.drop(columns="runtime_s"))
