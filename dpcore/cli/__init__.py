@@ -424,7 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=5, help="repetitions per cell (default 5)")
     p.add_argument("--seed", type=int, default=None,
                    help="sweep seed; same seed ⇒ identical numbers (default: fresh OS entropy, recorded in the CSV)")
-    p.add_argument("--sample-sizes", help="comma-separated subsample sizes n (optional)")
+    p.add_argument("--sample-sizes", help="comma-separated subsample sizes n (optional; replace-one only: under "
+                                          "add_remove n is private and sizes are refused)")
     p.add_argument("--neighbouring", default=Neighbouring.REPLACE.value, choices=values(Neighbouring))
     p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE",
                    help="mechanism option, e.g. laplace.sensitivity=tight (repeatable)")
