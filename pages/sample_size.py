@@ -89,7 +89,9 @@ with st.sidebar:
     if "dp_ss_mechs" not in ss:
         ss.dp_ss_mechs = [m for m in ui.selected_mechanisms() if not dpcore.get_mechanism(m).invalid]
     ss.dp_ss_mechs = [m for m in ss.dp_ss_mechs if m in choices]
-    st.multiselect("Mechanisms", choices, key="dp_ss_mechs", format_func=ui.mechanism_label)
+    st.multiselect("Mechanisms", choices, key="dp_ss_mechs", format_func=short_name,  # full names were cut off
+                   help="Full names — " + "; ".join(f"{short_name(m)}: {ui.mechanism_label(m)}" for m in choices
+                                                    if short_name(m) != ui.mechanism_label(m)) + ".")
     st.select_slider("ε (fixed)", options=list(ui.EPS_GRID), key="dp_ss_eps", format_func=lambda e: f"{e:g}")
     st.select_slider("δ (for (ε, δ) mechanisms)", options=list(ui.DELTA_CHOICES), key="dp_delta",
                      format_func=format_delta)

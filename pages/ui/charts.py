@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import math
 import re
+import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -649,8 +650,9 @@ def presentation_figure(fig: go.Figure) -> go.Figure:
 #: their text size on the page, and in presentation mode.
 STORED_FONT = 14
 STORED_TITLE = 17
-#: A stored figure's title longer than this breaks after its " — " (one line ran off the right edge).
-STORED_TITLE_CHARS = 60
+#: A stored figure's title longer than this is set on lines of at most this many characters, broken after its " — "
+#: first (one line ran off the right edge).
+STORED_TITLE_CHARS = 50
 
 
 def stored_figure_for_screen(spec: dict) -> go.Figure:
@@ -667,10 +669,12 @@ def stored_figure_for_screen(spec: dict) -> go.Figure:
     if isinstance(layout.get("title"), dict):
         layout["title"] = {**layout["title"], "font": {**(layout["title"].get("font") or {}), "size": title}}
         text = str(layout["title"].get("text") or "")
-        if len(text) > STORED_TITLE_CHARS and " — " in text and "<br>" not in text:  # two lines, not cut off
-            layout["title"]["text"] = text.replace(" — ", "<br>", 1)
+        if len(text) > STORED_TITLE_CHARS and "<br>" not in text:  # lines that fit, not one cut off at the edge
+            lines = [line for part in text.split(" — ")
+                     for line in textwrap.wrap(part, STORED_TITLE_CHARS, break_long_words=False)]
+            layout["title"].update(text="<br>".join(lines), yref="container", y=1, yanchor="top", pad={"t": 8})
             margin = dict(layout.get("margin") or {})
-            margin["t"] = max(float(margin.get("t") or 0), 2.6 * title + 30)
+            margin["t"] = max(float(margin.get("t") or 0), 1.3 * title * len(lines) + 30 + body)  # + subplot titles
             layout["margin"] = margin
     if isinstance(layout.get("legend"), dict) or "legend" not in layout:
         legend = dict(layout.get("legend") or {})

@@ -6,6 +6,10 @@ chart of the default run that needs no computation; legends at least 12 px; refe
 "5 2 1 5 2 0.1", no "2.012e+04"); the Frobenius panel on a log axis with its "releasing zero" line and a typeset
 ‖·‖_F label; the SVM axis reaching 1; presentation mode (sidebar): each chart full width, one per row, legends and
 tags at 16 px, kept on the next page. Screenshots go to test-artifacts/projector_*.png.
+
+Issue 33: a walk of every page in presentation mode at 1280×800 measures every label, legend, tab, metric, chip,
+select value and heading (scrollWidth > clientWidth: text cut off or ellipsised; a tab bar that scrolls; chart text
+outside its chart) and screenshots each page's first screen (projector_walk_<page>.png).
 """
 
 from __future__ import annotations
@@ -221,3 +225,80 @@ def test_projector_presentation_mode_one_chart_per_row_kept_on_the_next_page(pro
     page.locator('[data-testid="stSidebar"]').get_by_text("Presentation mode").click()  # off again
     expect(_presentation_switch(page)).not_to_be_checked()
     wait_idle(page)
+
+
+#: Every page of the app (sidebar link, its heading, how many charts it draws at least once settled).
+WALK = (("Explore", "Explore the privacy", 4), ("Data", "Data and preprocessing", 1),
+        ("Sample size", "How many rows does each mechanism need?", 1),
+        ("Inspect a mechanism", "Inspect a mechanism", 1), ("Papers", "Papers:", 1), ("Privacy basics", None, 0),
+        ("Learn", "Learn", 0), ("Audit", None, 0))
+#: Text cut off on screen: labels, legends, tabs, metrics, chips, select values, buttons, captions and headings whose
+#: content is wider than their box (clipped or ellipsised), a tab bar that scrolls (tabs out of sight), and chart
+#: titles or legend entries outside their chart.
+CUT_OFF = """() => {
+  const bad = [];
+  const clipped = e => e.scrollWidth > e.clientWidth + 1;
+  const text = e => (e.value || e.textContent || '').trim().slice(0, 70);
+  const selectors = ['[data-testid="stWidgetLabel"] p', '[data-testid="stMetricLabel"] p',
+    '[data-testid="stMetricLabel"] .stMarkdownEllipsis', '[data-testid="stMetricValue"] p',
+    '[data-testid="stMetricValue"] .stMarkdownEllipsis', '[data-tag] span[title]', '[role="combobox"]',
+    'button[role="tab"] p', '[data-testid="stButton"] p', '[data-testid="stCaptionContainer"] p',
+    'h1', 'h2', 'h3', '[data-testid="stPageLink"] span', '[data-testid="stExpander"] summary p',
+    '[data-testid="stRadio"] label p', '[data-testid="stCheckbox"] label p'];
+  for (const sel of selectors) for (const e of document.querySelectorAll(sel)) {
+    if (!e.getClientRects().length || e.closest('template')) continue;
+    if (clipped(e)) bad.push(`${sel}: "${text(e)}" (${e.scrollWidth} > ${e.clientWidth} px)`);
+  }
+  for (const list of document.querySelectorAll('[role="tablist"]'))
+    if (clipped(list)) bad.push(`tab bar scrolls: "${text(list)}"`);
+  for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const svg = chart.querySelector('.main-svg');
+    if (!svg) continue;
+    const box = svg.getBoundingClientRect();
+    for (const t of chart.querySelectorAll('.legendtext, .gtitle, .xtitle, .ytitle')) {
+      const r = t.getBoundingClientRect();
+      if (r.width && (r.left < box.left - 1 || r.right > box.right + 1)) bad.push(`chart text outside: "${text(t)}"`);
+    }
+  }
+  return bad;
+}"""
+
+
+def test_projector_walk_every_page_in_presentation_mode_cuts_off_no_text(projector: Page, projector_url):
+    """Every page, in presentation mode, at 1280×800: no label, legend, tab, metric, chip, select value, button,
+    caption or heading is cut off (measured: content width against box width), and the Papers tab bar shows all
+    its tabs. Screenshots: projector_walk_<page>.png (the first screen of each page)."""
+    page = projector
+    page.goto(f"{projector_url}/?data=wine&trials=1", wait_until="domcontentloaded")
+    _charts(page, 4)
+    wait_idle(page)
+    page.locator('[data-testid="stSidebar"]').get_by_text("Presentation mode").click()
+    expect(_presentation_switch(page)).to_be_checked()
+    wait_idle(page)
+    found: dict[str, list[str]] = {}
+    for link, heading, charts in WALK:
+        if link != "Explore":
+            page.locator('[data-testid="stSidebar"]').get_by_role("link", name=link).click()
+        if heading:
+            expect(page.get_by_role("heading", name=re.compile(re.escape(heading))).first).to_be_visible()
+        if charts:
+            expect(page.locator('[data-testid="stPlotlyChart"] .main-svg').nth(charts - 1)).to_be_attached()
+        wait_idle(page)
+        if link in ("Explore", "Sample size", "Inspect a mechanism", "Papers"):  # the pages with the switch
+            expect(_presentation_switch(page)).to_be_checked()  # kept for the session
+        page.wait_for_timeout(800)  # fonts and charts settle
+        name = link.lower().replace(" ", "_")
+        _shot(page, f"walk_{name}")
+        found[link] = page.evaluate(CUT_OFF)
+        if charts:  # and the first chart, scrolled to the top of the screen
+            page.locator('[data-testid="stPlotlyChart"]').first.evaluate("el => el.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(500)
+            _shot(page, f"walk_{name}_chart")
+            found[link] += page.evaluate(CUT_OFF)
+        if link == "Papers":
+            tabs = page.get_by_role("tab")
+            assert tabs.count() >= 7
+            for i in range(tabs.count()):  # every tab in sight: none behind a scroll arrow
+                box = tabs.nth(i).bounding_box()
+                assert box is not None and box["x"] + box["width"] <= PROJECTOR["width"], (i, box)
+    assert not any(found.values()), {k: v for k, v in found.items() if v}
