@@ -71,7 +71,10 @@ def _no_traceback(page: Page) -> None:
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
-def _shot(page: Page, name: str) -> None:
+def _shot(page: Page, name: str, focus=None) -> None:
+    """A 1280×800 screenshot, scrolled to ``focus`` (a locator) when given."""
+    if focus is not None:
+        focus.scroll_into_view_if_needed()
     page.mouse.move(2, 2)
     page.wait_for_timeout(500)
     page.screenshot(path=str(SHOT_DIR / f"journey_{name}.png"))
@@ -182,7 +185,7 @@ def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: P
     expect(skipped).to_contain_text("'outcome' is the label")
     expect(page.get_by_text("Imported 3 column(s) from the codebook codebook.csv")).to_be_visible()
     wait_idle(page)
-    _shot(page, "codebook_skipped_row")
+    _shot(page, "codebook_skipped_row", skipped)
 
     # bulk edit 1: the ID column excluded (role box → excluded, apply)
     _filter(page, "person_id", 1)
@@ -203,7 +206,7 @@ def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: P
     expect(note).to_be_visible()
     expect(page.get_by_text("role → excluded on score")).to_have_count(0)
     wait_idle(page)
-    _shot(page, "bulk_declare_shown")
+    _shot(page, "bulk_declare_shown", note)
     _filter(page, "", 5)
 
     # the structure (format, roles, label) confirmed: every feature public, the pipeline end-to-end private
@@ -224,7 +227,7 @@ def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: P
     assert entry["file"] == NAME and entry["settings"]["dp_label"] == "outcome"
     columns = {c["name"]: c for c in entry["schema"]["columns"]}
     assert (columns["age"]["lower"], columns["age"]["upper"]) == (18, 90) and columns["person_id"]["role"] == "excluded"
-    _shot(page, "workspace_saved")
+    _shot(page, "workspace_saved", page.get_by_role("button", name="Download workspace"))
 
     # a fresh browser context (no cookies, no session): load the workspace, upload the table again
     context = browser.new_context(viewport=VIEWPORT)
@@ -248,7 +251,7 @@ def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: P
         again = _download_workspace(fresh)
         for part in ("settings", "mechanisms", "uploads"):  # the same settings, mechanisms and upload entry
             assert again[part] == saved[part], part
-        _shot(fresh, "workspace_restored")
+        _shot(fresh, "workspace_restored", fresh.get_by_text("All 4 feature columns are public").first)
         numbers_after = _sweep_numbers(fresh)
         timing = [c for c in numbers_before.columns if c.startswith("runtime")]  # wall-clock: not a result
         pd.testing.assert_frame_equal(numbers_after.drop(columns=timing), numbers_before.drop(columns=timing))
@@ -278,4 +281,4 @@ def test_a_schema_whose_format_does_not_fit_the_file_names_both_sides(page: Page
     expect(page.get_by_text("No column is a feature")).to_have_count(0)
     wait_idle(page)
     _no_traceback(page)
-    _shot(page, "format_misfit")
+    _shot(page, "format_misfit", errors.first)
