@@ -150,9 +150,12 @@ def test_projector_papers_figures_have_clean_log_ticks(projector: Page, projecto
     wait_idle(page)
     expect(page.get_by_text("ordering agrees, gap larger").first).to_be_visible()
     page.get_by_role("tab", name=re.compile("Amin")).click()
-    image = page.locator('[data-testid="stImage"] img').nth(1)
-    expect(image).to_be_visible()
-    image.scroll_into_view_if_needed()
+    figure = page.locator('[data-testid="stPlotlyChart"]').nth(1)  # drawn by Plotly from the stored HTML (#33)
+    expect(figure.locator(".scatterlayer .trace").first).to_be_visible()
+    figure.scroll_into_view_if_needed()
+    sizes = figure.locator(".xtick text, .ytick text, .legendtext").evaluate_all(
+        "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
+    assert sizes and min(sizes) >= 13, sizes  # the stored PNG's text showed at 8–9 px
     _shot(page, "papers_amin")
 
 
