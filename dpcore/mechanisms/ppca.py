@@ -3,7 +3,10 @@
 Chaudhuri, Sarwate & Sinha, "A near-optimal algorithm for differentially-private principal components",
 JMLR 2013, Algorithm 2, eq. (6), Theorem 6; spec §3.4. Density ∝ exp((ε/2)·tr(VᵀCV)) = exp((nε/2)·tr(VᵀAV));
 the score has sensitivity 1 under both neighbouring relations. k = 1 uses the exact Kent–Ganeiber–Mardia sampler
-(pure ε-DP); k > 1 uses Hoff's (2009) Gibbs sampler, which is ε-DP only at stationarity (heuristic).
+(pure ε-DP); k > 1 uses Hoff's (2009) column-wise Gibbs sampler, which is ε-DP only at stationarity (heuristic).
+Since issue #33 each column is drawn exactly from its conditional (the same Kent sampler, on the block of the other
+columns' null space) instead of by one coordinate sweep within it: the stationary law — the mechanism — is
+unchanged, the release's random stream is not (a seed gives a different V̂).
 
 The convergence verdict (k > 1) is rank-normalised split-R̂ and bulk-ESS on sign-invariant statistics of the chain
 (captured variance and principal angles to the top-k eigenvectors; :mod:`dpcore.samplers.convergence`). It is a
@@ -43,7 +46,8 @@ class PPCA(Mechanism):
         "The exponential mechanism with the captured variance tr(VᵀCV) as score: subspaces that capture more "
         "variance are exponentially more likely. For k = 1 the released direction is an exact sample (Kent et "
         "al.'s rejection sampler), so the release is ε-DP. For k > 1 it is the last state of a Gibbs sampler "
-        "(Hoff 2009) after a burn-in; the guarantee holds only if the chain has converged, which cannot be "
+        "(Hoff 2009; each column drawn exactly from its conditional) after a burn-in; the guarantee holds only "
+        "if the chain has converged, which cannot be "
         "certified. A convergence verdict judges the chain on what it samples — the captured variance and the "
         "subspace, by split-R̂ and effective sample size over the second half of the scans; it can show that a chain "
         "has not settled, never prove that it has. One chain runs by default; more chains (option chains) are "

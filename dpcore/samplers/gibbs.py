@@ -1,11 +1,22 @@
 """Gibbs sampler for the matrix Bingham distribution BMF_k(M) on the Stiefel manifold (Hoff 2009).
 
-Target: density ∝ etr(VᵀMV) on {V ∈ R^{d×k}: VᵀV = I}, k < d (PPCA uses M = (ε/2)·C; spec §3.4). This follows
-``pdhoff/rstiefel`` (``rbing.matrix.gibbs``, ``rbing.vector.gibbs``, ``ry_bing``, ``rtheta_bing``): every scan
-updates the columns in random order; column r is redrawn on the unit sphere of the null space of the other
-columns by one coordinate sweep of ``ry_bing`` in the eigenbasis of the restricted matrix.
+Target: density ∝ etr(VᵀMV) on {V ∈ R^{d×k}: VᵀV = I}, k < d (PPCA uses M = (ε/2)·C; spec §3.4). Every scan
+updates the columns in random order (``pdhoff/rstiefel``'s ``rbing.matrix.gibbs``); column r is redrawn on the unit
+sphere of the null space of the other columns, where its conditional is the vector Bingham ∝ exp(xᵀSx), S the
+restriction of M to that null space (the m×m block, m = d − k + 1). Two column updates, both leaving BMF_k(M)
+invariant (so the chain's stationary law is the same):
 
-Implementation notes (performance and the numerical guards of spec §3.4 pitfall iii):
+* ``kernel="exact"`` (the default since issue #33): the column is an *exact* draw from its conditional, by Kent,
+  Ganeiber & Mardia's ACG rejection sampler written on a Cholesky factor of the block (:class:`_ExactColumn`) —
+  no eigendecomposition. Per column: a 5-step Krylov/Rayleigh–Ritz estimate of the block's top eigenvalue, one
+  Cholesky factorisation (m³/3 flops), and 7–13 proposals (triangular solves) on adult. A release on adult takes
+  about a third of the CPU time of Hoff's kernel (docs/benchmarks.md, "Issue #33").
+* ``kernel="hoff"``: one coordinate sweep of ``ry_bing`` in the eigenbasis of the block (rstiefel's
+  ``rbing.vector.gibbs``, ``ry_bing``, ``rtheta_bing``) — a Gibbs sweep *within* the conditional, which needs the
+  block's eigendecomposition per column. Kept for comparison (the tests check that both scans have the same law).
+
+Implementation notes for Hoff's kernel (performance and the numerical guards of spec §3.4 pitfall iii); the first
+bullet (Q, B and the Householder rotation) serves both kernels:
 
 * A complete orthonormal basis Q = [V, V⊥] and B = QᵀMQ are kept; the null space of the other columns is then
   {current column} ∪ V⊥, so the restricted matrix is a sub-block of B — no QR per column. After the column update
