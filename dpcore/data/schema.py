@@ -886,6 +886,8 @@ def _csv_entry(cells: list[str], fields: list[str], where: str, delimiter: str) 
 def _codebook_yaml(text: str, name: str, skipped: list[str] | None = None) -> list[CodebookEntry]:
     try:
         data = load_yaml(text)
+    except YamlTooLarge as exc:
+        raise SchemaError(f"{name}: the codebook is refused: {exc}; write the values out.") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

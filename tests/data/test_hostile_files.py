@@ -273,3 +273,11 @@ def test_old_mac_line_ends_are_line_ends():
     """A file whose lines end in \\r alone: its header is the first line, not the whole file."""
     raw = b"a,b,c\r" + b"1,2,3\r" * 6000  # 12,000 commas in all, 3 columns
     assert read_table(raw).frame.shape[1] == 3
+
+
+def test_a_codebook_alias_bomb_is_refused():
+    from dpcore.data.schema import read_codebook
+
+    text = f"- column: x\n  lower: {bomb_value()}\n  upper: 1\n"
+    with peak_memory(), pytest.raises(SchemaError, match="codebook is refused: the document expands"):
+        read_codebook(text, "book.yaml")
