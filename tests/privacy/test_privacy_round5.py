@@ -43,13 +43,14 @@ N = 1000
 
 
 def _one_label_pair() -> tuple[PreparedData, PreparedData]:
-    """Replace-one neighbours that differ in one LABEL: D's single positive label sits in the SVM's test part
-    (so its training part holds one class), D′'s in the training part."""
+    """Replace-one neighbours that differ in one record's LABEL: both have a positive label in the SVM's test part;
+    D has a second one in its training part, D′ does not (so D′'s training part holds one class)."""
     train, test = _svm_positions(N, SEED)
     X = _rows(N)
-    y_d, y_e = np.zeros(N, dtype=int), np.zeros(N, dtype=int)
+    y_d = np.zeros(N, dtype=int)
     y_d[test[0]] = 1
-    y_e[train[0]] = 1
+    y_e = y_d.copy()
+    y_d[train[0]] = 1
     return PreparedData(X, y=y_d), PreparedData(X, y=y_e)
 
 
@@ -57,7 +58,7 @@ def test_a_one_class_training_part_leaves_the_mechanism_rows_alone() -> None:
     D, E = _one_label_pair()
     mech_d, split_d = evaluation_split(D, SEED)
     mech_e, split_e = evaluation_split(E, SEED)
-    assert mech_d.n == mech_e.n == N - 300  # before: 1,000 rows on D (no hold-out), 700 on D′
+    assert mech_d.n == mech_e.n == N - 300  # before: 700 rows on D, 1,000 on D′ (no hold-out)
     np.testing.assert_array_equal(mech_d.X, mech_e.X)
     assert split_d is not None and split_e is not None
     # what the one-class side reports: svm_accuracy NaN with a fixed message naming no row or count
@@ -66,7 +67,7 @@ def test_a_one_class_training_part_leaves_the_mechanism_rows_alone() -> None:
     class _Release:
         subspace, covariance_post, d = np.eye(3)[:, :2], None, 3
 
-    metrics = evaluate(_Release(), mech_d, split_d, notes)
+    metrics = evaluate(_Release(), mech_e, split_e, notes)
     from dpcore.evaluation.metrics import SVM_ONE_CLASS
 
     assert np.isnan(metrics["svm_accuracy"]) and notes == [SVM_ONE_CLASS]
