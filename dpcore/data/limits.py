@@ -7,8 +7,8 @@ what is cheap to read says that reading it is affordable:
 * an ``.xlsx`` archive: the sizes its zip directory declares for its members (Python's zip reader never inflates
   a member past its declared size) — at most :data:`MAX_INFLATED_BYTES` in all, and no member above 1 MiB inflating
   more than :data:`MAX_INFLATE_RATIO` times;
-* a Parquet file: its footer's row and column counts (rows against the reader's ``max_rows``, columns against
-  :data:`MAX_COLUMNS`);
+* a Parquet file: its footer's row and column counts (rows against the reader's ``max_rows``, the refusal the reader
+  makes anyway after reading, without the count: n may be private; columns against :data:`MAX_COLUMNS`);
 * a YAML document: its nodes as used, each alias counted every time it is used (at most :data:`MAX_YAML_NODES`),
   and its nesting depth (at most :data:`MAX_YAML_DEPTH`), on the composed graph, before any Python value is built.
 
@@ -114,13 +114,12 @@ def check_xlsx(raw: bytes) -> None:
     total = sum(max(i.file_size, 0) for i in infos)
     fix = "save the sheet as 'CSV UTF-8' and upload that (or a random sample of its rows)"
     if total > MAX_INFLATED_BYTES:
-        raise DataError(f"the Excel workbook inflates to {total / 2**20:,.0f} MB of XML, more than this reader's "
-                        f"limit of {MAX_INFLATED_BYTES / 2**20:,.0f} MB; {fix}.")
+        raise DataError(f"the Excel workbook inflates to more XML than this reader's limit of "
+                        f"{MAX_INFLATED_BYTES / 2**20:,.0f} MB (by its zip directory); {fix}.")
     for i in infos:
         if i.file_size > _RATIO_FROM_BYTES and i.file_size > MAX_INFLATE_RATIO * max(i.compress_size, 1):
-            raise DataError(f"a part of the Excel workbook inflates {i.file_size / max(i.compress_size, 1):,.0f} "
-                            f"times its compressed size (more than {MAX_INFLATE_RATIO}×: it looks like a zip bomb, "
-                            f"not a sheet); {fix}.")
+            raise DataError(f"a part of the Excel workbook inflates more than {MAX_INFLATE_RATIO} times its "
+                            f"compressed size (it looks like a zip bomb, not a sheet); {fix}.")
 
 
 def check_parquet(raw: bytes, max_rows: int | None = None) -> None:
@@ -138,8 +137,8 @@ def check_parquet(raw: bytes, max_rows: int | None = None) -> None:
         return
     limit = _MAX_ROWS.get() if max_rows is None else max_rows
     if limit is not None and rows > limit:
-        raise DataError(f"the Parquet file has more than max_rows = {limit:,} data rows ({rows:,} by its footer); "
-                        "upload a random sample or raise max_rows.")
+        raise DataError(f"the Parquet file has more than max_rows = {limit:,} data rows (its footer says so; the "
+                        "count is not shown: n may be private); upload a random sample or raise max_rows.")
     if columns > MAX_COLUMNS:
         raise DataError(f"the Parquet file has {columns:,} columns, more than this reader's limit of "
                         f"{MAX_COLUMNS:,}; upload a table with fewer columns (select the ones you need).")

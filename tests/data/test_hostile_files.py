@@ -165,7 +165,8 @@ def test_a_zip_bomb_workbook_is_refused_from_its_zip_directory(xlsx_bomb):
     with peak_memory(), pytest.raises(DataError) as err:
         read_table(xlsx_bomb)  # the Data page's reader of an upload
     message = str(err.value)
-    assert "inflates to" in message and f"{MAX_INFLATED_BYTES / 2**20:,.0f} MB" in message and "CSV" in message
+    assert "inflates to more XML than" in message and f"{MAX_INFLATED_BYTES / 2**20:,.0f} MB" in message
+    assert "CSV" in message and "312" not in message  # no size read off the records
 
 
 def test_the_cli_refuses_a_zip_bomb_workbook(xlsx_bomb, tmp_path, capsys):
@@ -178,7 +179,7 @@ def test_the_cli_refuses_a_zip_bomb_workbook(xlsx_bomb, tmp_path, capsys):
 
 def test_a_member_that_inflates_hundreds_of_times_is_refused():
     raw = workbook(60)  # 62 MB of XML, under the total limit, ~400× its compressed size
-    with peak_memory(), pytest.raises(DataError, match="times its compressed size"):
+    with peak_memory(), pytest.raises(DataError, match="more than 100 times its compressed size"):
         read_table(raw)
 
 
@@ -205,7 +206,8 @@ def test_a_parquet_footer_over_max_rows_is_refused_before_reading(parquet_bomb):
     with peak_memory(), pytest.raises(DataError) as err:
         read_table(parquet_bomb)
     message = str(err.value)
-    assert "more than max_rows = 1,000,000" in message and "60,000,000" in message
+    assert "more than max_rows = 1,000,000" in message and "footer" in message
+    assert "60,000,000" not in message and "60000000" not in message  # n is not shown (it may be private)
 
 
 def test_the_cli_refuses_a_parquet_footer_over_max_rows(parquet_bomb, tmp_path, capsys):
