@@ -804,8 +804,8 @@ def read_table(source: CsvSource, *, format: FileFormat | None = None, column_na
     from .limits import check_header_width, set_max_rows
 
     set_max_rows(max_rows)  # a Parquet footer's row count is checked against it before the file is read
-    if isinstance(source, bytes):  # declared or detected: a CSV header's width before anything is parsed
-        check_header_width(source)
+    if isinstance(source, bytes) and (format is None or format.header):  # a header line, never a record
+        check_header_width(source)  # declared or detected: the header's width before anything is parsed
     if format is not None:
         if not isinstance(format, FileFormat):
             raise InvalidParameterError(f"format must be a FileFormat (a schema's file_format), got "

@@ -283,3 +283,13 @@ def test_a_codebook_alias_bomb_is_refused():
     text = f"- column: x\n  lower: {bomb_value()}\n  upper: 1\n"
     with peak_memory(), pytest.raises(SchemaError, match="codebook is refused: the document expands"):
         read_codebook(text, "book.yaml")
+
+
+def test_a_declared_headerless_format_never_refuses_a_record_for_its_width():
+    """Without a header row the first line is a record: its commas (here inside quotes) decide nothing (privacy
+    review 13: no single record may make a run under a public schema fail)."""
+    from dpcore.data import FileFormat
+
+    raw = b'"' + b"," * (MAX_COLUMNS + 5) + b'",1\n"x",2\n'
+    table = read_table(raw, format=FileFormat(header=False), column_names=["note", "n"])
+    assert table.columns == ["note", "n"] and table.n_rows == 2
