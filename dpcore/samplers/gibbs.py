@@ -543,8 +543,10 @@ class _ExactColumn:
         """Accepted proposals (a hook for the tests' mutants, as in :class:`~.bingham.KentBinghamSampler`)."""
         return log_u < log_r
 
-    def draw(self, S: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One exact draw x (unit vector in the block's coordinates) from ∝ exp(xᵀSx)."""
+    def draw(self, S: np.ndarray, rng: np.random.Generator, deadline: Deadline | None = None,
+             what: str = "the Gibbs sampler") -> np.ndarray:
+        """One exact draw x (unit vector in the block's coordinates) from ∝ exp(xᵀSx); ``deadline`` is checked
+        before every batch of proposals after the first."""
         m = self.m
         S = np.ascontiguousarray(S)  # a view into B: one copy, then contiguous GEMVs
         b = self._b
@@ -582,6 +584,8 @@ class _ExactColumn:
                 return Z[:, i] / math.sqrt(float(zz[i]))
             used += batch
             batch = min(4 * batch, 4096)
+            if deadline is not None:
+                deadline.check(what)
         raise SamplerError(f"Gibbs sampler: no acceptance after {ACG_MAX_PROPOSALS:,} proposals for one column "
                            f"(block size {m}); lower epsilon.")
 
@@ -640,7 +644,7 @@ def _gibbs_chain(M: np.ndarray, V: np.ndarray, scans: int, rng: np.random.Genera
                 order[p], order[lo] = c_lo, r
                 pos[c_lo], pos[r] = p, lo
             if exact:  # an exact draw from the column's conditional (no eigendecomposition)
-                _rotate_block(Q, B, lo, sampler.draw(B[lo:, lo:], rng))
+                _rotate_block(Q, B, lo, sampler.draw(B[lo:, lo:], rng, deadline, what))
                 continue
             if dense:
                 l, E = np.linalg.eigh(B[lo:, lo:])

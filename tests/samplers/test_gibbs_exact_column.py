@@ -163,22 +163,36 @@ def test_kernel_is_checked_and_recorded():
     assert np.allclose(V.T @ V, np.eye(2), atol=1e-10)
 
 
+class _Rejecting:
+    """A generator stand-in whose uniforms reject every proposal."""
+
+    def standard_normal(self, size):
+        return np.random.default_rng(0).standard_normal(size)
+
+    def random(self, size=None):
+        return np.ones(size) * (1.0 - 1e-16)
+
+
+def test_a_long_column_draw_honours_the_deadline():
+    import time
+
+    from dpcore.core.timing import Deadline
+    from dpcore.exceptions import MechanismTimeout
+
+    deadline = Deadline(1e-9)
+    time.sleep(0.01)
+    with pytest.raises(MechanismTimeout):
+        _ExactColumn(S3, 4).draw(S3, _Rejecting(), deadline)
+
+
 def test_the_column_draws_proposal_cap_raises_without_data_values(monkeypatch):
     """A draw that never accepts raises a SamplerError naming the block size (public), no data statistic."""
     from dpcore.exceptions import SamplerError
 
     monkeypatch.setattr(gibbs, "ACG_MAX_PROPOSALS", 40)
     col = _ExactColumn(S3, 4)
-
-    class Rejecting:
-        def standard_normal(self, size):
-            return np.random.default_rng(0).standard_normal(size)
-
-        def random(self, size=None):
-            return np.ones(size) * (1.0 - 1e-16)
-
     with pytest.raises(SamplerError) as err:
-        col.draw(S3, Rejecting())
+        col.draw(S3, _Rejecting())
     msg = str(err.value)
     assert "block size 4" in msg and "lower epsilon" in msg
     assert not any(ch in msg for ch in ("9.", "4.0", "0.5"))
