@@ -53,6 +53,8 @@ AUTO_CELLS = 2000
 #: The results table's columns in presentation mode (the full table ran off the right edge at 1280 px).
 PRESENT_COLUMNS = ("name", "epsilon", "captured_variance_ratio", "frobenius_error", "principal_angle_max_deg",
                    "svm_accuracy", "status")
+PRESENT_LABELS = {"captured_variance_ratio": "captured variance", "frobenius_error": "Frobenius error",
+                  "principal_angle_max_deg": "largest angle (°)", "svm_accuracy": "SVM accuracy"}
 
 ui.init_state()
 ss = st.session_state
@@ -326,6 +328,7 @@ st.subheader("Results")
 release_warning_note(frame)
 if "table" not in derived:
     table = results_table(frame)
+    derived["table_ids"] = list(table["mechanism"])  # the ids behind the names (short names in presentation mode)
     table.insert(0, "name", [ui.mechanism_label(m) for m in table.pop("mechanism")])
     table["guarantee"] = [GUARANTEE_LABELS.get(g, g) for g in table["guarantee"]]
     if "delta" in table:
@@ -337,10 +340,13 @@ if "table" not in derived:
                          f"({', '.join(f'{s}: {c}' for s, c in failed.most_common())}); "
                          "they are counted in the status column and left out of the curves.") if failed else ""
 table = derived["table"]
-if presentation_on():  # the columns a class reads; the full table is in the CSV download
+labels = dict(METRIC_LABELS)
+if presentation_on():  # the columns a class reads, under short names (the full table is in the CSV download)
     table = table[[c for c in PRESENT_COLUMNS if c in table]]
+    table = table.assign(name=[short_name(m) for m in derived["table_ids"]]) if "name" in table else table
+    labels.update(PRESENT_LABELS)
 st.dataframe(table, hide_index=True, width="stretch",
-             column_config={m: st.column_config.NumberColumn(METRIC_LABELS[m], format="%.4g")
+             column_config={m: st.column_config.NumberColumn(labels[m], format="%.4g")
                             for m in METRIC_LABELS if m in table})
 if derived["failed"]:
     st.caption(derived["failed"])

@@ -58,3 +58,15 @@ def test_a_non_private_preprocessing_is_named_not_end_to_end_private():
     assert not any("End-to-end private run" in s.value for s in at.success)
     errors = [e.value for e in at.error if "Not end-to-end private" in e.value]
     assert errors and "of" in errors[0]
+
+
+def test_presentation_mode_shows_a_results_table_that_fits_the_screen():
+    """The results table ran off the right edge at 1280 px: in presentation mode, the columns a class reads under
+    short names."""
+    at = _open({"data": "wine", "mech": "laplace", "trials": "1", "k": "2", "eps": "1~2"})
+    _finish(at)
+    at.sidebar.toggle(key="dp_presentation").set_value(True).run()
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["name", "epsilon", "captured_variance_ratio", "frobenius_error",
+                                   "principal_angle_max_deg", "svm_accuracy", "status"]
+    assert set(table["name"]) == {"Laplace"}  # the short name (was "Laplace input perturbation")
