@@ -831,5 +831,6 @@ def read_table(source: CsvSource, *, format: FileFormat | None = None, column_na
     if len(frame) > max_rows:
         raise DataError(f"the file has more than max_rows = {max_rows:,} data rows; upload a random sample or "
                         "raise max_rows.")
-    _check_rows(len(frame))
+    if format is None:  # a draft read needs rows to draft from; a declared format reads any count (n may be private)
+        _check_rows(len(frame))
     return RawTable(frame=frame.reset_index(drop=True), info=info, name=str(name), source=raw, counts=counts)

@@ -159,33 +159,42 @@ def utf8_blocks(chunks: Iterable[bytes], encoding: str) -> Iterator[bytes]:
     and NUL as U+FFFD — what decoding the whole file at once gives."""
     name = codecs.lookup(encoding).name
     if name == "utf-8":
-        carry, started = b"", False
-        for raw in chunks:
-            data = carry + raw
-            if not started:
-                if len(data) < len(_UTF8_BOM) and _UTF8_BOM.startswith(data):
-                    carry = data  # perhaps the start of a byte-order mark
-                    continue
-                started = True
-                if data.startswith(_UTF8_BOM):
-                    data = data[len(_UTF8_BOM):]
-            cut = data.rfind(b"\n") + 1
-            carry = data[cut:]
-            if cut:
-                yield clean_utf8(data[:cut])
-        if carry:
-            yield clean_utf8(carry)
+        yield from _cut_at_newlines(_without_bom(chunks), b"\n", clean_utf8)
         return
     decoder = codecs.getincrementaldecoder(declared_codec(encoding))(errors="replace")
-    text_carry = ""
-    for raw in _with_end(iter(chunks)):
-        text = text_carry + decoder.decode(raw, final=not raw)
-        cut = text.rfind("\n") + 1
-        if not raw:
-            cut = len(text)
-        text_carry = text[cut:]
-        if cut:
-            yield text[:cut].replace("\x00", "\ufffd").encode("utf-8")
+    texts = (decoder.decode(raw, final=not raw) for raw in _with_end(iter(chunks)))
+    yield from _cut_at_newlines(texts, "\n", lambda text: text.replace("\x00", "\ufffd").encode("utf-8"))
+
+
+def _without_bom(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``chunks`` with a UTF-8 byte-order mark at the very start removed (as the "utf-8-sig" codec removes it)."""
+    head = b""
+    it = iter(chunks)
+    for raw in it:
+        head += raw
+        if len(head) >= len(_UTF8_BOM) or not _UTF8_BOM.startswith(head):
+            break
+    yield head[len(_UTF8_BOM):] if head.startswith(_UTF8_BOM) else head
+    yield from it
+
+
+def _cut_at_newlines(pieces, newline, finish) -> Iterator[bytes]:
+    """Pieces joined and re-cut just after their last newline (a long line collects its pieces in a list: no
+    quadratic copying), each block passed through ``finish``."""
+    pending: list = []
+    for piece in pieces:
+        cut = piece.rfind(newline) + 1
+        if not cut:
+            if piece:
+                pending.append(piece)
+            continue
+        pending.append(piece[:cut])
+        yield finish(pending[0][:0].join(pending))
+        pending = [piece[cut:]] if cut < len(piece) else []
+    if pending:
+        tail = pending[0][:0].join(pending)
+        if tail:
+            yield finish(tail)
 
 
 def _with_end(chunks: Iterator[bytes]) -> Iterator[bytes]:

@@ -99,16 +99,17 @@ def test_an_n_dependent_refusal_in_the_pipeline_is_violated_under_add_remove(tmp
     assert result["verdict"] == "violated" and result["counts"]["bottom"] in ([0, 200], [200, 0])
 
 
-def test_a_side_that_fails_to_load_refuses_every_release_and_is_violated(tmp_path):
+def test_a_one_row_file_is_no_longer_refused_by_the_loader_under_a_declared_format(tmp_path):
+    """563c1b2's loader refused a file with a single data row and read its neighbour with two — a refusal that
+    depends on n, private under add/remove (issue 31 item 5), which this audit flagged as violated. A declared format
+    now reads any number of rows, so neither side refuses and the audit of the pipeline is not violated."""
     d0, d1, s = _files(tmp_path, extra="0.5,0.5")
-    # one data row: the loader refuses D ("a single data row"), and loads D′ with one row more — a refusal that
-    # depends on n, which is private under add/remove (issue 31 item 5): the audit must say so
     (tmp_path / "d.csv").write_text("a,b\n0.5,0.5\n")
     (tmp_path / "d2.csv").write_text("a,b\n0.5,0.5\n0.2,0.1\n")
     pair = file_pair(d0, d1, s)
-    assert pair.refused[0] is not None and pair.refused[1] is None and pair.neighbouring == "add_remove"
+    assert pair.refused == (None, None) and pair.neighbouring == "add_remove"
     r = run_audit("analyze_gauss", 1.0, 1e-5, neighbours=pair, trials=100, seed=2, power=False)
-    assert r.verdict == "violated" and r.counts["bottom"] == [100, 0]
+    assert r.verdict != "violated" and r.counts["bottom"] == [0, 0]
 
 
 def test_the_honest_pipeline_is_not_violated(tmp_path, capsys):
