@@ -457,6 +457,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_schema_parser(sub)
 
+    from .picture import add_picture_parser
+
+    add_picture_parser(sub, _add_data_arguments)
+
     try:
         from .audit import add_audit_parser, run_audit_command
     except ImportError:  # pragma: no cover - audit module not installed

@@ -323,3 +323,60 @@ def release_pictures(release: Release, data: PreparedData, settings: PictureSett
                                    y=data.y if settings.groups is not None else None)
     caption = picture_caption(budget, settings, release.mechanism, data.norm_bound)
     return PrivatePictures(scree, hist, budget, caption, data.norm_bound, release.mechanism)
+
+
+def picture_figure(pictures: PrivatePictures, true_eigenvalues: np.ndarray | None = None, group: int | None = None):
+    """A plotly figure: the private scree (and, labelled, the true one when given) beside the private score
+    histogram (all groups summed, or one group) as a heatmap in units of B, with the caption below."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("private scree (unit scale)",
+                                                        "private score histogram (noisy counts)"))
+    if pictures.scree is not None:
+        lam = pictures.scree.eigenvalues
+        fig.add_trace(go.Scatter(x=np.arange(1, len(lam) + 1), y=lam, mode="lines+markers",
+                                 name="private" + (" (free)" if pictures.scree.free else "")), row=1, col=1)
+    if true_eigenvalues is not None:
+        lam = np.asarray(true_eigenvalues)
+        fig.add_trace(go.Scatter(x=np.arange(1, len(lam) + 1), y=lam, mode="lines+markers", name=TRUE_LABEL,
+                                 line={"dash": "dot", "color": "grey"}), row=1, col=1)
+    h = pictures.histogram
+    z = h.counts.sum(axis=0) if group is None else h.counts[group]
+    centres = (h.edges[:-1] + h.edges[1:]) / 2 * pictures.norm_bound
+    # counts[i, j]: score 1 in bin i, score 2 in bin j; a heatmap's z is rows = y (score 2), columns = x (score 1).
+    fig.add_trace(go.Heatmap(x=centres, y=centres, z=z.T, colorscale="Viridis", showscale=True,
+                             colorbar={"title": "noisy count", "x": 1.02}), row=1, col=2)
+    fig.update_xaxes(title_text="component", row=1, col=1)
+    fig.update_yaxes(title_text="eigenvalue", row=1, col=1)
+    fig.update_xaxes(title_text="score 1 (units of B)", row=1, col=2)
+    fig.update_yaxes(title_text="score 2 (units of B)", row=1, col=2)
+    caption = "<br>".join(_wrap(pictures.caption, 150))
+    fig.update_layout(width=1200, height=560, margin={"b": 140}, showlegend=True,
+                      legend={"orientation": "h", "y": -0.18},
+                      annotations=[*fig.layout.annotations,
+                                   go.layout.Annotation(text=caption, xref="paper", yref="paper", x=0, y=-0.42,
+                                                        showarrow=False, align="left", xanchor="left")])
+    return fig
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width)
+
+
+def write_picture(fig: Any, path: str) -> None:
+    """HTML (plotly, offline bundle) or PNG/SVG/PDF (kaleido, needs Chromium) by the file's suffix."""
+    lower = str(path).lower()
+    if lower.endswith((".html", ".htm")):
+        fig.write_html(path, include_plotlyjs=True)
+        return
+    if lower.endswith((".png", ".svg", ".pdf")):
+        try:
+            fig.write_image(path)
+        except Exception as exc:  # kaleido missing or no browser: the user's setup to fix
+            raise InvalidParameterError(f"could not write {path} ({type(exc).__name__}); image export needs kaleido "
+                                        "and Chromium — write .html instead.") from None
+        return
+    raise InvalidParameterError(f"--out must end in .html, .png, .svg or .pdf; got {path!r}.")
