@@ -461,6 +461,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_picture_parser(sub, _add_data_arguments)
 
+    from .plan import add_plan_parser
+
+    add_plan_parser(sub, _add_data_arguments)
+
     try:
         from .audit import add_audit_parser, run_audit_command
     except ImportError:  # pragma: no cover - audit module not installed

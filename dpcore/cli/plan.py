@@ -1,0 +1,117 @@
+"""``dpcore plan``: the smallest ε at which a mechanism meets a utility target (:mod:`dpcore.evaluation.planner`).
+
+A built-in dataset (``--dataset``) is public: the plan is free. A table (``--csv``) is taken as raw private data:
+the plan is a labelled NON-private what-if (said on stderr and in the JSON's ``private_inputs``/``notes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from ..exceptions import InvalidParameterError
+from ..vocabulary import Neighbouring, values
+
+
+def add_plan_parser(sub, add_data_arguments) -> argparse.ArgumentParser:
+    """Register ``dpcore plan`` on the sub-command parsers ``sub``."""
+    p = sub.add_parser("plan", help="smallest ε meeting a utility target in a share of releases (inverse planner)",
+                       description="Search log ε by bisection on a monotone fit of simulated releases for the "
+                                   "smallest ε at which --mechanism meets --target in at least --confidence of its "
+                                   "releases; prints ε with an uncertainty band and the probes made. On --csv "
+                                   "data the answer is a NON-private what-if.")
+    add_data_arguments(p)
+    p.add_argument("--mechanism", required=True, help="mechanism id (see `dpcore mechanisms`)")
+    p.add_argument("--k", type=int, default=2, help="number of components (default 2)")
+    p.add_argument("--delta", type=float, default=1e-5, help="δ for (ε, δ) mechanisms (default 1e-5)")
+    p.add_argument("--target", required=True,
+                   help="captured>=X (captured variance ratio), angle<=DEGREES (largest principal angle) or "
+                        "svm>=ACCURACY")
+    p.add_argument("--confidence", type=float, default=0.9,
+                   help="share of releases that must meet the target, in (0, 1) (default 0.9)")
+    p.add_argument("--trials", type=int, default=100, help="releases per probed ε (default 100, at least 10)")
+    p.add_argument("--eps-min", type=float, default=0.01, help="bottom of the public ε range (default 0.01)")
+    p.add_argument("--eps-max", type=float, default=100.0, help="top of the public ε range (default 100)")
+    p.add_argument("--tolerance", type=float, default=1.1,
+                   help="stop narrowing when the bracket's ε ratio is below this (default 1.1)")
+    p.add_argument("--max-probes", type=int, default=24, help="most ε values probed (default 24)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the simulated releases (default: fresh)")
+    p.add_argument("--neighbouring", default=Neighbouring.REPLACE.value, choices=values(Neighbouring))
+    p.add_argument("--option", action="append", metavar="MECH.KEY=VALUE", help="mechanism option (repeatable)")
+    p.add_argument("--time-cap", type=float, default=60.0, help="seconds per release before it counts as failed")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr (the what-if label stays)")
+    p.set_defaults(func=run_plan_command)
+    return p
+
+
+def _check_args(args) -> None:
+    """Bad values fail before any data is read, each naming its flag."""
+    from ..exceptions import UnknownNameError
+    from ..mechanisms import get_mechanism
+
+    try:
+        get_mechanism(args.mechanism)
+    except UnknownNameError as exc:
+        raise InvalidParameterError(f"--mechanism: {exc}") from None
+    if args.k < 1:
+        raise InvalidParameterError(f"--k must be a whole number ≥ 1, got {args.k}.")
+    if not 0.0 < args.confidence < 1.0:
+        raise InvalidParameterError(f"--confidence must lie in (0, 1), e.g. 0.9; got {args.confidence:g}.")
+    if args.trials < 10:
+        raise InvalidParameterError(f"--trials must be at least 10 (a share needs releases), got {args.trials}.")
+    if not (0.0 < args.eps_min < args.eps_max and math.isfinite(args.eps_max)):
+        raise InvalidParameterError(f"--eps-min and --eps-max must satisfy 0 < --eps-min < --eps-max, got "
+                                    f"{args.eps_min:g} and {args.eps_max:g}.")
+    if not args.tolerance > 1.0:
+        raise InvalidParameterError(f"--tolerance is a ratio of ε values and must be > 1, got {args.tolerance:g}.")
+    if args.max_probes < 3:
+        raise InvalidParameterError(f"--max-probes must be at least 3, got {args.max_probes}.")
+    if not 0.0 <= args.delta < 1.0:
+        raise InvalidParameterError(f"--delta must lie in [0, 1), got {args.delta:g}.")
+
+
+def run_plan_command(args) -> int:
+    from ..evaluation.planner import parse_target, plan_epsilon, private_what_if, public_input
+    from . import _mechanism_options, _prepare_from_args
+
+    target = parse_target(args.target)
+    _check_args(args)
+    dataset, data = _prepare_from_args(args)
+    if args.k > data.d:
+        raise InvalidParameterError(f"--k must be at most d = {data.d} (the number of features), got {args.k}.")
+    source = private_what_if(data) if args.csv else public_input(data)
+    if not source.private_inputs:
+        print(f"dpcore: note: {source.note}", file=sys.stderr)
+
+    def progress(count: int, eps: float) -> None:
+        if not args.quiet:
+            print(f"[probe {count}] ε = {eps:g}", file=sys.stderr, flush=True)
+
+    result = plan_epsilon(source, args.mechanism, target, k=args.k, delta=args.delta, confidence=args.confidence,
+                          trials=args.trials, eps_range=(args.eps_min, args.eps_max), tolerance=args.tolerance,
+                          max_probes=args.max_probes, seed=args.seed, neighbouring=args.neighbouring,
+                          mechanism_options=_mechanism_options(args.option).get(args.mechanism),
+                          time_cap=args.time_cap, progress=progress)
+    out = {"dataset": getattr(dataset, "id", None) or data.name, **result.as_dict()}
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(f"mechanism {result.mechanism}, k = {result.k}, δ = {result.delta:g}; target {result.target} in "
+          f"{result.confidence:.0%} of releases")
+    if result.epsilon is None:
+        print(f"not reachable: {result.reason}")
+    else:
+        low, high = result.band
+        print(f"ε = {result.epsilon:.4g} (band [{low:.4g}, {high:.4g}] at {result.band_level:.0%}; "
+              f"point estimate {result.estimate:.4g})")
+        if result.reason:
+            print(f"note: {result.reason}")
+    print("probes (ε: share meeting the target, quantile of the metric):")
+    for p in sorted(result.probes, key=lambda p: p.epsilon):
+        print(f"  {p.epsilon:<10.4g} {p.met}/{p.trials} = {p.share:.3f}   {p.quantile:.4g}")
+    for note in result.notes:
+        print(f"note: {note}")
+    return 0
