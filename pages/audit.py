@@ -603,11 +603,18 @@ def _settings_widgets() -> _AuditSettings:
     st.session_state.setdefault("audit_callable", "")
     c1, c2, c3 = st.columns([2, 1, 1])
     mid = c1.selectbox("Mechanism", ids, format_func=_label, key="audit_mechanism")
-    spec = c1.text_input("…or your own (module:function)", key="audit_callable", placeholder="mypkg.mech:release",
-                         help="A Python function (X, epsilon, delta, rng) -> array on the server's Python path: X "
-                              "is the preprocessed rows (n×d, ‖x‖ ≤ 1), rng a NumPy Generator; it returns a d×d "
-                              "covariance or a d×k basis. Its claim is what you declare here: ε, and δ (0 = pure "
-                              "ε-DP). Anything it raises is a refusal, an output like any other.").strip()
+    if callables_allowed():
+        spec = c1.text_input("…or your own (module:function)", key="audit_callable",
+                             placeholder="mypkg.mech:release",
+                             help="A Python function (X, epsilon, delta, rng) -> array on the server's Python path: "
+                                  "X is the preprocessed rows (n×d, ‖x‖ ≤ 1), rng a NumPy Generator; it returns a "
+                                  "d×d covariance or a d×k basis. Its claim is what you declare here: ε, and δ (0 = "
+                                  "pure ε-DP). Anything it raises is a refusal, an output like any other.").strip()
+    else:
+        spec = ""
+        c1.caption("Your own mechanism (module:function): `dpcore audit --mechanism mypkg.mech:release`, or start "
+                   "the dashboard with DPCORE_AUDIT_CALLABLES=1 (it imports and runs code on the server, so it is off "
+                   "on a shared server).")
     output = c1.selectbox("It returns", tuple(CALLABLE_OUTPUTS), key="audit_callable_output",
                           format_func=lambda o: "a d×d covariance" if o == "covariance" else "a d×k basis",
                           help="\n\n".join(f"**{o}**: {v}" for o, v in CALLABLE_OUTPUTS.items())) if spec else \
@@ -658,6 +665,12 @@ def _settings_widgets() -> _AuditSettings:
         st.warning(f"{mech.name} is a labelled exhibit: its published privacy proof is wrong.")
     return _AuditSettings(mech if custom is not None else mid, mech, epsilon, delta, trials, neighbours, relation,
                           statistic, field, n, k, seed, time_limit, spec if spec and custom is None else "")
+
+
+def callables_allowed() -> bool:
+    """True when the server was started with DPCORE_AUDIT_CALLABLES=1: a module:function typed in a browser is
+    imported and run on the server, so a shared (classroom) server does not offer it unless its owner says so."""
+    return os.environ.get("DPCORE_AUDIT_CALLABLES", "") == "1"
 
 
 def _custom_mechanism(spec: str, output: str, delta: float):

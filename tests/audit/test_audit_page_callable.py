@@ -32,6 +32,18 @@ def user_module(tmp_path, monkeypatch):
     sys.modules.pop("audh_page_mech", None)
 
 
+@pytest.fixture(autouse=True)
+def _callables_on(monkeypatch):
+    monkeypatch.setenv("DPCORE_AUDIT_CALLABLES", "1")  # off unless the server's owner allows it
+
+
+def test_a_shared_server_does_not_offer_module_function(monkeypatch):
+    monkeypatch.delenv("DPCORE_AUDIT_CALLABLES")
+    at = _app()
+    assert not at.exception and not [t for t in at.text_input if t.key == "audit_callable"]
+    assert any("DPCORE_AUDIT_CALLABLES=1" in c.value for c in at.caption)
+
+
 def _app() -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=330)
     at.run()
