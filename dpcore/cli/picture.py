@@ -39,10 +39,17 @@ def add_picture_parser(sub, add_data_arguments) -> argparse.ArgumentParser:
 
 def run_picture_command(args) -> int:
     from ..core.privacy import jsonable
-    from ..explain.pictures import PictureSettings, picture_figure, release_pictures, write_picture
+    from ..explain.pictures import (
+        PictureSettings,
+        check_picture_path,
+        picture_figure,
+        release_pictures,
+        write_picture,
+    )
     from ..mechanisms import get_mechanism
     from . import _mechanism_options, _prepare_from_args
 
+    check_picture_path(args.out)
     groups = tuple(g.strip() for g in args.groups.split(",")) if args.groups else None
     settings = PictureSettings(args.picture_epsilon, noise=args.noise, delta_histogram=args.picture_delta,
                                bins=args.bins, epsilon_scree=args.scree_epsilon, n_eigenvalues=args.eigenvalues,
@@ -53,7 +60,7 @@ def run_picture_command(args) -> int:
                            random_state=args.seed, time_limit=args.time_cap, allow_invalid=args.allow_invalid,
                            **_mechanism_options(args.option).get(args.mechanism, {}))
     pictures = release_pictures(release, data, settings, mech.output, random_state=args.seed)
-    write_picture(picture_figure(pictures), args.out)
+    write_picture(picture_figure(pictures), args.out, pictures.caption)
     if not args.quiet:
         eps, delta = pictures.budget.best
         print(json.dumps({"out": args.out, "epsilon": eps, "delta": delta, "caption": pictures.caption,

@@ -366,17 +366,33 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width)
 
 
-def write_picture(fig: Any, path: str) -> None:
-    """HTML (plotly, offline bundle) or PNG/SVG/PDF (kaleido, needs Chromium) by the file's suffix."""
+def check_picture_path(path: str) -> str:
+    """The export's kind by its suffix ("html" or "image"); a clear error for any other."""
     lower = str(path).lower()
     if lower.endswith((".html", ".htm")):
-        fig.write_html(path, include_plotlyjs=True)
-        return
+        return "html"
     if lower.endswith((".png", ".svg", ".pdf")):
-        try:
-            fig.write_image(path)
-        except Exception as exc:  # kaleido missing or no browser: the user's setup to fix
-            raise InvalidParameterError(f"could not write {path} ({type(exc).__name__}); image export needs kaleido "
-                                        "and Chromium — write .html instead.") from None
-        return
+        return "image"
     raise InvalidParameterError(f"--out must end in .html, .png, .svg or .pdf; got {path!r}.")
+
+
+def picture_html(fig: Any, caption: str) -> str:
+    """A self-contained HTML page: the figure (plotly bundled) and the caption as plain text below it."""
+    import html
+
+    body = fig.to_html(full_html=False, include_plotlyjs=True)
+    return (f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>private picture</title></head><body>\n"
+            f"{body}\n<p class=\"privacy-caption\">{html.escape(caption)}</p>\n</body></html>\n")
+
+
+def write_picture(fig: Any, path: str, caption: str = "") -> None:
+    """HTML (plotly, offline bundle, caption also as text) or PNG/SVG/PDF (kaleido, needs Chromium) by suffix."""
+    if check_picture_path(path) == "html":
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(picture_html(fig, caption))
+        return
+    try:
+        fig.write_image(path)
+    except Exception as exc:  # kaleido missing or no browser: the user's setup to fix
+        raise InvalidParameterError(f"could not write {path} ({type(exc).__name__}); image export needs kaleido "
+                                    "and Chromium — write .html instead.") from None
