@@ -230,9 +230,11 @@ class PrivatePictures:
         return self.budget.entries
 
 
-def _picture_rng(random_state: RandomState, part: str) -> np.random.Generator:
-    """A child stream of the run's seed for one part of the picture (never the mechanism's stream)."""
-    return stage_rng(random_state, Stage.RELEASE, settings_key("private picture", part))
+def _picture_rng(random_state: RandomState, part: str, *public: object) -> np.random.Generator:
+    """A child stream of the run's seed for one part of the picture, keyed by the picture's public settings and the
+    released output it draws on (never the mechanism's stream). One seed reused at two picture ε's or on two
+    releases would otherwise draw the same noise, and a combination of the two pictures would cancel it."""
+    return stage_rng(random_state, Stage.RELEASE, settings_key("private picture", part, *public))
 
 
 def private_scree(release: Release, data: PreparedData, settings: PictureSettings, output_kind: str,
@@ -318,8 +320,10 @@ def release_pictures(release: Release, data: PreparedData, settings: PictureSett
         raise InvalidParameterError("the score histogram needs every row; this data holds only a sample of them "
                                     "(load the data in memory).")
     budget = compose_budget(release.full_ledger, output_kind, settings)
-    scree = private_scree(release, data, settings, output_kind, _picture_rng(random_state, "scree"))
-    hist = private_score_histogram(data.X, release.subspace, settings, _picture_rng(random_state, "histogram"),
+    public = (repr(settings), output_kind, release.mechanism, release.epsilon, release.delta, release.k,
+              np.asarray(release.subspace, dtype=float))
+    scree = private_scree(release, data, settings, output_kind, _picture_rng(random_state, "scree", *public))
+    hist = private_score_histogram(data.X, release.subspace, settings, _picture_rng(random_state, "histogram", *public),
                                    y=data.y if settings.groups is not None else None)
     caption = picture_caption(budget, settings, release.mechanism, data.norm_bound)
     return PrivatePictures(scree, hist, budget, caption, data.norm_bound, release.mechanism)

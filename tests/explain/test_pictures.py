@@ -198,6 +198,29 @@ def test_seeds_are_reproducible_and_child_streams():
     assert not np.allclose(pic._picture_rng(9, "histogram").laplace(0, 4.0, size=3), plain)
 
 
+def test_one_seed_at_two_picture_epsilons_or_releases_draws_independent_noise():
+    """Privacy review 2: with one noise stream, (b₂·Y₁ − b₁·Y₂)/(b₂ − b₁) would give the exact counts back."""
+    X = np.repeat(_four_cells([(0.5, 0.5)]), 20, axis=0)
+    data = PreparedData(X)
+    mech = get_mechanism("analyze_gauss")
+    rel = mech.release(data, 2, 1.0, 1e-5, random_state=5)
+    truth = pic.true_score_counts(X, rel.subspace, 2)[0]
+    (b1, y1), (b2, y2) = [(pic.histogram_noise(s)[1],
+                           pic.release_pictures(rel, data, s, "covariance", random_state=3).histogram.counts)
+                          for s in (pic.PictureSettings(0.5, bins=2), pic.PictureSettings(1.0, bins=2))]
+    both = (y1 > 0) & (y2 > 0)
+    assert both.any()
+    combo = (b2 * y1 - b1 * y2) / (b2 - b1)
+    assert not np.allclose(combo[both], truth[both])
+    rel2 = mech.release(data, 2, 2.0, 1e-5, random_state=5)
+    s = pic.PictureSettings(1.0, bins=2)
+    a = pic.release_pictures(rel, data, s, "covariance", random_state=3).histogram.counts
+    b = pic.release_pictures(rel2, data, s, "covariance", random_state=3).histogram.counts
+    t2 = pic.true_score_counts(X, rel2.subspace, 2)[0]
+    both = (a > 0) & (b > 0)
+    assert not np.allclose((a - b)[both], (truth - t2)[both])
+
+
 def test_grouped_histogram_counts_other_labels_apart():
     X = _four_cells([])
     y = np.array(["a", "b", "z"] * 4)
