@@ -25,6 +25,7 @@ from dpcore.explain.statements import mechanism_delta_statement
 from dpcore.vocabulary import Guarantee, ReleaseStatus
 from pages import ui
 from pages.ui.charts import TraceStyle, chart_slots, for_screen, legend_layout, presentation_toggle, trace_style
+from pages.ui.pictures import pictures_expander
 
 ui.init_state()
 ss = st.session_state
@@ -680,4 +681,5 @@ with ui.handle_errors():
         headline = _metrics_row(release, data)
         _charts(mech, release, data, headline, cfg["seed"])
         _budget(mech, release, data)
+        pictures_expander(mech, release, data, _release_seed(mech, data, cfg))
         _diagnostics(mech, release)
