@@ -106,8 +106,9 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--delta", "--claim-delta", dest="delta", type=float, default=None,
                    help="the claimed δ (default: 1e-5 for mechanisms that use δ, otherwise 0; a callable claims "
                         "(ε, δ)-DP with a δ > 0 here, pure ε-DP without)")
-    p.add_argument("--output", default="covariance", choices=("covariance", "subspace"),
-                   help="what a module:function mechanism returns: a d×d covariance (default) or a d×k basis")
+    p.add_argument("--output", default="covariance", metavar="covariance|subspace",
+                   help="what a module:function mechanism returns: a d×d covariance (default) or a d×k basis "
+                        "(checked against dpcore.audit.callables.CALLABLE_OUTPUTS)")
     p.add_argument("--pair", nargs=2, metavar=("D", "D2"),
                    help="audit the whole pipeline from bytes on two neighbouring files (one line = one record "
                         "differs): loading with --schema's declared format, preprocessing, the mechanism; a refusal "
