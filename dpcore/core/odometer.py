@@ -1,0 +1,171 @@
+"""A session odometer: every release computed on uploaded (private) data is counted, and the total shown two ways.
+
+Each recorded step is (ε, δ, neighbouring relation, what). The totals are
+
+* **basic composition**: (Σε, Σδ) — always valid;
+* **zCDP composition**: Σρ, converted to (ε, δ)-DP at a chosen δ by ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016,
+  Prop. 1.3) — only when every step has an exact ρ: a Gaussian step with known noise (ρ = Δ²/(2σ²); the analytic and
+  classical calibrations are scale-free, so ρ = 1/(2σ₁²) with σ₁ the noise for Δ = 1 at that (ε, δ)), a step
+  calibrated through zCDP itself (PPM: ρ = ρ(ε, δ) of :func:`~dpcore.core.privacy.zcdp_rho`), or a pure ε-DP step
+  (ρ = ε²/2, Bun & Steinke Prop. 1.4). Any other (ε, δ) step has no exact zCDP conversion: the zCDP column then says
+  "basic only" and why, rather than a number.
+
+The odometer counts; it does not refund. :meth:`Odometer.reset` forgets the count — the releases made before it
+still cost what they cost (:data:`RESET_NOTE`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..exceptions import InvalidParameterError
+from ..vocabulary import Guarantee
+from ._validation import check_neighbouring
+from .privacy import LedgerEntry, gaussian_sigma, zcdp_epsilon, zcdp_rho
+
+RESET_NOTE = ("resetting forgets the count; nothing is refunded: every release made so far still cost what it cost, "
+              "and an adversary who saw those releases still knows what they revealed.")
+
+#: How a step's ρ was obtained (None: no exact zCDP conversion).
+RHO_GAUSSIAN = "Gaussian noise: ρ = Δ²/(2σ²)"
+RHO_ZCDP_CALIBRATED = "calibrated through zCDP: ρ(ε, δ)"
+RHO_PURE = "pure ε-DP: ρ = ε²/2"
+
+#: Ledger steps known to be an analytic Gaussian mechanism (DP centring in preprocessing).
+_GAUSSIAN_STEPS = {"DP mean for centring": "analytic"}
+
+
+@dataclass(frozen=True)
+class OdometerEntry:
+    """One counted step: its (ε, δ), the neighbouring relation, what it was, and its zCDP ρ when exact."""
+
+    epsilon: float
+    delta: float
+    relation: str
+    what: str
+    rho: float | None = None
+    rho_source: str = ""
+    private: bool = True
+
+    def as_dict(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "relation": self.relation, "what": self.what,
+                "rho": self.rho, "rho_source": self.rho_source, "private": self.private}
+
+
+@dataclass(frozen=True)
+class OdometerTotals:
+    """Basic and zCDP composition side by side. ``zcdp_epsilon`` is at ``zcdp_delta``; both None when some step has
+    no exact ρ (``zcdp_note`` says which)."""
+
+    count: int
+    basic_epsilon: float
+    basic_delta: float
+    zcdp_rho: float | None
+    zcdp_epsilon: float | None
+    zcdp_delta: float | None
+    zcdp_note: str
+    all_private: bool
+    relations: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+def gaussian_rho(epsilon: float, delta: float, calibration: str = "analytic") -> float:
+    """ρ = Δ²/(2σ²) of a Gaussian mechanism calibrated to (ε, δ) (σ for Δ = 1: the calibrations are scale-free)."""
+    sigma = gaussian_sigma(epsilon, delta, 1.0, calibration)
+    return 1.0 / (2.0 * sigma * sigma)
+
+
+def ledger_entry_rho(entry: LedgerEntry, *, mechanism: str | None = None, guarantee: str | None = None,
+                     options: dict | None = None, preprocessing: bool = False) -> tuple[float | None, str]:
+    """(ρ, how) of one ledger step, or (None, "") when it has no exact zCDP conversion."""
+    if entry.epsilon <= 0 and entry.delta <= 0:
+        return 0.0, "free"
+    if preprocessing:
+        calibration = _GAUSSIAN_STEPS.get(entry.step)
+        if calibration is not None and entry.delta > 0:
+            return gaussian_rho(entry.epsilon, entry.delta, calibration), RHO_GAUSSIAN
+        return None, ""
+    if mechanism == "analyze_gauss" and entry.delta > 0:
+        calibration = (options or {}).get("calibration", "analytic")
+        return gaussian_rho(entry.epsilon, entry.delta, calibration), RHO_GAUSSIAN
+    if mechanism == "ppm" and entry.delta > 0:
+        return zcdp_rho(entry.epsilon, entry.delta), RHO_ZCDP_CALIBRATED
+    if guarantee == Guarantee.PURE and entry.delta == 0:
+        return entry.epsilon ** 2 / 2.0, RHO_PURE
+    return None, ""
+
+
+@dataclass
+class Odometer:
+    """Counts the privacy cost of every release on one upload in a session (see the module docstring)."""
+
+    entries: list[OdometerEntry] = field(default_factory=list)
+
+    def record(self, epsilon: float, delta: float, relation: str, what: str, *, rho: float | None = None,
+               rho_source: str = "", private: bool = True) -> OdometerEntry:
+        """Count one step. Give ``rho`` only when it is exact for this step (see the module docstring)."""
+        epsilon, delta = float(epsilon), float(delta)
+        if not (math.isfinite(epsilon) and epsilon >= 0):
+            raise InvalidParameterError(f"an odometer step needs ε ≥ 0, got {epsilon!r}.")
+        if not (0.0 <= delta < 1.0):
+            raise InvalidParameterError(f"an odometer step needs 0 ≤ δ < 1, got {delta!r}.")
+        if rho is not None and not (math.isfinite(rho) and rho >= 0):
+            raise InvalidParameterError(f"ρ must be finite and ≥ 0, got {rho!r}.")
+        entry = OdometerEntry(epsilon, delta, check_neighbouring(relation), str(what), rho, rho_source,
+                              bool(private))
+        self.entries.append(entry)
+        return entry
+
+    def record_release(self, release, what: str) -> list[OdometerEntry]:
+        """Count a :class:`~dpcore.mechanisms.base.Release`: its preprocessing steps that spent budget (DP
+        centring) and its mechanism's steps. A release whose guarantee is none or claimed-invalid, or with a
+        non-private step, is counted with ``private=False``."""
+        private = bool(release.is_private)
+        out = []
+        for entry in release.preprocessing:
+            if entry.epsilon > 0 or entry.delta > 0:
+                rho, how = ledger_entry_rho(entry, preprocessing=True)
+                out.append(self.record(entry.epsilon, entry.delta, release.neighbouring, f"{what}: {entry.step}",
+                                       rho=rho, rho_source=how, private=private))
+        for entry in release.ledger:
+            if entry.epsilon > 0 or entry.delta > 0 or not out:
+                rho, how = ledger_entry_rho(entry, mechanism=release.mechanism, guarantee=release.guarantee,
+                                            options=release.options)
+                out.append(self.record(entry.epsilon, entry.delta, release.neighbouring,
+                                       f"{what}: {release.mechanism}: {entry.step}", rho=rho, rho_source=how,
+                                       private=private))
+        return out
+
+    def totals(self, zcdp_delta: float | None = None) -> OdometerTotals:
+        """Basic (Σε, Σδ) and zCDP (Σρ → ε at ``zcdp_delta``; default: the basic Σδ, or 1e-6 when that is 0)."""
+        eps = sum(e.epsilon for e in self.entries)
+        delta = sum(e.delta for e in self.entries)
+        relations = tuple(dict.fromkeys(e.relation for e in self.entries))
+        notes = []
+        if len(relations) > 1:
+            notes.append("the releases were made under different neighbouring relations; the sums add numbers that "
+                         "hold under different relations (a replace-one step is two add/remove steps).")
+        if not all(e.private for e in self.entries):
+            notes.append("some counted releases are not private (a non-private step or no valid guarantee): no total "
+                         "bounds what they reveal.")
+        missing = [e.what for e in self.entries if e.rho is None]
+        if missing:
+            shown = "; ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
+            rho = z_eps = z_delta = None
+            z_note = f"basic only: no exact zCDP conversion for {shown}"
+        else:
+            rho = sum(e.rho for e in self.entries)  # type: ignore[misc]
+            z_delta = zcdp_delta if zcdp_delta is not None else (delta if delta > 0 else 1e-6)
+            z_eps = zcdp_epsilon(rho, z_delta) if self.entries else 0.0
+            z_note = f"Σρ = {rho:.4g}-zCDP ⇒ (ε = {z_eps:.4g}, δ = {z_delta:g})-DP"
+        return OdometerTotals(len(self.entries), eps, delta, rho, z_eps, z_delta, z_note,
+                              all(e.private for e in self.entries), relations, tuple(notes))
+
+    def reset(self) -> str:
+        """Forget the count; returns :data:`RESET_NOTE` (what resetting means: nothing is refunded)."""
+        self.entries.clear()
+        return RESET_NOTE

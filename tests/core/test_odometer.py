@@ -1,0 +1,107 @@
+"""The session odometer (dpcore.core.odometer): basic and zCDP composition side by side, exact ρ per step, reset."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpcore.core.odometer import RESET_NOTE, Odometer, gaussian_rho
+from dpcore.core.privacy import l2_sensitivity_upper_triangle, zcdp_epsilon, zcdp_rho
+from dpcore.data import load_dataset, preprocess
+from dpcore.exceptions import InvalidParameterError
+from dpcore.mechanisms import get_mechanism
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return preprocess(load_dataset("wine"))
+
+
+def test_an_analyze_gauss_release_counts_rho_from_its_own_noise(wine):
+    release = get_mechanism("analyze_gauss").release(wine, 2, 1.0, 1e-5, random_state=1)
+    odo = Odometer()
+    [entry] = odo.record_release(release, "Explore")
+    sigma = release.diagnostics["sigma"]  # the σ the release drew with
+    delta2 = l2_sensitivity_upper_triangle("replace")
+    assert entry.rho == pytest.approx(delta2**2 / (2 * sigma**2), rel=1e-9)
+    assert (entry.epsilon, entry.delta, entry.relation) == (1.0, 1e-5, "replace")
+    assert "Explore" in entry.what and entry.private
+
+
+def test_the_classical_calibration_too(wine):
+    release = get_mechanism("analyze_gauss").release(wine, 2, 0.5, 1e-5, random_state=1, calibration="classical")
+    [entry] = Odometer().record_release(release, "x")
+    sigma = release.diagnostics["sigma"]
+    assert entry.rho == pytest.approx(2.0 / (2 * sigma**2), rel=1e-9)
+
+
+def test_basic_and_zcdp_totals_side_by_side(wine):
+    odo = Odometer()
+    release = get_mechanism("analyze_gauss").release(wine, 2, 0.5, 1e-6, random_state=1)
+    for _ in range(20):
+        odo.record_release(release, "Sample size")
+    t = odo.totals()
+    assert t.count == 20 and t.basic_epsilon == pytest.approx(10.0) and t.basic_delta == pytest.approx(2e-5)
+    assert t.zcdp_rho == pytest.approx(20 * gaussian_rho(0.5, 1e-6))
+    assert t.zcdp_delta == pytest.approx(2e-5)
+    assert t.zcdp_epsilon == pytest.approx(zcdp_epsilon(t.zcdp_rho, 2e-5))
+    assert t.zcdp_epsilon < t.basic_epsilon  # many Gaussian releases: zCDP composes more tightly
+    assert t.all_private and t.relations == ("replace",)
+
+
+def test_pure_releases_count_eps_squared_over_two(wine):
+    release = get_mechanism("laplace").release(wine, 2, 0.8, 0.0, random_state=1)
+    entries = Odometer().record_release(release, "Inspect")
+    assert sum(e.epsilon for e in entries) == pytest.approx(0.8)
+    assert sum(e.rho for e in entries) == pytest.approx(sum(e.epsilon**2 / 2 for e in entries))
+
+
+def test_ppm_counts_the_rho_it_was_calibrated_with(wine):
+    release = get_mechanism("ppm").release(wine, 2, 1.0, 1e-5, random_state=1)
+    entries = Odometer().record_release(release, "what-if")
+    assert sum(e.rho for e in entries) == pytest.approx(zcdp_rho(1.0, 1e-5))
+
+
+def test_dp_centring_is_counted_with_its_gaussian_rho():
+    data = preprocess(load_dataset("wine"), centering="dp", centering_epsilon=0.2, centering_delta=1e-6,
+                      random_state=3)
+    release = get_mechanism("analyze_gauss").release(data, 2, 1.0, 1e-5, random_state=1)
+    entries = Odometer().record_release(release, "Explore")
+    assert len(entries) == 2 and entries[0].epsilon == 0.2 and "centring" in entries[0].what
+    assert entries[0].rho == pytest.approx(gaussian_rho(0.2, 1e-6))
+
+
+def test_a_step_without_exact_rho_leaves_basic_only():
+    odo = Odometer()
+    odo.record(1.0, 1e-5, "replace", "Explore: analyze_gauss", rho=gaussian_rho(1.0, 1e-5))
+    odo.record(0.5, 1e-6, "replace", "audit: some (ε, δ) mechanism")
+    t = odo.totals()
+    assert t.basic_epsilon == pytest.approx(1.5) and t.zcdp_rho is None and t.zcdp_epsilon is None
+    assert t.zcdp_note.startswith("basic only") and "audit" in t.zcdp_note
+
+
+def test_mixed_relations_and_non_private_releases_are_flagged(wine):
+    odo = Odometer()
+    odo.record(1.0, 0.0, "replace", "a", rho=0.5)
+    odo.record(1.0, 0.0, "add_remove", "b", rho=0.5)
+    assert any("neighbouring relations" in n for n in odo.totals().notes)
+    odo.record_release(get_mechanism("pca").release(wine, 2, 1.0, 0.0), "reference")
+    t = odo.totals()
+    assert not t.all_private and any("not private" in n for n in t.notes)
+
+
+def test_reset_forgets_and_refunds_nothing():
+    odo = Odometer()
+    odo.record(1.0, 0.0, "replace", "a", rho=0.5)
+    note = odo.reset()
+    assert note == RESET_NOTE and "nothing is refunded" in note and "forgets the count" in note
+    t = odo.totals()
+    assert t.count == 0 and t.basic_epsilon == 0 and t.zcdp_epsilon == 0
+
+
+@pytest.mark.parametrize("eps, delta, rho", [(-1.0, 0.0, None), (math.inf, 0.0, None), (1.0, 1.0, None),
+                                             (1.0, 0.0, -0.1)])
+def test_bad_steps_are_refused(eps, delta, rho):
+    with pytest.raises(InvalidParameterError):
+        Odometer().record(eps, delta, "replace", "x", rho=rho)
