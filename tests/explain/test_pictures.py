@@ -261,3 +261,21 @@ def test_figure_has_private_and_labelled_true_scree():
     names = [t.name for t in fig.data]
     assert "private" in names and pic.TRUE_LABEL in names
     assert any(pic.PRIVATE_PICTURE_NOTE in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_side_by_side_shows_the_true_panel_labelled_and_private_panels_at_each_epsilon(tmp_path):
+    data = _wine()
+    fig, released = pic.side_by_side(data, "analyze_gauss", (0.5, 2.0, 8.0), random_state=4)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[0] == pic.TRUE_LABEL
+    assert [t.split(",")[0] for t in titles[1:4]] == ["private"] * 3
+    assert [p.budget.basic[0] for p in released] == pytest.approx([0.5, 2.0, 8.0])
+    assert all(p.budget.basic[1] == pytest.approx(1e-6) for p in released)
+    assert "ε = 0.5" in titles[1] and "ε = 8" in titles[3]
+    caption = titles[-1].replace("<br>", " ")
+    assert "Cannot conclude" in caption and "NOT private" in caption
+    assert len(fig.data) == 4
+    again, _ = pic.side_by_side(data, "analyze_gauss", (0.5, 2.0, 8.0), random_state=4)
+    assert np.array_equal(fig.data[2].z, again.data[2].z)  # reproducible with a seed
+    with pytest.raises(InvalidParameterError, match="picture_share"):
+        pic.side_by_side(data, "analyze_gauss", (1.0,), picture_share=1.0)
