@@ -59,7 +59,6 @@ def _show(pics: pic.PrivatePictures, data, settings: pic.PictureSettings) -> Non
     st.caption(f"Left: the private scree beside the **{pic.TRUE_LABEL}** scree (dotted; the true one is NOT "
                "private and is not in the download). Right: noisy counts of the rows' first two scores on the "
                "released subspace, on the public frame [−B, B]²; the true rows are not drawn.")
-    st.caption(pics.caption)
     if pics.scree is not None:
         st.caption(f"Scree: {pics.scree.note}.")
     download = pic.picture_html(pic.picture_figure(pics, group=group), pics.caption)
