@@ -177,3 +177,20 @@ def test_a_record_longer_than_2_gib_is_read_not_a_traceback():
     del data
     assert (n, bad) == (2, 0)
     assert arrays[0].to_pylist() == ["1", "3"]
+
+
+def test_add_remove_the_reservoir_note_does_not_depend_on_n(tmp_path):
+    """Under add/remove n is private (privacy review item 17: no message may depend on n), but the streamed/Dask
+    statistics flag ``sample="reservoir"`` only when n exceeds the reservoir size (``sample_is_complete``), and
+    that flag picks the words the CLI prints ("the reservoir holds them all (as in memory)" vs "metrics on a
+    reservoir sample of m rows") and the sweep's message column: one added record (n = 3 → 4 with a 3-row
+    reservoir) flips them. Fix: under add/remove, word the note from the public reservoir size alone (e.g. "a
+    reservoir sample of at most m rows"), whatever n is."""
+    schema = load_schema(_schema_map())
+    outputs = []
+    for rows in (3, 4):
+        path = tmp_path / f"r{rows}.csv"
+        path.write_bytes(b"x0,x1\n" + b"1,2\n" * rows)
+        data = stats.from_csv(path, schema, seed=0, reservoir_size=3, neighbouring="add_remove").to_prepared()
+        outputs.append((data.sample, data.sample_note))
+    assert outputs[0] == outputs[1]
