@@ -310,19 +310,8 @@ def plan_epsilon(
 
     plan_in = source if isinstance(source, PlanInput) else private_what_if(source)
     tgt = parse_target(target) if isinstance(target, str) else target
-    if not 0.0 < float(confidence) < 1.0:
-        raise InvalidParameterError(f"--confidence must lie in (0, 1), e.g. 0.9; got {confidence!r}.")
-    q = float(confidence)
-    if not 0.5 <= float(band_level) < 1.0:
-        raise InvalidParameterError(f"band_level must lie in [0.5, 1), got {band_level!r}.")
-    trials = check_int(trials, "trials", 10, 100_000)
-    max_probes = check_int(max_probes, "max_probes", 3, 1000)
-    tolerance = check_positive(tolerance, "tolerance")
-    if tolerance <= 1.0:
-        raise InvalidParameterError(f"tolerance is a ratio of ε values and must be > 1, got {tolerance:g}.")
-    lo_eps, hi_eps = (float(eps_range[0]), float(eps_range[1]))
-    if not (0 < lo_eps < hi_eps and math.isfinite(hi_eps)):
-        raise InvalidParameterError(f"the ε range must satisfy 0 < low < high, got {eps_range!r}.")
+    q, trials, max_probes, tolerance, (lo_eps, hi_eps) = _checked_search(confidence, band_level, trials,
+                                                                          max_probes, tolerance, eps_range)
     delta = check_delta(delta)
     if tgt.metric == "svm_accuracy" and (not plan_in.labels or plan_in.data.y is None):
         raise InvalidParameterError("an svm target needs labelled data; this input has no labels (choose captured "
@@ -349,12 +338,8 @@ def plan_epsilon(
         return p
 
     def result(epsilon, estimate, band, reason="") -> PlanResult:
-        notes = [plan_in.note]
-        if plan_in.cost != (0.0, 0.0):
-            notes.append(f"The input covariance cost ε = {plan_in.cost[0]:g}, δ = {plan_in.cost[1]:g}; a release at "
-                         "the planned ε spends that ε on top (basic composition).")
         return PlanResult(mechanism, tgt, q, k, delta, epsilon, estimate, band, list(probes.values()),
-                          plan_in.private_inputs, notes, reason, (lo_eps, hi_eps), float(band_level))
+                          plan_in.private_inputs, _notes(plan_in), reason, (lo_eps, hi_eps), float(band_level))
 
     top = probe(hi_eps)
     if _confident([top], q, band_level)[1] is None and top.share < q:
@@ -385,25 +370,54 @@ def plan_epsilon(
         return (low if low is not None else lo_eps), (high if high is not None else hi_eps)
 
     while len(probes) < max_probes:
-        low, high = confident_edges()
-        inner = sorted(e for e in probes if low < e < high)
-        gaps = []
-        if inner and inner[-1] > 0 and high / inner[-1] > tolerance:
-            gaps.append((high / inner[-1], math.sqrt(high * inner[-1])))
-        if inner and low > 0 and inner[0] / low > tolerance:
-            gaps.append((inner[0] / low, math.sqrt(low * inner[0])))
-        if not inner and high / low > tolerance:
-            gaps.append((high / low, math.sqrt(high * low)))
-        if not gaps:
+        nxt = _next_edge_probe(list(probes), *confident_edges(), tolerance)
+        if nxt is None or float(f"{nxt:.6g}") in probes:  # nothing left to tighten, or already probed
             break
-        before = len(probes)
-        probe(max(gaps)[1])
-        if len(probes) == before:
-            break
+        probe(nxt)
     low, high = confident_edges()
     notes_reason = "" if _confident(list(probes.values()), q, band_level)[1] is not None else (
         "no probe met the target confidently; the band's top is the range's top")
     return result(high, estimate, (low, high), notes_reason)
+
+
+def _notes(plan_in: PlanInput) -> list[str]:
+    """What the plan's input means for privacy (and what it cost, for a released covariance)."""
+    notes = [plan_in.note]
+    if plan_in.cost != (0.0, 0.0):
+        notes.append(f"The input covariance cost ε = {plan_in.cost[0]:g}, δ = {plan_in.cost[1]:g}; a release at the "
+                     "planned ε spends that ε on top (basic composition).")
+    return notes
+
+
+def _checked_search(confidence, band_level, trials, max_probes, tolerance, eps_range):
+    """The search settings, checked: (q, trials, max_probes, tolerance, (low, high))."""
+    if not 0.0 < float(confidence) < 1.0:
+        raise InvalidParameterError(f"--confidence must lie in (0, 1), e.g. 0.9; got {confidence!r}.")
+    if not 0.5 <= float(band_level) < 1.0:
+        raise InvalidParameterError(f"band_level must lie in [0.5, 1), got {band_level!r}.")
+    trials = check_int(trials, "trials", 10, 100_000)
+    max_probes = check_int(max_probes, "max_probes", 3, 1000)
+    tolerance = check_positive(tolerance, "tolerance")
+    if tolerance <= 1.0:
+        raise InvalidParameterError(f"tolerance is a ratio of ε values and must be > 1, got {tolerance:g}.")
+    lo_eps, hi_eps = (float(eps_range[0]), float(eps_range[1]))
+    if not (0 < lo_eps < hi_eps and math.isfinite(hi_eps)):
+        raise InvalidParameterError(f"the ε range must satisfy 0 < low < high, got {eps_range!r}.")
+    return float(confidence), trials, max_probes, tolerance, (lo_eps, hi_eps)
+
+
+def _next_edge_probe(probed: list[float], low: float, high: float, tolerance: float) -> float | None:
+    """The next ε that tightens the band [low, high] (the geometric midpoint of its widest gap between an edge and
+    the nearest probe inside), or None when every such gap is within ``tolerance``."""
+    inner = sorted(e for e in probed if low < e < high)
+    gaps = []
+    if inner and high / inner[-1] > tolerance:
+        gaps.append((high / inner[-1], math.sqrt(high * inner[-1])))
+    if inner and inner[0] / low > tolerance:
+        gaps.append((inner[0] / low, math.sqrt(low * inner[0])))
+    if not inner and high / low > tolerance:
+        gaps.append((high / low, math.sqrt(high * low)))
+    return max(gaps)[1] if gaps else None
 
 
 def _crossing(eps: np.ndarray, fit: np.ndarray, q: float) -> float:
