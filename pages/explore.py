@@ -31,7 +31,7 @@ from dpcore.explain.display import format_delta, format_deltas, pca_below_random
 from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
 from dpcore.vocabulary import Band, Guarantee, ReleaseStatus
 from pages import ui
-from pages.ui import export, sweep_loader, whatif, workspace
+from pages.ui import export, planner, sweep_loader, whatif, workspace
 from pages.ui.charts import (
     METRIC_TITLES,
     METRIC_UNITS,
@@ -379,3 +379,4 @@ with st.expander("Downloads", icon=":material/download:"):
 
 # ------------------------------------------------------------------ uploads: what do public bounds cost?
 whatif.render(shown_config)
+planner.render(shown_config, prepared, cfg.dataset)  # "What ε do I need?" (inverse planner)
