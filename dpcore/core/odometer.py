@@ -32,6 +32,8 @@ RHO_GAUSSIAN = "Gaussian noise: ρ = Δ²/(2σ²)"
 RHO_ZCDP_CALIBRATED = "calibrated through zCDP: ρ(ε, δ)"
 RHO_PURE = "pure ε-DP: ρ = ε²/2"
 
+#: Mechanisms whose output does not depend on the data (0-DP): a sweep's reference line, not counted.
+DATA_INDEPENDENT = frozenset({"random"})
 #: Ledger steps known to be an analytic Gaussian mechanism (DP centring in preprocessing).
 _GAUSSIAN_STEPS = {"DP mean for centring": "analytic"}
 
@@ -104,6 +106,9 @@ class Odometer:
     """Counts the privacy cost of every release on one upload in a session (see the module docstring)."""
 
     entries: list[OdometerEntry] = field(default_factory=list)
+    #: Preprocessing already counted (keys given to :meth:`record_release` / :meth:`record_sweep`): a DP mean is
+    #: released once per preprocessing run, however many releases then use the centred data.
+    counted_preprocessing: set = field(default_factory=set)
 
     def record(self, epsilon: float, delta: float, relation: str, what: str, *, rho: float | None = None,
                rho_source: str = "", private: bool = True) -> OdometerEntry:
@@ -120,17 +125,30 @@ class Odometer:
         self.entries.append(entry)
         return entry
 
-    def record_release(self, release, what: str) -> list[OdometerEntry]:
-        """Count a :class:`~dpcore.mechanisms.base.Release`: its preprocessing steps that spent budget (DP
-        centring) and its mechanism's steps. A release whose guarantee is none or claimed-invalid, or with a
-        non-private step, is counted with ``private=False``."""
-        private = bool(release.is_private)
+    def record_preprocessing(self, ledger, relation: str, what: str, key=None, *,
+                             private: bool = True) -> list[OdometerEntry]:
+        """Count the preprocessing steps that spent budget (DP centring) — once per ``key`` (e.g. the prepared
+        data's fingerprint): the DP mean is one release, shared by every release on that data. ``key=None``
+        counts them every time (conservative)."""
+        if key is not None and key in self.counted_preprocessing:
+            return []
         out = []
-        for entry in release.preprocessing:
+        for entry in ledger:
             if entry.epsilon > 0 or entry.delta > 0:
                 rho, how = ledger_entry_rho(entry, preprocessing=True)
-                out.append(self.record(entry.epsilon, entry.delta, release.neighbouring, f"{what}: {entry.step}",
-                                       rho=rho, rho_source=how, private=private))
+                out.append(self.record(entry.epsilon, entry.delta, relation, f"{what}: {entry.step}", rho=rho,
+                                       rho_source=how, private=private))
+        if key is not None:
+            self.counted_preprocessing.add(key)
+        return out
+
+    def record_release(self, release, what: str, preprocessing_key=None) -> list[OdometerEntry]:
+        """Count a :class:`~dpcore.mechanisms.base.Release`: its preprocessing steps that spent budget (once per
+        ``preprocessing_key``, see :meth:`record_preprocessing`) and its mechanism's steps. A release whose
+        guarantee is none or claimed-invalid, or with a non-private step, is counted with ``private=False``."""
+        private = bool(release.is_private)
+        out = self.record_preprocessing(release.preprocessing, release.neighbouring, what, preprocessing_key,
+                                        private=private)
         for entry in release.ledger:
             if entry.epsilon > 0 or entry.delta > 0 or not out:
                 rho, how = ledger_entry_rho(entry, mechanism=release.mechanism, guarantee=release.guarantee,
@@ -138,6 +156,33 @@ class Odometer:
                 out.append(self.record(entry.epsilon, entry.delta, release.neighbouring,
                                        f"{what}: {release.mechanism}: {entry.step}", rho=rho, rho_source=how,
                                        private=private))
+        return out
+
+    def record_sweep(self, frame, what: str, *, preprocessing=(), preprocessing_key=None,
+                     mechanism_options: dict | None = None) -> list[OdometerEntry]:
+        """Count every release of a sweep frame (:func:`~dpcore.evaluation.sweep.run_sweep`): each row whose
+        mechanism ran (status ok or ⊥; a time-out or error published nothing) is one release at its (ε, δ), plus
+        the data's budget-spending preprocessing once. A mechanism's ρ is exact as in :func:`ledger_entry_rho`;
+        for a pure mechanism ε²/2 bounds the ρ of its steps, whose ε add up to the row's ε."""
+        out = []
+        rows = frame[frame["status"].isin(("ok", "bottom"))]
+        if len(rows):
+            private = bool(rows["end_to_end_private"].all()) if "end_to_end_private" in rows else True
+            out += self.record_preprocessing(preprocessing, str(rows["neighbouring"].iloc[0]), what,
+                                             preprocessing_key, private=private)
+        for row in rows.itertuples(index=False):
+            if row.mechanism in DATA_INDEPENDENT:
+                continue
+            if row.guarantee == Guarantee.NONE:  # non-private reference (exact PCA): counted, flagged, no ε
+                out.append(self.record(0.0, 0.0, row.neighbouring, f"{what}: {row.mechanism} (NOT private)",
+                                       rho=0.0, rho_source="not private", private=False))
+                continue
+            step = LedgerEntry(str(row.mechanism), float(row.epsilon), float(row.delta))
+            rho, how = ledger_entry_rho(step, mechanism=row.mechanism, guarantee=row.guarantee,
+                                        options=(mechanism_options or {}).get(row.mechanism))
+            private = bool(getattr(row, "end_to_end_private", True))
+            out.append(self.record(row.epsilon, row.delta, row.neighbouring, f"{what}: {row.mechanism}", rho=rho,
+                                   rho_source=how, private=private))
         return out
 
     def totals(self, zcdp_delta: float | None = None) -> OdometerTotals:

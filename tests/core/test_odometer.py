@@ -105,3 +105,37 @@ def test_reset_forgets_and_refunds_nothing():
 def test_bad_steps_are_refused(eps, delta, rho):
     with pytest.raises(InvalidParameterError):
         Odometer().record(eps, delta, "replace", "x", rho=rho)
+
+
+def test_dp_centring_counts_once_per_preprocessing_key():
+    data = preprocess(load_dataset("wine"), centering="dp", centering_epsilon=0.2, centering_delta=1e-6,
+                      random_state=3)
+    odo = Odometer()
+    mech = get_mechanism("analyze_gauss")
+    for seed in (1, 2, 3):
+        odo.record_release(mech.release(data, 2, 1.0, 1e-5, random_state=seed), "Inspect",
+                           preprocessing_key=data.fingerprint)
+    t = odo.totals()
+    assert t.count == 4 and t.basic_epsilon == pytest.approx(3.2)  # one DP mean + three releases
+    odo.record_release(mech.release(data, 2, 1.0, 1e-5, random_state=4), "Inspect")  # no key: counted again
+    assert odo.totals().basic_epsilon == pytest.approx(4.4)
+
+
+def test_a_sweep_counts_every_release_that_ran(wine):
+    from dpcore.evaluation.sweep import run_sweep
+
+    frame = run_sweep(wine, mechanisms=["analyze_gauss", "laplace", "random", "pca"], epsilons=[0.5, 1.0],
+                      deltas=[1e-5], ks=[2], trials=3, seed=1)
+    odo = Odometer()
+    odo.record_sweep(frame, "Explore", preprocessing=wine.ledger, preprocessing_key=wine.fingerprint)
+    t = odo.totals()
+    # analyze_gauss, laplace (and pca, NOT private, no ε): 2 ε × 3 trials each; random is data-independent
+    assert t.count == 12 + 6 and t.basic_epsilon == pytest.approx(2 * 3 * 1.5)
+    assert t.basic_delta == pytest.approx(6 * 1e-5)
+    assert t.zcdp_rho == pytest.approx(3 * (gaussian_rho(0.5, 1e-5) + gaussian_rho(1.0, 1e-5))
+                                       + 3 * (0.5**2 + 1.0**2) / 2)
+    assert not t.all_private  # the exact-PCA reference line
+    counted = len(odo.entries)
+    frame.loc[frame["mechanism"] == "laplace", "status"] = "error"
+    odo.record_sweep(frame, "Explore")
+    assert len(odo.entries) - counted == 6 + 6  # a failed cell published nothing
