@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..exceptions import InvalidParameterError
-from ..vocabulary import Guarantee
+from ..vocabulary import Guarantee, ReleaseStatus
 from ._validation import check_neighbouring
 from .privacy import LedgerEntry, gaussian_sigma, zcdp_epsilon, zcdp_rho
 
@@ -165,7 +165,7 @@ class Odometer:
         the data's budget-spending preprocessing once. A mechanism's ρ is exact as in :func:`ledger_entry_rho`;
         for a pure mechanism ε²/2 bounds the ρ of its steps, whose ε add up to the row's ε."""
         out = []
-        rows = frame[frame["status"].isin(("ok", "bottom"))]
+        rows = frame[frame["status"].isin((ReleaseStatus.OK, ReleaseStatus.BOTTOM))]
         if len(rows):
             private = bool(rows["end_to_end_private"].all()) if "end_to_end_private" in rows else True
             out += self.record_preprocessing(preprocessing, str(rows["neighbouring"].iloc[0]), what,

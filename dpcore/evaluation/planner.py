@@ -34,6 +34,7 @@ from ..core._validation import check_delta, check_int, check_positive
 from ..core.seeding import seed_or_fresh
 from ..data.prepared import Moments, PreparedData
 from ..exceptions import InvalidParameterError
+from ..vocabulary import Neighbouring
 
 #: Targets: metric → (operator, direction). "≥" metrics improve with ε; "≤" metrics (angles) too, downwards.
 TARGET_METRICS = {
@@ -293,7 +294,7 @@ def plan_epsilon(
     max_probes: int = 24,
     band_level: float = 0.95,
     seed: int | None = None,
-    neighbouring: str = "replace",
+    neighbouring: str = Neighbouring.REPLACE,
     mechanism_options: dict | None = None,
     time_cap: float | None = 20.0,
     progress: Callable[[int, float], None] | None = None,
