@@ -1,7 +1,10 @@
 """``dpcore plan``: the smallest ε at which a mechanism meets a utility target (:mod:`dpcore.evaluation.planner`).
 
-A built-in dataset (``--dataset``) is public: the plan is free. A table (``--csv``) is taken as raw private data:
-the plan is a labelled NON-private what-if (said on stderr and in the JSON's ``private_inputs``/``notes``).
+A built-in dataset (``--dataset``) is public: the plan is free. A covariance released privately (``--from-release``,
+the JSON of ``dpcore release``) is post-processing: free too, and the plan states what that release cost (only its
+public settings and private output are read, never its non-private diagnostics). A table (``--csv``) is taken as
+raw private data: the plan is a labelled NON-private what-if (said on stderr and in the JSON's
+``private_inputs``/``notes``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Neighbouring, values
@@ -23,6 +29,11 @@ def add_plan_parser(sub, add_data_arguments) -> argparse.ArgumentParser:
                                    "releases; prints ε with an uncertainty band and the probes made. On --csv "
                                    "data the answer is a NON-private what-if.")
     add_data_arguments(p)
+    p.add_argument("--from-release", metavar="FILE",
+                   help="plan on a covariance released privately: the JSON of `dpcore release` with a covariance "
+                        "mechanism (e.g. analyze_gauss); post-processing, free (instead of --dataset/--csv)")
+    p.add_argument("--n", type=int, default=None,
+                   help="public n for --from-release when the release's n is private (add/remove neighbours)")
     p.add_argument("--mechanism", required=True, help="mechanism id (see `dpcore mechanisms`)")
     p.add_argument("--k", type=int, default=2, help="number of components (default 2)")
     p.add_argument("--delta", type=float, default=1e-5, help="δ for (ε, δ) mechanisms (default 1e-5)")
@@ -73,16 +84,65 @@ def _check_args(args) -> None:
         raise InvalidParameterError(f"--delta must lie in [0, 1), got {args.delta:g}.")
 
 
+@dataclass(frozen=True)
+class _ReleasedCovariance:
+    """What :func:`~dpcore.evaluation.planner.released_covariance_input` reads of a release: its public settings
+    and its private output (the JSON's non-private diagnostics and metrics are never read)."""
+
+    mechanism: str
+    covariance_post: np.ndarray
+    n: int | None
+    norm_bound: float
+    total_budget: tuple[float, float]
+    is_private: bool
+
+
+def _read_release(path: str) -> _ReleasedCovariance:
+    """The released covariance in a ``dpcore release`` JSON file; errors name --from-release."""
+    from ..data import inputs
+
+    if not inputs.exists(path):
+        raise InvalidParameterError(f"--from-release: file not found: {path}.")
+    try:
+        doc = json.loads(inputs.read_bytes(path, "release JSON"))
+        cov = doc["private_output"]["covariance_post"]
+        if cov is None:
+            raise InvalidParameterError("--from-release: this release has no covariance; release one with a "
+                                        "covariance mechanism (e.g. analyze_gauss).")
+        return _ReleasedCovariance(str(doc["mechanism"]), np.asarray(cov, dtype=float), doc.get("n"),
+                                   float(doc["norm_bound"]), (float(doc["epsilon"]), float(doc["delta"])),
+                                   bool(doc["end_to_end_private"]))
+    except (ValueError, KeyError, TypeError):
+        raise InvalidParameterError("--from-release: not the JSON of `dpcore release` (it needs mechanism, epsilon, "
+                                    "delta, n, norm_bound, end_to_end_private and private_output.covariance_post)."
+                                    ) from None
+
+
+def _source(args):
+    """(dataset name, PlanInput) from --from-release, --dataset or --csv."""
+    from ..evaluation.planner import private_what_if, public_input, released_covariance_input
+    from . import _prepare_from_args
+
+    if args.from_release:
+        if args.dataset or args.csv:
+            raise InvalidParameterError("--from-release replaces --dataset and --csv; give one of them.")
+        return "released covariance", released_covariance_input(_read_release(args.from_release), n=args.n)
+    if args.n is not None:
+        raise InvalidParameterError("--n only applies to --from-release.")
+    dataset, data = _prepare_from_args(args)
+    return (getattr(dataset, "id", None) or data.name), (private_what_if(data) if args.csv else public_input(data))
+
+
 def run_plan_command(args) -> int:
-    from ..evaluation.planner import parse_target, plan_epsilon, private_what_if, public_input
-    from . import _mechanism_options, _prepare_from_args
+    from ..evaluation.planner import parse_target, plan_epsilon
+    from . import _mechanism_options
 
     target = parse_target(args.target)
     _check_args(args)
-    dataset, data = _prepare_from_args(args)
+    name, source = _source(args)
+    data = source.data
     if args.k > data.d:
         raise InvalidParameterError(f"--k must be at most d = {data.d} (the number of features), got {args.k}.")
-    source = private_what_if(data) if args.csv else public_input(data)
     if not source.private_inputs:
         print(f"dpcore: note: {source.note}", file=sys.stderr)
 
@@ -95,7 +155,7 @@ def run_plan_command(args) -> int:
                           max_probes=args.max_probes, seed=args.seed, neighbouring=args.neighbouring,
                           mechanism_options=_mechanism_options(args.option).get(args.mechanism),
                           time_cap=args.time_cap, progress=progress)
-    out = {"dataset": getattr(dataset, "id", None) or data.name, **result.as_dict()}
+    out = {"dataset": name, **result.as_dict()}
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0

@@ -327,7 +327,7 @@ def plan_epsilon(
             return probes[eps]
         frame = run_sweep(plan_in.data, mechanisms=[mechanism], epsilons=[eps], deltas=[delta], ks=[k],
                           trials=trials, seed=seed, neighbouring=neighbouring, mechanism_options=options,
-                          time_cap=time_cap)
+                          time_cap=time_cap, svm_holdout=svm_holdout(tgt))
         values = frame[tgt.metric].to_numpy(dtype=float)
         met = tgt.met(values)
         finite = values[np.isfinite(values)]
@@ -379,6 +379,15 @@ def plan_epsilon(
     notes_reason = "" if _confident(list(probes.values()), q, band_level)[1] is not None else (
         "no probe met the target confidently; the band's top is the range's top")
     return result(high, estimate, (low, high), notes_reason)
+
+
+def svm_holdout(target: Target) -> float:
+    """The share of rows held out from the mechanisms while planning: the sweep's SVM hold-out for an SVM target
+    (the classifier is scored on rows the mechanism did not see), none otherwise — a real release on the data sees
+    every row, so the plan does too."""
+    from .metrics import SVM_HOLDOUT
+
+    return SVM_HOLDOUT if target.metric == "svm_accuracy" else 0.0
 
 
 def _notes(plan_in: PlanInput) -> list[str]:

@@ -74,3 +74,33 @@ def test_bad_flags_exit_2_naming_the_flag(capsys, flags, named):
     code, out, err = run(capsys, *argv)
     assert code == 2 and not out
     assert named in err and "Traceback" not in err
+
+
+def test_plan_on_a_released_covariance_is_free_and_states_its_cost(capsys, tmp_path):
+    code, out, err = run(capsys, "release", "--dataset", "wine", "--mechanism", "analyze_gauss", "--epsilon", "2",
+                         "--delta", "1e-5", "--seed", "1", "--quiet")
+    assert code == 0, err
+    path = tmp_path / "release.json"
+    path.write_text(out)
+    code, out, err = run(capsys, "plan", "--from-release", str(path), "--mechanism", "analyze_gauss",
+                         "--target", "captured>=0.9", "--trials", "20", "--max-probes", "6", "--seed", "1",
+                         "--quiet", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["dataset"] == "released covariance" and result["private_inputs"] is True
+    assert any("cost ε = 2" in note for note in result["notes"]) and NON_PRIVATE_NOTE not in err
+
+
+@pytest.mark.parametrize("extra", [("--dataset", "wine"), ("--n", "10")])
+def test_from_release_refusals(capsys, tmp_path, extra):
+    path = tmp_path / "bad.json"
+    path.write_text('{"mechanism": "ppm"}')
+    argv = ["plan", "--from-release", str(path), "--mechanism", "analyze_gauss", "--target", "captured>=0.9",
+            *extra]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and not out and "--from-release" in err and "Traceback" not in err
+
+
+def test_n_only_with_from_release(capsys):
+    code, _, err = run(capsys, *BASE, "--n", "100")
+    assert code == 2 and "--n only applies to --from-release" in err

@@ -24,6 +24,7 @@ from dpcore.evaluation.planner import (
     private_what_if,
     public_input,
     released_covariance_input,
+    svm_holdout,
 )
 from dpcore.evaluation.sweep import cell_seed, plan_sweep
 from dpcore.exceptions import InvalidParameterError
@@ -79,7 +80,7 @@ def _shares(data: PreparedData, target: str, epsilons: list[float], seed: int, f
     streams are independent of the planner's."""
     tgt = parse_target(target)
     plan = plan_sweep(data, mechanisms=["analyze_gauss"], epsilons=[1.0], deltas=[1e-5], ks=[2], trials=1,
-                      seed=seed)
+                      seed=seed, svm_holdout=svm_holdout(tgt))
     mech = get_mechanism("analyze_gauss")
     out = {}
     for eps in epsilons:
@@ -129,6 +130,14 @@ def test_the_brute_force_helper_replays_the_planners_releases(planned):
     probe = min(result.probes, key=lambda p: abs(math.log(p.epsilon / result.epsilon)))
     shares = _shares(data, target, [probe.epsilon], SEED, first_trial=0, trials=PLAN_TRIALS)
     assert shares[probe.epsilon] == pytest.approx(probe.share)
+
+
+def test_the_mechanism_sees_every_row_unless_the_target_is_the_svm():
+    data = _wine()
+    for target, rows in (("captured>=0.9", data.n), ("svm>=0.8", None)):
+        plan = plan_sweep(data, mechanisms=["analyze_gauss"], epsilons=[1.0], deltas=[1e-5], ks=[2], trials=1,
+                          seed=1, svm_holdout=svm_holdout(parse_target(target)))
+        assert plan.mech_data.n == rows if rows else plan.mech_data.n < data.n
 
 
 def test_the_planners_privacy_label(planned):
