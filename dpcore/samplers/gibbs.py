@@ -500,17 +500,19 @@ class _ExactColumn:
         self.proposals = 0
         self.draws = 0
 
-    def _kent_b(self, lam_hat: float, b: float, steps: int = 4) -> float:
-        """Newton steps from ``b`` on f(b) = 1/b + Σ 1/(b + 2ψᵢ) − 1, ψ = max(λ̂ − low, 0) (f convex and decreasing,
-        f(1) ≥ 0: from the first step on the iterates approach the root from below); b ∈ [1, m]. The draw takes one
-        step per column from the last b (b only sets the acceptance rate)."""
+    def _kent_b(self, lam_hat: float, b: float) -> float:
+        """Kent's b: the root in [1, m] of f(b) = 1/b + Σ 1/(b + 2ψᵢ) − 1, ψ = max(λ̂ − low, 0), by Newton from the
+        last b (f is convex and decreasing with f(1) ≥ 0, so after at most one step the iterates approach the root
+        monotonically from below; warm-started, two or three steps). b only sets the acceptance rate — but a b far
+        from the root makes it collapse on a flat spectrum, so it is solved, not guessed."""
         two_psi = 2.0 * np.maximum(lam_hat - self._low, 0.0)
-        for _ in range(steps):
+        hi = float(self.m)
+        for _ in range(100):
             r1 = 1.0 / (b + two_psi)
             f = 1.0 / b + float(r1.sum()) - 1.0
-            b = min(max(b + f / (1.0 / (b * b) + float(r1 @ r1)), 1.0), float(self.m))
-            if abs(f) <= 1e-6:
+            if abs(f) <= 1e-9 or (f > 0.0 and b >= hi):
                 break
+            b = min(max(b + f / (1.0 / (b * b) + float(r1 @ r1)), 1.0), hi)
         return b
 
     def _factor(self, S: np.ndarray, lam_hat: float, b: float) -> np.ndarray | None:
@@ -551,7 +553,7 @@ class _ExactColumn:
         S = np.ascontiguousarray(S)  # a view into B: one copy, then contiguous GEMVs
         b = self._b
         lam_hat = self._top(S) + 0.25 * b
-        b = self._kent_b(lam_hat, b, 1)
+        b = self._kent_b(lam_hat, b)
         L = self._factor(S, lam_hat, b)
         if L is None:  # far from stationarity (e.g. the first scans from a random start): the exact top eigenvalue
             lam_hat = float(np.linalg.eigvalsh(S)[-1])
