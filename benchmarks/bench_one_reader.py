@@ -17,18 +17,15 @@ Writes ``benchmarks/results/one_reader.json``.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _memory import measure
+from _memory import gib, measure
 from _util import environment, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,9 +57,10 @@ def make_file(folder: Path, rows: int, seed: int = 0) -> tuple[Path, Path]:
 
 def run(cmd: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS GiB of the process tree)."""
-    t = time.perf_counter()
-    peak = measure(cmd, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    return time.perf_counter() - t, peak
+    res = measure(cmd, env={"PYTHONPATH": str(ROOT)})
+    if res["returncode"] != 0:
+        raise SystemExit(f"{cmd[:4]} failed: {res['stderr_tail']}")
+    return res["seconds"], gib(res["peak_rss_tree"])
 
 
 def main() -> None:
@@ -97,7 +95,7 @@ def main() -> None:
     print(f"median ratio {result['median_ratio']:.2f} (goal ≤ {GOAL_RATIO}); sweep peak "
           f"{result['max_sweep_peak_gib']:.2f} GiB (goal ≤ {GOAL_PEAK_GIB})")
     if not args.no_write:
-        write_json("one_reader.json", result)
+        write_json("one_reader", result)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..core.privacy import Diagnostics, LedgerEntry, ledger_is_private
 from ..exceptions import DataError
+from ..vocabulary import Neighbouring
 
 _NORM_SLACK = 1e-9
 
@@ -317,9 +318,18 @@ class PreparedData:
         return self.__dict__.get("_X") is not None
 
     @property
+    def sample_rows_text(self) -> str:
+        """The sample's size as an output may print it: exact under replace-one; under add/remove "at most m" (the
+        public reservoir size), since a reservoir holds min(n, m) rows and n is private (privacy review item 17)."""
+        m = self.info.get("reservoir_size")
+        if self.info.get("neighbouring") == Neighbouring.ADD_REMOVE and m:
+            return f"at most {int(m):,}"
+        return f"{self.n_rows:,}"
+
+    @property
     def sample_note(self) -> str:
         """"" for all rows, else e.g. "metrics on a reservoir sample of 20,000 rows" (label for outputs)."""
-        return f"metrics on a {self.sample} sample of {self.n_rows:,} rows" if self.sample else ""
+        return f"metrics on a {self.sample} sample of {self.sample_rows_text} rows" if self.sample else ""
 
     # --- rows --------------------------------------------------------------------------------------
     def take(self, idx: np.ndarray) -> np.ndarray:

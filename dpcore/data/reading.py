@@ -41,6 +41,8 @@ from .records import (  # declared_codec and is_sep_line: re-exported
     utf8_blocks,
 )
 
+#: File suffixes the streamed and Dask CSV readers decompress (gzip, bzip2); the in-memory reader refuses them.
+COMPRESSED_SUFFIXES = (".gz", ".bz2")
 #: Default cell values treated as missing (compared after stripping whitespace, case-insensitive).
 DEFAULT_MISSING = ("", "?", "n/a", "na", "nan", "null")
 MISSING_TOKENS = frozenset(DEFAULT_MISSING)
@@ -104,10 +106,12 @@ class FileFormat:
             raise _format_error("kind", f"unknown kind {self.kind!r}; use one of {', '.join(FORMAT_KINDS)}.")
         enc = str(self.encoding).strip().lower()
         try:
-            codecs.lookup(enc)
+            text_codec = codecs.lookup(enc)._is_text_encoding
         except LookupError:
-            raise _format_error("encoding", f"unknown encoding {self.encoding!r}; use e.g. utf-8, utf-16 or "
-                                            "cp1252.") from None
+            raise _format_error("encoding", f"unknown encoding {str(self.encoding)[:40]!r}; use e.g. utf-8, utf-16 "
+                                            "or cp1252.") from None
+        if not text_codec:
+            raise _format_error("encoding", f"{enc[:40]!r} is not a text encoding; use e.g. utf-8, utf-16 or cp1252.")
         object.__setattr__(self, "encoding", enc)
         if self.delimiter in ("tab", "\\t"):
             object.__setattr__(self, "delimiter", "\t")
@@ -360,6 +364,9 @@ def read_source(source: Any) -> bytes:
         path = Path(source)
         if not path.is_file():
             raise DataError(f"no file at {str(path)!r}; check the path, or pass the CSV contents as bytes.")
+        if path.suffix.lower() in COMPRESSED_SUFFIXES:
+            raise DataError(f"{path.name} is compressed; stream it (dpcore sweep --stream, dpcore.stats.from_csv: "
+                            "they decompress as they read) or decompress it first.")
         return path.read_bytes()
     if hasattr(source, "read"):
         data = source.read()

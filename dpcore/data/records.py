@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import codecs
 import csv as _csv
+import functools
 import io
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -42,8 +43,11 @@ QUOTE = '"'
 PYTHON_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _UTF8_BOM = codecs.BOM_UTF8
 _REPLACEMENT = "\ufffd".encode()
-#: Codecs whose newline byte is always a line break and which carry no state across lines.
-_STATEFUL_OR_WIDE = ("utf-16", "utf-32", "utf-7", "iso2022", "hz", "idna", "punycode", "unicode", "raw-unicode")
+#: A cell longer than this many characters is missing (no number, category or label is that long; the bound keeps
+#: every reader's cells within Arrow's 32-bit string offsets, so one huge record cannot make a reader fail).
+MAX_CELL_CHARS = 2**24
+#: Blocks at least this long skip Arrow's parser (its block size is a 32-bit integer).
+_ARROW_MAX_BLOCK = 2**31 - 2
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -117,11 +121,12 @@ def is_blank(fields: Sequence[str]) -> bool:
 
 
 def normalise_cell(cell: str | None, missing: frozenset[str]) -> str | None:
-    """A cell stripped of whitespace; None when it is missing (a declared token, compared lower-case)."""
+    """A cell stripped of whitespace; None when it is missing (a declared token, compared lower-case, or longer
+    than :data:`MAX_CELL_CHARS` characters)."""
     if cell is None:
         return None
     text = cell.strip()
-    return None if text.lower() in missing else text
+    return None if len(text) > MAX_CELL_CHARS or text.lower() in missing else text
 
 
 def line_record(line: str, delimiter: str, width: int, missing: frozenset[str]) -> list[str | None] | None:
@@ -139,11 +144,27 @@ def line_record(line: str, delimiter: str, width: int, missing: frozenset[str]) 
 # bytes in
 # ---------------------------------------------------------------------------------------------------------------
 
+def is_utf8(encoding: str) -> bool:
+    """True for UTF-8, with or without a byte-order mark ("utf-8-sig" is UTF-8: a BOM is skipped at the file's
+    start only)."""
+    return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+
+
+@functools.lru_cache(maxsize=64)
 def line_separable(encoding: str) -> bool:
-    """True when decoding line by line equals decoding the whole text (a ``\\n`` byte is always a line break and
-    the codec keeps no state across lines): UTF-8 and the single- or multi-byte code pages, not UTF-16/32."""
-    name = codecs.lookup(encoding).name
-    return not any(name.startswith(p) for p in _STATEFUL_OR_WIDE)
+    """True when the file may be cut at ``\\n`` bytes and each piece decoded alone, exactly as the whole file
+    decodes: UTF-8, and the single-byte code pages in which only byte 0x0A is "\\n" and only 0x0D is "\\r" (ASCII,
+    latin-1, cp1252, …). Not UTF-16/32, the EBCDIC pages (whose "\\n" is another byte) or the multi-byte East
+    Asian pages (whose decoder, at a piece's end, may swallow the line break)."""
+    if is_utf8(encoding):
+        return True
+    try:
+        chars = bytes(range(256)).decode(encoding, errors="replace")
+    except (LookupError, TypeError, ValueError):
+        return False
+    if len(chars) != 256:
+        return False  # not one character per byte
+    return all((ch == "\n") == (b == 0x0A) and (ch == "\r") == (b == 0x0D) for b, ch in enumerate(chars))
 
 
 def clean_utf8(data: bytes) -> bytes:
@@ -157,8 +178,7 @@ def utf8_blocks(chunks: Iterable[bytes], encoding: str) -> Iterator[bytes]:
     """The file's bytes (``chunks`` in order) as blocks of whole lines in clean UTF-8 (each ends with ``\\n`` but the
     last): decoded with the declared ``encoding`` (a UTF-8 byte-order mark at the start skipped), undecodable bytes
     and NUL as U+FFFD — what decoding the whole file at once gives."""
-    name = codecs.lookup(encoding).name
-    if name == "utf-8":
+    if is_utf8(encoding):
         yield from _cut_at_newlines(_without_bom(chunks), b"\n", clean_utf8)
         return
     decoder = codecs.getincrementaldecoder(declared_codec(encoding))(errors="replace")
@@ -204,7 +224,7 @@ def _with_end(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 def declared_codec(encoding: str) -> str:
     """The codec that reads text in a declared ``encoding``: a UTF-8 BOM is skipped ("utf-8-sig")."""
-    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+    return "utf-8-sig" if is_utf8(encoding) else encoding
 
 
 _BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
@@ -281,15 +301,15 @@ def lines_records(lines: Sequence[str], *, delimiter: str, width: int, take: Seq
                 col.append(None)
             continue
         for col, j in zip(columns, take):
-            text = fields[j].strip()
-            col.append(None if text.lower() in missing else text)
+            col.append(normalise_cell(fields[j], missing))
     return [pa.array(col, type=pa.string()) for col in columns], records, malformed
 
 
 def _arrow_records(data: bytes, delimiter: str, width: int, take: Sequence[int],
                    missing: frozenset[str]) -> tuple[list, int, int] | None:
     """The fast path of :func:`block_records`, or None where it is not provably equal to the per-line rule."""
-    if width < 2 or not data or QUOTE.encode() in data or data.startswith(_UTF8_BOM) or not delimiter.isascii():
+    if width < 2 or not data or len(data) >= _ARROW_MAX_BLOCK or QUOTE.encode() in data \
+            or data.startswith(_UTF8_BOM) or not delimiter.isascii():
         return None
     import pyarrow as pa
     from pyarrow import csv as pacsv
@@ -323,8 +343,12 @@ def _arrow_records(data: bytes, delimiter: str, width: int, take: Sequence[int],
              for j in take]
     if not cells:
         return [], n, 0
-    flat = pa.concat_arrays([c.cast(pa.string()) for c in cells])
-    return list(_split(_normalise(flat, missing, data.isascii()), n, len(take))), n, 0
+    flat = _normalise(pa.concat_arrays([c.cast(pa.string()) for c in cells]), missing, data.isascii())
+    if len(data) > MAX_CELL_CHARS:  # only a block this long can hold a cell over the limit
+        import pyarrow.compute as pc
+
+        flat = pc.if_else(pc.greater(pc.utf8_length(flat), MAX_CELL_CHARS), pa.scalar(None, pa.string()), flat)
+    return list(_split(flat, n, len(take))), n, 0
 
 
 def _split(arr, n: int, k: int) -> Iterator:

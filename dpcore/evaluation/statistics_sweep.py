@@ -49,7 +49,7 @@ def run_sweep_on_statistics(data, config, *, progress=None, dataset_name: str | 
 
         frame = _run(d, cfg, progress=relay, dataset_name=dataset_name, **kwargs)
         if d is sample_data:
-            note = f"Singhal–Steinke ran on a reservoir sample of {data.n_rows:,} rows; {data.sample_note}"
+            note = f"Singhal–Steinke ran on a reservoir sample of {data.sample_rows_text} rows; {data.sample_note}"
         elif data.y is not None:  # a declared label, whatever its classes (the same rule as evaluation_split)
             rows = ("its rows, also seen by the mechanisms" if cfg.neighbouring == Neighbouring.ADD_REMOVE
                     else "its held-out rows")

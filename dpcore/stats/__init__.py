@@ -35,7 +35,7 @@ from ..data.preprocess import ArrayChunks, ChunkSource, run_preprocessing, warn_
 from ..data.reading import FileFormat
 from ..data.schema import Schema, load_schema
 from ..exceptions import InvalidParameterError, PrivacyLeakWarning
-from ..vocabulary import FeatureScaling, MissingPolicy
+from ..vocabulary import FeatureScaling, MissingPolicy, Neighbouring
 from ._encode import SchemaEncoder
 from ._reservoir import ReservoirCollector, position_keys, reservoir_seed
 
@@ -119,7 +119,12 @@ class SufficientStats:
             self.sample, norm_bound=self.norm_bound, y=labels, name=name or self.name,
             feature_names=self.feature_names, ledger=self.ledger, clip_fraction=self.clip_fraction,
             info=dict(self.info), diagnostics=Diagnostics(self.diagnostics), stats=self.moments,
-            sample=None if self.sample_is_complete else "reservoir")
+            sample=None if self.sample_is_complete and not self._n_private else "reservoir")
+
+    @property
+    def _n_private(self) -> bool:
+        """Under add/remove n is private: whether the reservoir holds every row (n ≤ its size) is then not said."""
+        return self.info.get("neighbouring") == Neighbouring.ADD_REMOVE and self.reservoir_size > 0
 
 
 def _label_values(labels: np.ndarray | None) -> np.ndarray | None:

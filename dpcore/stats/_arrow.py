@@ -88,11 +88,8 @@ def prefetch(batches, depth: int = 2):
 
 
 def _opener(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open
-    if path.suffix == ".bz2":
-        return bz2.open
-    return open
+    """How a CSV file is opened: .gz and .bz2 decompressed (COMPRESSED_SUFFIXES, as on Dask), anything else raw."""
+    return {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix.lower(), open)
 
 
 def raw_chunks(path: Path, block_bytes: int):

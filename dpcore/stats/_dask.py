@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,9 @@ from ..data.reading import FileFormat, _typed_frame
 from ..data.records import (
     block_records,
     clean_utf8,
-    declared_codec,
     is_blank,
     is_sep_line,
+    is_utf8,
     line_fields,
     line_separable,
 )
@@ -102,23 +103,27 @@ class DaskSource(ChunkSource):
 #: Bytes per Dask task of a CSV file (each task reads the lines that start in its range).
 DASK_BLOCK_BYTES = 64 * 2**20
 _BREAK = re.compile(rb"\r\n|\r|\n")
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2"}  # as the streamed reader (COMPRESSED_SUFFIXES); others read raw
+
+
+def _compression(path: str) -> str | None:
+    return _COMPRESSION.get(Path(path).suffix.lower())
 
 
 def _open(path: str):
     import fsspec
 
-    return fsspec.open(path, "rb", compression="infer")
+    return fsspec.open(path, "rb", compression=_compression(path))
 
 
 def _to_utf8(raw: bytes, encoding: str, file_start: bool) -> bytes:
-    """Raw bytes of whole lines as clean UTF-8, decoded as the whole file is (a BOM skipped at the file's start)."""
-    codec = declared_codec(encoding) if file_start else encoding
-    if codecs.lookup(encoding).name == "utf-8":
+    """Raw bytes of whole lines as clean UTF-8, decoded as the whole file is (a UTF-8 BOM skipped at the file's start
+    only; ``encoding`` is line-separable, see :func:`dpcore.data.records.line_separable`)."""
+    if is_utf8(encoding):
         if file_start and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8):]
         return clean_utf8(raw)
-    return raw.decode(codec, errors="replace").replace("\x00", "\ufffd").encode("utf-8")
+    return raw.decode(encoding, errors="replace").replace("\x00", "\ufffd").encode("utf-8")
 
 
 def header_end(path: str, fmt: FileFormat, chunk: int = 2**16) -> int:
@@ -151,7 +156,7 @@ def header_end(path: str, fmt: FileFormat, chunk: int = 2**16) -> int:
     return len(buf)
 
 
-def owned_lines(path: str, start: int, end: int, first: int) -> bytes:
+def owned_lines(path: str, start: int, end: int | None, first: int) -> bytes:
     """The bytes of the lines that start in [start, end) of the file: a line starts at ``first`` (the header's end)
     or just after a ``\\n``. Consecutive ranges own every line exactly once, whatever the range boundaries."""
     with _open(path) as fh:
@@ -169,9 +174,11 @@ def owned_lines(path: str, start: int, end: int, first: int) -> bytes:
                     start += len(piece)
         else:
             start = first
-        if start >= end:
+        if end is not None and start >= end:
             return b""
         fh.seek(start)
+        if end is None:  # a compressed file: one range, to its end
+            return b"".join(iter(lambda: fh.read(2**20), b""))
         data = fh.read(end - start)
         if data and not data.endswith(b"\n"):  # finish the last line begun in the range
             tail = []
@@ -236,13 +243,13 @@ class DaskCsvSource(ChunkSource):
         encoder.check_columns(self.header)
         self.take = [self.header.index(c) for c in encoder.columns]
         self.d = encoder.d
-        self.tasks: list[tuple[str, int, int, int]] = []
+        self.tasks: list[tuple[str, int, int | None, int]] = []
         step = max(1, int(block_bytes))
         for path in paths:
             size = fsspec.open(path, "rb").fs.size(path)
             first = header_end(path, fmt)
-            if path.endswith(_COMPRESSED):  # no random access: the whole file is one block
-                self.tasks.append((path, 0 if not fmt.header else first, 2**63 - 1, first))
+            if _compression(path):  # no random access: the whole file is one block
+                self.tasks.append((path, first, None, first))
                 continue
             a = first
             while a < size or a == first:

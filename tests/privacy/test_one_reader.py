@@ -26,16 +26,19 @@ from dpcore import stats
 from dpcore.data import load_csv, load_schema, preprocess
 from dpcore.data import records as records_module
 from dpcore.data.reading import read_table
+from dpcore.data.records import line_separable
 from dpcore.exceptions import DPCoreError, PrivacyLeakWarning
 from dpcore.mechanisms import get_mechanism
 from dpcore.stats._arrow import CsvSource
-from dpcore.stats._dask import DaskCsvSource
+from dpcore.stats._dask import DaskCsvSource, _block_frame
 from dpcore.stats._encode import SchemaEncoder
 
 HEADER = ["x0", "t", "x1", "c", "y"]
 CATEGORIES = ("red", "green", "blue")
 #: Characters one record may hold anywhere: quotes, separators, NUL, BOM, non-ASCII, Unicode spaces and breaks.
 NASTY = list('ab1 -.e,;\t"\'\x00\ufeffé漢\u00a0\u2028\u3000\x0b\x1c\x85NA?\r\n')
+#: Declared encodings (UTF-16 streams and reads in memory; Dask refuses it up front, naming the fix).
+ENCODINGS = ("utf-8", "utf-8", "utf-8", "utf-8-sig", "cp1252", "latin-1", "utf-16")
 #: Block sizes in bytes for the streamed reader and for Dask's byte ranges (tiny ones cut every few lines).
 BLOCKS = (1, 7, 64, 257, 4096, 2**20)
 
@@ -109,16 +112,26 @@ def files(draw):
     mixed = draw(st.booleans())
     eol = draw(eols)
 
+    encoding = draw(st.sampled_from(ENCODINGS))
+    garbage = draw(st.sampled_from([b"", b"\xff", b"\xe2\x82", b"\xc3", b"\x80\x80"]))
+
     def render(body: list[str]) -> bytes:
         out = [delimiter.join(HEADER), *body]
         text = "".join(line + (draw(eols) if mixed else eol) for line in out[:-1]) + out[-1]
         if draw(st.booleans()):
             text += eol
-        raw = text.encode("utf-8", errors="surrogatepass")
-        return (codecs.BOM_UTF8 + raw) if bom else raw
+        if encoding.startswith("utf-8"):
+            raw = text.encode("utf-8", errors="surrogatepass")
+            if garbage and len(raw) > len(out[0]) + 1:  # bytes that are not UTF-8, inside some record
+                at = draw(st.integers(len(out[0]) + 1, len(raw)))
+                raw = raw[:at] + garbage + raw[at:]
+            return (codecs.BOM_UTF8 + raw) if bom else raw
+        return text.encode(encoding, errors="replace")
 
     bom = draw(st.booleans())
-    return (_schema_map(delimiter, label), render(lines), render(neighbour),
+    schema_map = _schema_map(delimiter, label)
+    schema_map["format"]["encoding"] = encoding
+    return (schema_map, render(lines), render(neighbour),
             draw(st.sampled_from(BLOCKS)), draw(st.sampled_from(BLOCKS)))
 
 
@@ -142,13 +155,15 @@ def read_three_ways(schema_map: dict, data: bytes, folder: Path, stream_block: i
     source = CsvSource(path, encoder, block_size=stream_block)
     frames = list(source.records())
     streamed = _cells(pd.concat(frames, ignore_index=True), columns) if frames else [[] for _ in columns]
+    assert memory == streamed, "the streamed reader reads a record differently from the in-memory one"
+    if not line_separable(schema.file_format.encoding):
+        with pytest.raises(DPCoreError, match="UTF-8"):
+            DaskCsvSource([str(path)], encoder, source.header, block_bytes=dask_block)
+        return {"records": memory, "n": len(memory[0])}
     dsource = DaskCsvSource([str(path)], encoder, source.header, block_bytes=dask_block)
-    from dpcore.stats._dask import _block_frame
-
     parts = [_block_frame(t, *dsource._args())[0] for t in dsource.tasks]
     parts = [p for p in parts if len(p)]
     distributed = _cells(pd.concat(parts, ignore_index=True), columns) if parts else [[] for _ in columns]
-    assert memory == streamed, "the streamed reader reads a record differently from the in-memory one"
     assert memory == distributed, "the Dask reader reads a record differently from the in-memory one"
     return {"records": memory, "n": len(memory[0])}
 
@@ -170,7 +185,8 @@ def public_outputs(schema_map: dict, data: bytes, folder: Path, stream_block: in
             prepared = preprocess(ds)
             release = get_mechanism("analyze_gauss").release(prepared, 1, 1.0, 1e-5, random_state=0)
             streamed = stats.from_csv(path, schema, seed=0, block_size=stream_block)
-            distributed = stats.from_dask_csv([path], schema, seed=0, block_bytes=dask_block)
+            distributed = stats.from_dask_csv([path], schema, seed=0, block_bytes=dask_block) \
+                if line_separable(schema.file_format.encoding) else streamed
         except DPCoreError as exc:
             return {"ok": False, "refusal": type(exc).__name__}
     np.testing.assert_allclose(streamed.C, prepared.C, atol=1e-12, rtol=0)
@@ -236,6 +252,27 @@ def test_a_mutant_reader_that_reads_one_record_differently_is_caught(tmp_path, m
     monkeypatch.setattr(arrow, "block_records", mutant_block)
     with pytest.raises(AssertionError, match="streamed reader"):
         read_three_ways(schema_map, data, tmp_path, 2**20, 2**20)
+
+
+def test_a_mutant_dask_reader_that_drops_a_range_boundary_line_is_caught(tmp_path, monkeypatch):
+    """A Dask reader whose ranges lose the first line they own (an off-by-one at a range boundary in owned_lines)
+    must fail the harness."""
+    import dpcore.stats._dask as dask_module
+
+    schema_map = _schema_map(",", False)
+    lines = [",".join(HEADER)] + [f"{i}.0,t,{i}.5,red,a" for i in range(40)]
+    data = ("\n".join(lines) + "\n").encode()
+    real = dask_module.owned_lines
+
+    def mutant(path, start, end, first):
+        data = real(path, start, end, first)
+        return data[data.find(b"\n") + 1:] if start > first else data
+
+
+
+    monkeypatch.setattr(dask_module, "owned_lines", mutant)
+    with pytest.raises(AssertionError, match="Dask reader"):
+        read_three_ways(schema_map, data, tmp_path, 2**20, 50)
 
 
 # ---------------------------------------------------------------------------------------------------------------
