@@ -145,7 +145,7 @@ def test_a_scan_with_a_wrong_conditional_is_caught(monkeypatch):
     eigs, k, scans = [6.0, 3.0, 2.0, 0.5, 0.0], 2, 12_000
     M, _ = _rotated(eigs, 3)
     real_draw = _ExactColumn.draw
-    monkeypatch.setattr(_ExactColumn, "draw", lambda self, S, rng: real_draw(self, 1.3 * S, rng))
+    monkeypatch.setattr(_ExactColumn, "draw", lambda self, S, rng, *a: real_draw(self, 1.3 * S, rng, *a))
     new = bmf_gibbs(M, k, scans, np.random.default_rng(10), keep_every=1)
     monkeypatch.undo()
     old = bmf_gibbs(M, k, scans, np.random.default_rng(20), keep_every=1, kernel="hoff")
