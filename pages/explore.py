@@ -7,6 +7,8 @@ heading paints as soon as the script starts (issue #33 item 8); the first screen
 # ruff: noqa: E402  (the title comes before the imports on purpose)
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 st.title("Explore the privacy–utility trade\u2011off")  # a non-breaking hyphen: never "trade-" / "off" on a projector
@@ -91,10 +93,11 @@ def _switch_dataset(dataset_id: str) -> None:
     ui.select_dataset(dataset_id)  # the data settings (scaling, bound, centring) follow the dataset
 
 
-def _short_dataset_label(dataset_id: str) -> str:
-    """The sidebar's name of a dataset: "Adult", "Wine" (the full name with n and d was cut off in the sidebar)."""
+def _short_dataset_label(dataset_id: str, upload_name: str | None = None) -> str:
+    """The sidebar's name of a dataset: "Adult", "Wine" (the full name with n and d was cut off in the sidebar).
+    ``upload_name`` is bound when the widget is drawn (a format function must not read the session later)."""
     if dataset_id == ui.UPLOAD_ID:
-        return ui.dataset_label(dataset_id, upload_name=ss.get("dp_upload_name"))
+        return ui.dataset_label(dataset_id, upload_name=upload_name)
     return ui.dataset_label(dataset_id).split(" (")[0]
 
 
@@ -112,7 +115,7 @@ with st.sidebar:
     # its own widget key (the Data page's picker owns "dp_dataset"), synced through on_change like ui.bind
     st.selectbox("Dataset", options, index=options.index(ss.dp_dataset), key=ui.bound_key("dp_dataset"),
                  on_change=_pick_dataset,
-                 format_func=_short_dataset_label,
+                 format_func=functools.partial(_short_dataset_label, upload_name=ss.get("dp_upload_name")),
                  help="Preprocessing, uploads and the public schema are on the Data page; the Data line above the "
                       "charts gives the rows and features.")
     st.header("Mechanisms")

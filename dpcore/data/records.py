@@ -43,6 +43,8 @@ QUOTE = '"'
 PYTHON_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _UTF8_BOM = codecs.BOM_UTF8
 _REPLACEMENT = "\ufffd".encode()
+#: ASCII whitespace other than line breaks, as bytes (a block without any needs no ASCII trim).
+_ASCII_SPACE_BYTES = tuple(ch.encode() for ch in " \t\x0b\x0c\x1c\x1d\x1e\x1f")
 #: A cell longer than this many characters is missing (no number, category or label is that long; the bound keeps
 #: every reader's cells within Arrow's 32-bit string offsets, so one huge record cannot make a reader fail).
 MAX_CELL_CHARS = 2**24
@@ -343,7 +345,8 @@ def _arrow_records(data: bytes, delimiter: str, width: int, take: Sequence[int],
              for j in take]
     if not cells:
         return [], n, 0
-    flat = _normalise(pa.concat_arrays([c.cast(pa.string()) for c in cells]), missing, data.isascii())
+    flat = _normalise(pa.concat_arrays([c.cast(pa.string()) for c in cells]), missing, data.isascii(),
+                      spaced=any(ch in data for ch in _ASCII_SPACE_BYTES))
     if len(data) > MAX_CELL_CHARS:  # only a block this long can hold a cell over the limit
         import pyarrow.compute as pc
 
@@ -356,14 +359,15 @@ def _split(arr, n: int, k: int) -> Iterator:
         yield arr.slice(i * n, n)
 
 
-def _normalise(cells, missing: frozenset[str], ascii_only: bool):
+def _normalise(cells, missing: frozenset[str], ascii_only: bool, spaced: bool = True):
     """Stripped cells, null for a missing token: Arrow's ASCII trim and lower-case (Python's on ASCII text), and
-    Python's own ``strip``/``lower`` for the cells that are not ASCII."""
+    Python's own ``strip``/``lower`` for the cells that are not ASCII. ``spaced=False``: the block holds no ASCII
+    whitespace but line breaks, so no ASCII cell needs trimming."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     tokens = pa.array(sorted(missing), type=pa.string())
-    trimmed = pc.ascii_trim(cells, characters=PYTHON_ASCII_SPACE)
+    trimmed = pc.ascii_trim(cells, characters=PYTHON_ASCII_SPACE) if spaced else cells
     if not ascii_only:
         wide = np.flatnonzero(~pc.string_is_ascii(cells).to_numpy(zero_copy_only=False))
         if wide.size:
@@ -378,8 +382,31 @@ def _normalise(cells, missing: frozenset[str], ascii_only: bool):
             ascii_cells = pc.string_is_ascii(cells)
             gone = pc.and_(gone, ascii_cells)
             return pc.if_else(pc.fill_null(gone, False), pa.scalar(None, pa.string()), present)
-    gone = pc.is_in(pc.ascii_lower(trimmed), value_set=tokens)
+    variants = _case_variants(missing)
+    if variants is None:
+        gone = pc.is_in(pc.ascii_lower(trimmed), value_set=tokens)
+    else:  # an ASCII cell is a token when it is one of the tokens' ASCII case variants: no lower-cased copy
+        gone = pc.is_in(trimmed, value_set=pa.array(variants, type=pa.string()))
+    if not pc.any(gone).as_py():
+        return trimmed
     return pc.if_else(gone, pa.scalar(None, pa.string()), trimmed)
+
+
+@functools.lru_cache(maxsize=32)
+def _case_variants(missing: frozenset[str]) -> tuple[str, ...] | None:
+    """Every ASCII spelling whose lower-case is an ASCII token of ``missing`` (None when that would be too many)."""
+    out: set[str] = set()
+    for token in missing:
+        if not token.isascii():
+            continue  # an ASCII cell's lower-case is ASCII: it can only be an ASCII token
+        letters = sum(ch.isalpha() for ch in token)
+        if letters > 8:
+            return None
+        spellings = [""]
+        for ch in token:
+            spellings = [p + c for p in spellings for c in ({ch, ch.upper()} if ch.isalpha() else {ch})]
+        out.update(spellings)
+    return tuple(sorted(out))
 
 
 __all__ = [
