@@ -76,4 +76,5 @@ def test_the_sep_line_and_codec_rules_are_written_once():
     sources = sorted(ROOT.joinpath("dpcore").rglob("*.py"))
     texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in sources}
     assert [p for p, t in texts.items() if 'startswith("sep=")' in t] == ["dpcore/data/records.py"]
-    assert [p for p, t in texts.items() if re.search(r'"utf-8-sig" if (codecs\.lookup|is_utf8)', t)] == ["dpcore/data/records.py"]
+    sig = re.compile(r'"utf-8-sig" if (codecs\.lookup|is_utf8)')
+    assert [p for p, t in texts.items() if sig.search(t)] == ["dpcore/data/records.py"]
