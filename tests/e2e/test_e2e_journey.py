@@ -282,3 +282,61 @@ def test_a_schema_whose_format_does_not_fit_the_file_names_both_sides(page: Page
     wait_idle(page)
     _no_traceback(page)
     _shot(page, "format_misfit", errors.first)
+
+
+def _measured_table(n: int = 200, seed: int = 33) -> bytes:
+    """Three numeric features and a measured outcome ``y``: whole numbers with many distinct values (not classes)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    y = np.round(5_000 + 2_000 * x[:, 0] + 800 * rng.normal(size=n)).astype(int)
+    frame = pd.DataFrame({"x1": x[:, 0].round(3), "x2": x[:, 1].round(3), "x3": x[:, 2].round(3), "y": y})
+    return frame.to_csv(index=False).encode()
+
+
+def test_the_what_if_panel_runs_on_a_declared_rule_label(page: Page, journey_url):
+    """Item 3: a binary label declared as ``y > 5000`` on the Data page; Explore's what-if compares both pipelines
+    (563c1b2 refused it: "label column 'y' has … distinct whole numbers")."""
+    page.set_default_timeout(TIMEOUT_MS)
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{journey_url}/data?{LINK}", wait_until="domcontentloaded")
+    expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
+    wait_idle(page)
+    _uploader(page, "CSV/TSV").set_input_files(
+        {"name": "measured.csv", "mimeType": "text/csv", "buffer": _measured_table()})
+    expect(page.get_by_text("Uploaded file: measured.csv")).to_be_visible()
+    wait_idle(page)
+
+    # pick y as the label: refused as continuous, the rule form opens; declare y > 5000
+    picker = page.get_by_role("combobox", name="Label column (used only for the SVM metric)")
+    expect(picker).to_have_count(1)  # a rerun briefly draws the page twice
+    picker.click()
+    picker.press_sequentially("y")
+    expect(page.get_by_role("option", name="y", exact=True)).to_be_visible()
+    picker.press("Enter")
+    wait_idle(page)
+    expect(picker).to_have_count(1)
+    expect(picker).to_have_value("y")
+    value = page.get_by_role("textbox", name="value (your public threshold)")
+    expect(value).to_be_visible()
+    value.fill("5000")
+    page.get_by_role("button", name="Apply", exact=True).click()
+    expect(page.get_by_text("a binary label you declared").first).to_be_visible()
+    wait_idle(page)
+    _no_traceback(page)
+
+    # Explore: the what-if panel, both pipelines on the declared label
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Explore").click()
+    expect(page.get_by_role("heading", name=re.compile("^Explore the privacy"))).to_be_visible()
+    wait_idle(page)
+    _open(page, "What do your public bounds cost?")
+    page.get_by_role("button", name="Run both pipelines").click()
+    panel = page.locator("details").filter(has=page.locator("summary").filter(
+        has_text="What do your public bounds cost?")).first
+    expect(panel.get_by_text("Means over trials")).to_be_visible()
+    chart = panel.locator('[data-testid="stPlotlyChart"]').filter(has_text="declared schema (solid)")
+    expect(chart.locator(".scatterlayer .trace").first).to_be_attached()
+    wait_idle(page)
+    expect(page.get_by_text("distinct whole numbers")).to_have_count(0)
+    expect(panel.locator('[data-testid="stAlertContentError"]')).to_have_count(0)
+    _no_traceback(page)
+    _shot(page, "what_if_rule_label", chart)
