@@ -160,6 +160,7 @@ def _release(mech, data, cfg: dict) -> dict:
     stored = ui.get("insp_release")
     if stored is not None and stored["key"] == key:
         return stored
+    # key[5] is the release's seed: the private pictures derive their own streams from it
     outcome: dict = {"key": key, "release": None, "error": None, "timeout": False}  # vocabulary: not a choice
     with st.spinner(f"Running {mech.name} (time cap {cfg['time_cap']:g} s)…"):
         try:
@@ -681,5 +682,5 @@ with ui.handle_errors():
         headline = _metrics_row(release, data)
         _charts(mech, release, data, headline, cfg["seed"])
         _budget(mech, release, data)
-        pictures_expander(mech, release, data, _release_seed(mech, data, cfg))
+        pictures_expander(mech, release, data, outcome["key"][5])  # the release's seed (its pictures: own streams)
         _diagnostics(mech, release)

@@ -14,8 +14,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass
-
-import numpy as np
+from typing import Any
 
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Neighbouring, values
@@ -90,7 +89,7 @@ class _ReleasedCovariance:
     and its private output (the JSON's non-private diagnostics and metrics are never read)."""
 
     mechanism: str
-    covariance_post: np.ndarray
+    covariance_post: Any  #: a numpy array (numpy is imported when the command runs, not for --help)
     n: int | None
     norm_bound: float
     total_budget: tuple[float, float]
@@ -109,6 +108,8 @@ def _read_release(path: str) -> _ReleasedCovariance:
         if cov is None:
             raise InvalidParameterError("--from-release: this release has no covariance; release one with a "
                                         "covariance mechanism (e.g. analyze_gauss).")
+        import numpy as np
+
         return _ReleasedCovariance(str(doc["mechanism"]), np.asarray(cov, dtype=float), doc.get("n"),
                                    float(doc["norm_bound"]), (float(doc["epsilon"]), float(doc["delta"])),
                                    bool(doc["end_to_end_private"]))

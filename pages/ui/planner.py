@@ -20,6 +20,7 @@ from dpcore.evaluation.planner import (
     private_what_if,
     public_input,
 )
+from dpcore.evaluation.reporting import short_name
 from dpcore.evaluation.sweep import REFERENCE_MECHANISMS
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import plain_words
@@ -55,6 +56,11 @@ def _show(result: PlanResult) -> None:
         st.caption(note)
 
 
+#: Target names short enough for a third of the page on a projector (the full labels are in the help).
+_SHORT_TARGET = {"captured_variance_ratio": "captured variance", "principal_angle_max_deg": "largest angle",
+                 "svm_accuracy": "SVM accuracy"}
+
+
 def render(config, prepared, dataset_id: str) -> None:
     """The expander under Explore's results; ``config`` is the shown sweep's (its k, δ, seed and relation)."""
     with st.expander("What ε do I need?", icon=":material/target:"):
@@ -66,8 +72,10 @@ def render(config, prepared, dataset_id: str) -> None:
         mechs = [m for m in config.mechanisms if m not in REFERENCE_MECHANISMS] or ["analyze_gauss"]
         metrics = [m for m in TARGET_METRICS if m != "svm_accuracy" or prepared.y is not None]
         c1, c2, c3 = st.columns(3)
-        mech = c1.selectbox("Mechanism", mechs, format_func=ui.mechanism_label, key="explore_plan_mech")
-        metric = c2.selectbox("Target", metrics, format_func=METRIC_LABELS.get, key="explore_plan_metric")
+        mech = c1.selectbox("Mechanism", mechs, format_func=short_name, key="explore_plan_mech")
+        metric = c2.selectbox("Target", metrics, format_func=lambda m: _SHORT_TARGET.get(m, METRIC_LABELS[m]),
+                              key="explore_plan_metric", help="\n\n".join(f"**{_SHORT_TARGET.get(m, m)}**: "
+                                                                           f"{METRIC_LABELS[m]}" for m in metrics))
         angle = metric == "principal_angle_max_deg"
         value = c3.number_input("at most (degrees)" if angle else "at least", min_value=0.01,
                                 max_value=89.9 if angle else 1.0, value=_DEFAULT_VALUE[metric],

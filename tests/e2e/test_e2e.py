@@ -46,6 +46,8 @@ new MutationObserver(() => {
 }).observe(document, {childList: true, subtree: true});
 """
 
+EXPLORE_HEADING = re.compile(r"^Explore the privacy–utility trade.off$")  # a non-breaking hyphen
+
 
 def _serve(log_name: str):
     """Start `streamlit run app.py` on a free port (benchmarks/_server.py); yields its URL, stops it afterwards. Its
@@ -130,7 +132,7 @@ def test_first_request_to_a_page_url_shows_the_same_navigation(page: Page, fresh
     expect(sidebar.get_by_role("link", name="Papers")).to_be_visible()
     wait_idle(page)
     sidebar.get_by_role("link", name="Explore").click()
-    expect(page.get_by_role("heading", name="Explore the privacy–utility trade-off")).to_be_visible()
+    expect(page.get_by_role("heading", name=EXPLORE_HEADING)).to_be_visible()
     expect(page.locator('[data-testid="stPlotlyChart"]')).to_have_count(4)
     wait_idle(page)
     assert page.evaluate("window.__nav")["builtin"] is False
@@ -147,7 +149,7 @@ def test_data_then_explore_sweep_on_wine(page: Page, app_url):
     shot(page, "page_data")
 
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Explore").click()
-    expect(page.get_by_role("heading", name="Explore the privacy–utility trade-off")).to_be_visible()
+    expect(page.get_by_role("heading", name=EXPLORE_HEADING)).to_be_visible()
     page.get_by_role("button", name="Run sweep").click()
     charts = page.locator('[data-testid="stPlotlyChart"]')
     expect(charts).to_have_count(4)

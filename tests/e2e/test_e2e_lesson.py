@@ -53,7 +53,7 @@ def lesson_url():
     yield from _serve("streamlit_lesson.log")
 
 
-EXPLORE_HEADING = "Explore the privacy–utility trade-off"
+EXPLORE_HEADING = re.compile(r"^Explore the privacy–utility trade.off$")  # a non-breaking hyphen
 #: The ledger's line under a non-private step (pages/ui/charts.py show_ledger).
 LEDGER_RED = "A non-private step voids the end-to-end guarantee"
 #: Small and fast: the Wine data, two trials per point.

@@ -121,12 +121,15 @@ def test_delta_set_on_inspect_shows_its_origin_and_resets(at):
     assert at.select_slider(key="dp_delta").value == 1e-6
 
 
-def test_k_set_on_explore_shows_on_sample_size(at):
+def test_sample_size_keeps_its_own_k_when_explores_changes(at):
+    """Sample size has its own k (default 1, where the theory's guides fall inside the data's rows; issue 33 item
+    4): Explore's k = 3 does not move it."""
     at.number_input(key="dp_k").set_value(3).run()
     at.session_state["dp_dataset"] = "wine"
     at.switch_page("pages/sample_size.py").run()
     no_exception(at)
-    assert any("k = 3 set on Explore" in c.value for c in at.caption)
+    assert at.number_input(key="dp_ss_k").value == 1
+    assert not any("k = 3 set on Explore" in c.value for c in at.caption)
 
 
 def test_results_table_shows_delta_as_a_number(at):
