@@ -224,7 +224,7 @@ def store_upload(data: bytes, name: str) -> None:
         restored = kept.get(file_fingerprint(data)) or _workspace_settings(name)
         clear_scope(Scope.UPLOAD)  # nothing read off the file left applies to this one
         ss.dp_upload, ss.dp_upload_name = data, name
-        put("upload_note", True)
+        put("upload_note", not restored)  # a workspace or an earlier upload of this file brings its schema back
         # None: guessed when the table is first read (also when a workspace left the label out: it was a guess)
         put("label_guess", False if restored and "dp_label" in restored else None)
         put("upload_lost", False)

@@ -348,7 +348,8 @@ def structure_status(schema: Schema) -> tuple[bool, str]:
         shown = ", ".join(roles[:6]) + (" …" if len(roles) > 6 else "")
         parts.append(f"the roles of {len(roles)} column(s) were inferred from the data ({shown})")
     if "label" in schema.from_data:
-        parts.append("the label was guessed from the data")
+        parts.append("the label was guessed from the data" if schema.label is not None else
+                     "no label is declared (pick one, or confirm that the table has none)")
     return False, "; ".join(parts)
 
 
@@ -787,7 +788,7 @@ def render(table: RawTable, schema: Schema) -> None:
     c2.file_uploader("Load a schema (YAML/JSON)", type=["yaml", "yml", "json"], key="schema_upload_widget",
                      on_change=_on_schema_upload,
                      help="A schema you wrote or edited: its values are taken as declared.")
-    with c3.popover("Reset to draft", icon=":material/restart_alt:"):
+    with c3.popover("Reset", icon=":material/restart_alt:", help="Reset the schema to the draft read off the data"):
         st.markdown("Discard every role and value you set, and start again from the draft read off the data "
                     "(all red)?")
         st.button("Yes, reset to the draft", key="schema_reset", on_click=_reset, args=(table,), type="primary")

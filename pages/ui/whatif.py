@@ -52,13 +52,14 @@ def _figure(table, metric: str) -> go.Figure:
             fig.add_scatter(x=group["epsilon"], y=group[name], mode="lines+markers",
                             name=f"{ui.mechanism_label(mid)} — {PIPELINE_LABELS[name]}",
                             line={"color": colors.get(mid, "#1f77b4"), "dash": _DASH[name]})
-    fig.update_layout(title=f"{METRIC_LABELS[metric]}: declared schema (solid) vs data-derived bounds (dashed)",
-                      height=420, margin={"l": 60, "r": 10, "t": 50, "b": 50},
+    fig.update_layout(title=f"{METRIC_LABELS[metric]}: declared schema (solid) vs data-derived bounds (dashed)"
+                            "<br><sup>each curve against its own pipeline's PCA</sup>",
+                      height=420, margin={"l": 60, "r": 10, "t": 70, "b": 50},
                       legend={"orientation": "h", "y": -0.25, "font": {"size": 12}})
     eps = sorted({float(e) for e in table["epsilon"] if e > 0})
     fig.update_xaxes(type="log", title_text="ε (mechanism budget, log scale)", tickvals=eps,
                      ticktext=[f"{e:g}" for e in eps], minor={"showgrid": False, "ticks": ""})  # the ε values run
-    fig.update_yaxes(title_text=f"{METRIC_LABELS[metric]} (vs its own pipeline's PCA)")
+    fig.update_yaxes(title_text=METRIC_LABELS[metric])
     return fig
 
 
