@@ -90,15 +90,14 @@ def test_lesson_1_privacy_costs_accuracy(page: Page, lesson_url):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{lesson_url}/?{WINE}", wait_until="domcontentloaded")
     expect(page.get_by_role("heading", name=EXPLORE_HEADING)).to_be_visible()
-    # the cold open: what the app is, where to start, and a chart — before any sweep, without scrolling
+    # the cold open: what the app is and where to start, without scrolling; the stored chart is Adult's default run,
+    # so on Wine it is not drawn beside Wine's own curves (issue 32 item 8)
     intro = page.get_by_text("compares differentially private ways to compute PCA")
-    stored = page.locator('[data-testid="stImage"] img').first
     expect(intro).to_be_visible()
-    expect(stored).to_be_visible()
     _in_first_screen(page, intro)
-    _in_first_screen(page, stored)
     page.screenshot(path=str(SHOT_DIR / "lesson_1_first_screen.png"))
     _charts_drawn(page)
+    expect(page.locator('[data-testid="stImage"] img')).to_have_count(0)
     first = page.locator('[data-testid="stPlotlyChart"]').first
     expect(first.locator(".gtitle")).to_contain_text("Captured variance")
     expect(first.locator(".scatterlayer .trace").first).to_be_visible()  # curves over the ε axis
