@@ -189,11 +189,14 @@ def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: P
 
     # bulk edit 1: the ID column excluded (role box → excluded, apply)
     _filter(page, "person_id", 1)
+    wait_idle(page)  # the filter's rerun is over: a choice made during it can reach the server as the old value
     role = page.get_by_role("combobox", name="role", exact=True)
     role.click()
     role.press_sequentially("excluded")
     expect(page.get_by_role("option", name="excluded", exact=True)).to_be_visible()
     role.press("Enter")
+    expect(role).to_have_value("excluded")
+    wait_idle(page)  # the choice's rerun is over before Apply is pressed
     expect(role).to_have_value("excluded")
     page.get_by_role("button", name="Apply the same public range / values to the selected columns").click()
     expect(page.get_by_text("Changed: role → excluded on person_id")).to_be_visible()
