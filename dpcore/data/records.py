@@ -229,7 +229,8 @@ def declared_codec(encoding: str) -> str:
     return "utf-8-sig" if is_utf8(encoding) else encoding
 
 
-_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+#: A physical line break in bytes (UTF-8 and the line-separable code pages): :data:`LINE_BREAK` on bytes.
+LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
 def split_header(blocks: Iterator[bytes], *, header: bool, delimiter: str) -> tuple[list[str] | None, Iterator[bytes]]:
@@ -242,7 +243,7 @@ def split_header(blocks: Iterator[bytes], *, header: bool, delimiter: str) -> tu
     for block in blocks:
         pos = 0
         while pos < len(block):
-            m = _BREAK_BYTES.search(block, pos)
+            m = LINE_BREAK_BYTES.search(block, pos)
             end, nxt = (m.start(), m.end()) if m else (len(block), len(block))
             line = block[pos:end].decode("utf-8")
             pos = nxt
@@ -411,6 +412,7 @@ def _case_variants(missing: frozenset[str]) -> tuple[str, ...] | None:
 
 __all__ = [
     "LINE_BREAK",
+    "LINE_BREAK_BYTES",
     "block_records",
     "clean_utf8",
     "declared_codec",

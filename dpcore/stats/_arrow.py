@@ -139,7 +139,7 @@ class CsvSource(ChunkSource):
     so no record can make the run fail or change how another is read."""
 
     def __init__(self, path: str | Path, encoder: SchemaEncoder, *, delimiter: str | None = None,
-                 block_size: int = CSV_BLOCK_BYTES, piece_bytes: int = ENCODE_BYTES, **_unused) -> None:
+                 block_size: int = CSV_BLOCK_BYTES, piece_bytes: int = ENCODE_BYTES) -> None:
         self.path, self.encoder, self.block_size = Path(path), encoder, int(block_size)
         #: Records per encoded piece: the encoded rows stay near ``piece_bytes``.
         self.piece_rows = max(1, int(piece_bytes) // (8 * max(encoder.d, 1)))

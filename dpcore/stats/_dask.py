@@ -15,7 +15,6 @@ Needs the optional extra ``pip install 'dpcore[dask]'`` (dask + distributed).
 from __future__ import annotations
 
 import codecs
-import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from ..core.threads import single_threaded_blas
 from ..data.preprocess import CHUNK_BYTES, ChunkSource
 from ..data.reading import FileFormat, _typed_frame
 from ..data.records import (
+    LINE_BREAK_BYTES,
     block_records,
     clean_utf8,
     is_blank,
@@ -102,7 +102,6 @@ class DaskSource(ChunkSource):
 
 #: Bytes per Dask task of a CSV file (each task reads the lines that start in its range).
 DASK_BLOCK_BYTES = 64 * 2**20
-_BREAK = re.compile(rb"\r\n|\r|\n")
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2"}  # as the streamed reader (COMPRESSED_SUFFIXES); others read raw
 
 
@@ -134,7 +133,7 @@ def header_end(path: str, fmt: FileFormat, chunk: int = 2**16) -> int:
     buf, eof, pos, first = b"", False, 0, True
     with _open(path) as fh:
         while True:
-            m = _BREAK.search(buf, pos)
+            m = LINE_BREAK_BYTES.search(buf, pos)
             if m is None or (m.group() == b"\r" and m.end() == len(buf) and not eof):
                 if eof:
                     break

@@ -130,7 +130,7 @@ def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
         pacsv.write_csv(pa.table({f"v{i}": np.round(rng.standard_normal(n), 3) for i in range(40)}), path)
         sizes[n] = path.stat().st_size
         encoder = stats.SchemaEncoder(schema)
-        source = CsvSource(path, encoder, block_size=16 * 1024, piece_bytes=256 * 1024, text_cells=8192)
+        source = CsvSource(path, encoder, block_size=16 * 1024, piece_bytes=256 * 1024)
         tracemalloc.start()
         s = stats.from_source(source, feature_ranges=encoder.ranges, reservoir_size=1000, seed=0)
         peak[n] = tracemalloc.get_traced_memory()[1]
