@@ -199,6 +199,64 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """δ such that ρ-zCDP implies (ε, δ)-DP, by the tight conversion of Canonne, Kamath & Steinke (2020, Prop. 12).
+
+    δ = inf over α > 1 of exp((α−1)(αρ − ε)) / (α − 1) · (1 − 1/α)^α. Every α gives a valid bound; the optimum
+    solves (2α − 1)ρ − ε + ln(1 − 1/α) = 0 (the derivative of the log), found by bisection. Never worse than the
+    bound behind :func:`zcdp_epsilon`.
+    """
+    rho = check_positive(rho, "rho", allow_zero=True)
+    epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
+    if rho == 0.0:
+        return 0.0
+    lo, hi = 1.0 + 1e-9, (epsilon + 1.0) / (2.0 * rho) + 2.0
+    for _ in range(200):
+        alpha = 0.5 * (lo + hi)
+        if (2.0 * alpha - 1.0) * rho - epsilon + math.log1p(-1.0 / alpha) < 0.0:
+            lo = alpha
+        else:
+            hi = alpha
+    alpha = hi
+    log_delta = (alpha - 1.0) * (alpha * rho - epsilon) + alpha * math.log1p(-1.0 / alpha) - math.log(alpha - 1.0)
+    return min(1.0, math.exp(log_delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _zcdp_rho_for(epsilon: float, delta: float) -> float:
+    lo = zcdp_rho(epsilon, delta)  # the simple conversion's ρ is always admissible
+    hi = max(2.0 * lo, 1e-300)
+    while zcdp_delta(hi, epsilon) <= delta:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if zcdp_delta(mid, epsilon) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def zcdp_rho_for(epsilon: float, delta: float) -> float:
+    """Largest ρ whose ρ-zCDP implies (ε, δ)-DP by :func:`zcdp_delta` (bisection; ≥ :func:`zcdp_rho`).
+
+    Use it for a mechanism composed in zCDP whose steps are not all Gaussian (e.g. a sparse-vector or exponential
+    step); for one whose only noise is Gaussian, :func:`gaussian_mu_rho_for` is exact and larger.
+    """
+    return _zcdp_rho_for(check_epsilon(epsilon), check_delta(delta, required=True))
+
+
+def gaussian_mu_rho_for(epsilon: float, delta: float) -> float:
+    """Largest ρ for a composition of Gaussian mechanisms (ρ = Σ Δᵢ²/(2σᵢ²)) that is (ε, δ)-DP — exactly.
+
+    Adaptive composition of Gaussian mechanisms is μ-GDP with μ² = Σ (Δᵢ/σᵢ)² = 2ρ (Dong, Roth & Su 2022,
+    Cor. 3.3), and μ-GDP is (ε, δ)-DP exactly when one Gaussian mechanism with Δ/σ = μ is (Balle & Wang 2018):
+    ρ = 1/(2σ₁²) with σ₁ the analytic σ for Δ = 1.
+    """
+    sigma_unit = gaussian_sigma_analytic(epsilon, delta, 1.0)
+    return 1.0 / (2.0 * sigma_unit**2)
+
+
 # --------------------------------------------------------------------------------------------------
 # Counterexample lower bounds for the invalid Wishart mechanisms (spec §3.9, §3.10)
 # --------------------------------------------------------------------------------------------------
