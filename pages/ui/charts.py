@@ -358,12 +358,12 @@ def spread_tags(layout: dict, plot_px: float) -> None:
 
 
 def _warning_lookup(releases: pd.DataFrame | None, x: str) -> tuple[dict, dict]:
-    """``({(mechanism, x): (ok, warned, text)}, {mechanism: legend note})`` of the releases with a warning
-    status (:func:`dpcore.evaluation.reporting.release_warnings`)."""
+    """``({(mechanism, x): (ok, warned, text, releases)}, {mechanism: legend note})`` of the releases with a
+    warning status (:func:`dpcore.evaluation.reporting.release_warnings`)."""
     if releases is None or "status" not in releases or x not in releases:
         return {}, {}
     table = release_warnings(releases, x=x)
-    points = {(str(r.mechanism), float(getattr(r, x))): (int(r.ok), int(r.warned), str(r.text))
+    points = {(str(r.mechanism), float(getattr(r, x))): (int(r.ok), int(r.warned), str(r.text), int(r.releases))
               for r in table.itertuples(index=False)}
     notes = {mid: warning_text(kinds, total) for mid, (kinds, total) in warning_counts(releases).items()}
     return points, notes
@@ -372,10 +372,16 @@ def _warning_lookup(releases: pd.DataFrame | None, x: str) -> tuple[dict, dict]:
 def _curve_traces(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, style: TraceStyle,
                   hover: str, warned: dict, note: str | None, dashed: bool) -> list[dict]:
     """The band and mean line of one mechanism; points where some release carried a warning status are hollow,
-    with the warning in the hover, and the legend entry says in how many releases."""
+    with the warning in the hover, and the legend entry says in how many releases. A point some of whose releases
+    gave no result (capped, ⊥, error) is the mean of the others only, biased towards the releases that finished: it
+    is drawn as a lone hollow marker, outside the line and the band (:func:`_partial_points`)."""
     name = f"{style.legend} · ⚠ {note}" if note else style.legend
     flags = [warned.get((mid, float(v))) for v in xs]
     custom = [f"<br>⚠ {f[2]}" if f else "" for f in flags]
+    partial = np.array([bool(f) and f[0] < f[3] for f in flags], dtype=bool)
+    if partial.any() and not dashed:
+        return _partial_points(mid, xs, mean, lo, hi, partial, flags, custom, style=style, hover=hover,
+                               name=name)
     hover = hover.replace("<extra>", "%{customdata}<extra>")
     if dashed:  # reference curve: no band
         return [{"type": "scatter", "x": xs, "y": mean, "mode": "lines", "name": name, "customdata": custom,
@@ -400,12 +406,67 @@ def _curve_traces(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi
     return traces
 
 
+def _gapped(values: np.ndarray, keep: np.ndarray) -> list:
+    """``values`` with None where ``keep`` is False: Plotly breaks a line there (and a ``toself`` fill)."""
+    return [float(v) if k else None for v, k in zip(values, keep)]
+
+
+def _band_segments(xs: np.ndarray, lo: np.ndarray, hi: np.ndarray, keep: np.ndarray) -> tuple[list, list]:
+    """The band as one closed shape per run of kept points, the runs separated by None."""
+    px: list = []
+    py: list = []
+    start = None
+    for i in range(len(xs) + 1):
+        inside = i < len(xs) and keep[i]
+        if inside and start is None:
+            start = i
+        if not inside and start is not None:
+            run = slice(start, i)
+            if px:
+                px.append(None)
+                py.append(None)
+            px += xs[run].tolist() + xs[run][::-1].tolist()
+            py += hi[run].tolist() + lo[run][::-1].tolist()
+            start = None
+    return px, py
+
+
+def _partial_points(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    partial: np.ndarray, flags: list, custom: list[str], *, style: TraceStyle, hover: str,
+                    name: str) -> list[dict]:
+    """:func:`_curve_traces` for a mechanism some of whose points lack releases: the line and band over the
+    complete points only, each partial point a lone hollow marker saying how many releases its mean covers."""
+    hover = hover.replace("<extra>", "%{customdata}<extra>")
+    base = style.symbol.removesuffix("-open")
+    complete = ~partial
+    band_x, band_y = _band_segments(xs, lo, hi, complete)
+    lone = [f"{c}<br>mean of the {f[0]} of {f[3]} releases that gave a result: not on the curve"
+            for c, f, p in zip(custom, flags, partial) if p]
+    solid = [i for i in range(len(xs)) if complete[i]]
+    return [
+        {"type": "scatter", "x": band_x, "y": band_y, "fill": "toself",
+         "fillcolor": _rgba(style.color, 0.1 if style.not_private else 0.15), "line": {"width": 0},
+         "mode": "lines", "hoverinfo": "skip", "showlegend": False, "legendgroup": mid, "name": f"{style.legend} band"},
+        {"type": "scatter", "x": xs.tolist(), "y": _gapped(mean, complete), "mode": "lines+markers", "name": name,
+         "legendgroup": mid, "line": {"color": style.color, "width": style.width, "dash": style.dash},
+         "marker": {"size": [10 if flags[i] else 6 for i in range(len(xs))],
+                    "symbol": [f"{base}-open" if flags[i] else style.symbol for i in range(len(xs))],
+                    "line": {"width": 2, "color": style.color}},
+         "customdata": [custom[i] if i in solid else "" for i in range(len(xs))], "hovertemplate": hover},
+        {"type": "scatter", "x": xs[partial].tolist(), "y": mean[partial].tolist(), "mode": "markers",
+         "showlegend": False,
+         "legendgroup": mid, "name": f"{style.legend} (partial)", "customdata": lone, "hovertemplate": hover,
+         "marker": {"size": 10, "symbol": f"{base}-open", "line": {"width": 2, "color": style.color},
+                    "color": style.color, "opacity": 0.8}},
+    ]
+
+
 def _failed_marks(warned: dict, drawn: dict[str, set], x_label: str, *, log_x: bool,
                   guarantees: dict[str, str]) -> list[dict]:
     """A crossed mark (✕) on the x axis where every release of a mechanism failed (⊥, capped, error), for the
     mechanisms this chart draws (``drawn``: mechanism → x values with a point)."""
     marks, stacked = [], {}
-    for (mid, xv), (ok, _, text) in sorted(warned.items()):
+    for (mid, xv), (ok, _, text, _) in sorted(warned.items()):
         if ok or mid not in drawn or xv in drawn[mid]:
             continue
         style = trace_style(mid, guarantees.get(mid))
@@ -720,9 +781,9 @@ def figure_png(fig: go.Figure, caption: str = "") -> bytes:
 #: What each warning status means for a release, as the note above the results table says it.
 WARNING_MEANINGS = {
     "not converged": "its guarantee assumes a converged chain, so these releases carry no proven ε-DP guarantee",
-    "⊥ (no output)": "the mechanism declined to answer (⊥); these releases are left out of the curves",
-    "capped (time limit)": "stopped at the time cap; these releases are left out of the curves",
-    "error": "failed (see the message column); these releases are left out of the curves",
+    "⊥ (no output)": "the mechanism declined to answer (⊥); the points missing them are drawn apart from the curves",
+    "capped (time limit)": "stopped at the time cap; the points missing them are drawn apart from the curves",
+    "error": "failed (see the message column); the points missing them are drawn apart from the curves",
 }
 #: A curve counts as "at the random line" when its band reaches this close to the random-subspace level everywhere.
 RANDOM_TOLERANCE = 0.02

@@ -252,11 +252,26 @@ def test_releases_with_a_warning_are_hollow_in_the_hover_and_the_legend():
     assert not any("⚠" in name for name in _mean_traces(clean))
 
 
+def test_a_point_missing_some_releases_is_not_on_the_curve():
+    """Issue 33 item 1: a point whose mean covers only the releases that finished (here IT-U at ε = 1, one ⊥ of
+    three) is biased towards them; it is a lone hollow marker, outside the line and the band, saying so."""
+    fig = charts.metric_figure(_warned_band(), "captured_variance_ratio", releases=_releases()).to_dict()
+    itu = [t for t in fig["data"] if t.get("legendgroup") == "itu"]
+    line = next(t for t in itu if t.get("showlegend", True) and t.get("mode") == "lines+markers")
+    assert list(line["x"]) == [1.0, 10.0] and line["y"][0] is None and line["y"][1] is not None
+    lone = next(t for t in itu if t["name"].endswith("(partial)"))
+    assert list(lone["x"]) == [1.0] and "mean of the 2 of 3 releases" in lone["customdata"][0]
+    band = next(t for t in itu if t.get("fill") == "toself")
+    assert 1.0 not in [x for x in band["x"] if x is not None]  # the band covers the complete point (ε = 10) only
+    ag = [t for t in fig["data"] if t.get("legendgroup") == "analyze_gauss"]
+    assert not any(t["name"].endswith("(partial)") for t in ag)  # a clean curve keeps every point on its line
+
+
 def test_release_warning_lines_say_which_in_how_many_and_what_it_means():
     lines = charts.release_warning_lines(_releases())
     assert len(lines) == 2
     assert lines[0].startswith("**PPCA**: not converged in 9 of 9 releases") and "no proven ε-DP" in lines[0]
-    assert "capped (time limit) in 3 of 9" in lines[1] and "left out of the curves" in lines[1]
+    assert "capped (time limit) in 3 of 9" in lines[1] and "apart from the curves" in lines[1]
     assert charts.release_warning_lines(_releases().query("mechanism == 'analyze_gauss'")) == []
 
 
