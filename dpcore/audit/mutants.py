@@ -37,6 +37,7 @@ from ..core.noise import symmetric_gaussian, symmetric_laplace
 from ..core.privacy import LedgerEntry, gaussian_sigma_analytic
 from ..exceptions import InvalidParameterError
 from ..mechanisms.base import Mechanism, MechanismOutput, Release, eigenvalue_ceiling
+from ..mechanisms.g_dppca import GDPPCA
 
 __all__ = ["ADDITIVE_NOISE_MECHANISMS", "MUTATION_FACTORS", "REFERENCE_FACTORS", "Mutant", "MutantSpec", "Reference",
            "ReferenceSpec", "mutants_for", "reference_family", "reference_for"]
@@ -277,3 +278,17 @@ def reference_for(mech: Mechanism, pair: Any, epsilon: float, delta: float) -> R
     if family is None:
         return None
     return Reference(mech, ReferenceSpec(family, REFERENCE_FACTORS[0]), pair, epsilon, delta)
+
+
+# ------------------------------------------------------------------------------------------------
+# Published miscalibrations: a constant someone ships that under-noises, kept so the audit can show it fail
+# ------------------------------------------------------------------------------------------------
+
+class GDPPCATwoOverN(GDPPCA):
+    """g-DPPCA calibrated to Δ₂ = 1/m (= 2/n for even n, an R package's constant) instead of the upper triangle's
+    √2/m: σ is √2 too small, so its true ε at the claimed δ is larger than claimed. Not registered; the audit on
+    the attaining pair (one row e₁ → e₂ paired with a zero row) flags it (tests/mechanisms/test_g_dppca.py)."""
+
+    id = "g_dppca~2/n"
+    name = "g-DPPCA calibrated to 2/n (under-noised by √2)"
+    sensitivity = staticmethod(lambda m: 1.0 / m)
