@@ -28,12 +28,13 @@ from dpcore.evaluation.reporting import (
     run_guarantees,
     short_name,
 )
-from dpcore.evaluation.sweep import REFERENCE_MECHANISMS, SweepConfig, count_cells
+from dpcore.evaluation.sweep import REFERENCE_MECHANISMS, count_cells
+from dpcore.evaluation.workspace import explore_configs, results_csv
 from dpcore.explain.display import format_delta, format_deltas, pca_below_random_note
 from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
 from dpcore.vocabulary import Band, Guarantee, ReleaseStatus
 from pages import ui
-from pages.ui import export, planner, sweep_loader, whatif, workspace
+from pages.ui import explore_view, export, planner, sweep_loader, whatif, workspace
 from pages.ui.charts import (
     METRIC_TITLES,
     METRIC_UNITS,
@@ -221,11 +222,10 @@ if cfg.k >= prepared.d:
     st.warning(f"k = {cfg.k} {'is more than' if cfg.k > prepared.d else 'equals'} the {prepared.d} features of this "
                f"dataset, so the top-k subspace is the whole space and every mechanism scores the same. Choose k below "
                f"{prepared.d} in the sidebar.", icon=":material/warning:")
-common = dict(deltas=(cfg.delta,), ks=(k,), trials=cfg.trials, seed=cfg.seed, neighbouring=cfg.neighbouring,
-              time_cap=cfg.time_cap)
-config = SweepConfig(mechanisms=mechanisms, epsilons=eps, allow_invalid=bool(invalid), **common)
-refs = [m.id for m in ui.reference_mechanisms() if cfg.neighbouring in m.neighbourings]
-ref_config = SweepConfig(mechanisms=refs, epsilons=(1.0,), **common) if refs else None
+# the configurations `dpcore run` builds from a workspace too (one code path: dpcore.evaluation.workspace)
+config, ref_config = explore_configs(mechanisms, eps, delta=cfg.delta, k=k, d=prepared.d, trials=cfg.trials,
+                                     seed=cfg.seed, neighbouring=cfg.neighbouring, time_cap=cfg.time_cap)
+refs = list(ref_config.mechanisms) if ref_config is not None else []
 
 try:
     n_cells = count_cells(config.validated(prepared))
@@ -281,15 +281,8 @@ slots = chart_slots(len(metrics))  # two per row, or one per row in presentation
 for i, metric in enumerate(metrics):
     fig = derived["figs"].get((band_kind, metric))
     if fig is None:
-        fig = ui.metric_figure(bands, metric, title=titles[metric], x_title="ε (privacy loss, log scale)",
-                               y_title=units.get(metric, METRIC_LABELS[metric]),
-                               references={m: v for m, v in levels.get(metric, {}).items()
-                                           if not (metric == "frobenius_error" and m == "random")},
-                               baselines={ui.MAJORITY_LABEL: derived["majority"]} if metric == "svm_accuracy"
-                               else None,
-                               note=None if (bands["metric"] == metric).any()
-                               else "no mechanism in this run reports this metric",
-                               guarantees=derived.get("guarantees"), releases=frame)
+        fig = explore_view.metric_chart(bands, metric, levels=levels, majority=derived["majority"],  # as dpcore run
+                                        guarantees=derived.get("guarantees"), releases=frame)
         derived["figs"][(band_kind, metric)] = fig
     figs[metric] = fig
     with slots[i]:
@@ -361,23 +354,33 @@ with st.expander("Downloads", icon=":material/download:"):
     name = export.sweep_dataset(frame) or ui.current_dataset_name()  # the data the shown sweep ran on
     d1, d2 = st.columns(2)
     with d1:
-        export.csv_button(lambda: frame.to_csv(index=False), label="Sweep results (CSV)", name_parts=("sweep", name),
+        export.csv_button(lambda: results_csv(frame), label="Sweep results (CSV)", name_parts=("sweep", name),
                           key="explore_dl_csv",
                           help="One row per release. The metric columns (and n, the rows that reached the "
                                "mechanisms) are computed on the true data: an evaluation, not a private release "
                                "(under add/remove the exact n is itself private). svm_majority_baseline is the test "
                                "accuracy of always predicting the training majority class on the same split: the "
-                               "floor for svm_accuracy.")
+                               "floor for svm_accuracy. runtime_s is left empty (wall time is not reproducible): the "
+                               "file is the one `dpcore run` writes from the workspace, byte for byte.")
     preprocessing = ui.preprocess_options()
     d2.download_button("Run configuration (YAML)",
                        lambda: config_yaml(shown_config.as_dict(), dataset=name, preprocessing=preprocessing),
                        file_name=export_filename("sweep", name, ext="yaml"), mime="application/x-yaml",
                        on_click="ignore", key="explore_dl_yaml")
+    ws_text = workspace.download_bytes().decode("utf-8")  # built in this run: a callable runs outside the session
+    d2.download_button("Workspace for dpcore run (YAML)", ws_text, file_name="dpcore-workspace.yaml",
+                       mime="application/x-yaml", on_click="ignore", key="explore_dl_workspace",
+                       help="Settings and public schemas, never data: `dpcore run dpcore-workspace.yaml "
+                            "[--data UPLOADED.csv --seed N]` reproduces this view (CSV and charts).")
+    upload_name = ss.get("dp_upload_name") if cfg.dataset == ui.UPLOAD_ID else None
     caption = export.sweep_caption(shown_config, frame, dataset_id=cfg.dataset, band=band_kind)
     png_ok = ui.png_export_available()
     for metric, fig in figs.items():
         export.figure_buttons(fig, caption=caption, label=titles[metric], key=f"explore_dl_{metric}", png_ok=png_ok,
                               name_parts=("explore", name, export.METRIC_SLUGS.get(metric, metric)))
+        explore_view.code_buttons(metric, label=titles[metric], workspace_text=ws_text, seed=shown_config.seed,
+                                  data_name=upload_name, key=f"explore_dl_{metric}",
+                                  name_parts=("explore", name, export.METRIC_SLUGS.get(metric, metric)))
     st.caption("Figures carry a caption inside the image (data, k, δ, neighbours, trials, what the band means).")
 
 # ------------------------------------------------------------------ uploads: what do public bounds cost?

@@ -465,6 +465,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_plan_parser(sub, _add_data_arguments)
 
+    from .run import add_run_parser
+
+    add_run_parser(sub)
+
     try:
         from .audit import add_audit_parser, run_audit_command
     except ImportError:  # pragma: no cover - audit module not installed

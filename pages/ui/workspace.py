@@ -27,38 +27,36 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import streamlit as st
-import yaml
 from streamlit.delta_generator import DeltaGenerator
 
 from dpcore.data import RawTable, Schema
-from dpcore.data.limits import YamlTooLarge
 from dpcore.data.roles import guess_label
-from dpcore.data.schema import COLUMN_FIELDS, VALUE_FIELDS, ColumnSchema, draft_column, load_yaml
-from dpcore.exceptions import DPCoreError
+from dpcore.data.schema import COLUMN_FIELDS
+from dpcore.evaluation.workspace import (  # noqa: F401 - the pure part, shared with `dpcore run` (one parser)
+    FORMAT_KEY,
+    HEADER,
+    VERSION,
+    VIEW,
+    WorkspaceError,
+    parse,
+    restore_schema_checked,
+    to_text,
+    view_section,
+)
 from dpcore.vocabulary import NO_LABEL
 from pages.ui import state
 from pages.ui.state import DATA_SETTINGS, MECH_GROUPS, SETTINGS, UPLOAD_ID, mech_key, slot_key
 
-VERSION = 1
-FORMAT_KEY = "dpcore_workspace"
 #: Settings shared by every dataset that a workspace carries (the run seed is left out: on an upload a known seed
 #: would make every noise draw a public constant — privacy review item 12).
 SHARED: tuple[str, ...] = tuple(s.key for s in SETTINGS if s.key not in DATA_SETTINGS
                                 and s.key not in ("dp_dataset", "dp_seed"))
-_TOP = (FORMAT_KEY, "settings", "mechanisms", "datasets", "uploads")
-HEADER = ("# DP-PCA Explorer workspace: settings and schemas, never data. Load it on the Data page, then upload\n"
-          "# the same file(s) again. Values read off an upload (bounds, categories, guessed roles, a guessed label,\n"
-          "# undeclared columns, a norm bound) are not in this file: they are read again, and stay not public.\n")
 LOST_NOTE = (
     "**The uploaded file of this link is not in this session.** An uploaded file lives only in the memory of the "
     "browser session it was uploaded in — never on disk, never in a cache shared with other sessions, never in "
     "the link — so a browser reload (or a new tab) starts without the file, its schema and its data settings, "
     "and shows a built-in dataset instead. **To restore:** upload the same file on the Data page "
     "and load your workspace file (Data page → *Workspace*: saved with *Download workspace*).")
-
-
-class WorkspaceError(DPCoreError):
-    """A workspace file that cannot be loaded; the message names the problem and the fix."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -162,44 +160,21 @@ def build(session: Mapping | None = None) -> dict:
         "datasets": {did: {k: _plain(v) for k, v in values.items()} for did, values in stored.items()
                      if did != UPLOAD_ID},
         "uploads": _upload_entries(ss),
+        VIEW: _view(ss),
     }
 
 
-#: libyaml's emitter where PyYAML has it: the file is built on every run of the Data page (a 2,000-column schema:
-#: about 0.05 s, against 0.4 s with the pure-Python one).
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-def to_text(workspace: Mapping) -> str:
-    return HEADER + yaml.dump(dict(workspace), Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+def _view(ss: Mapping) -> dict:
+    """What Explore shows (``dpcore run`` reproduces it): a built-in dataset with its run seed (public data, as in
+    a link), or the uploaded file's name — never an upload's seed (privacy review item 12)."""
+    if ss.get("dp_dataset") == UPLOAD_ID and ss.get("dp_upload_name"):
+        return view_section(None, upload_name=ss["dp_upload_name"])
+    seed = ss.get("dp_seed")
+    return view_section(ss.get("dp_dataset") or state.DEFAULT_DATASET, seed=None if seed is None else int(seed))
 
 
 # ------------------------------------------------------------------------------------------------
-# reading
-def parse(text: str | bytes) -> dict:
-    """A workspace file's content, checked (raises :class:`WorkspaceError`)."""
-    try:
-        data = load_yaml(text.decode("utf-8") if isinstance(text, bytes) else text, booleans=True)
-    except YamlTooLarge as exc:  # checked on the composed nodes, before any value is built (issue 32)
-        raise WorkspaceError(f"the file is refused: {exc}; load the file that 'Download workspace' wrote.") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise WorkspaceError(f"the file is not YAML or JSON ({exc.__class__.__name__}); load the file that "
-                             "'Download workspace' wrote.") from None
-    if not isinstance(data, dict) or FORMAT_KEY not in data:
-        raise WorkspaceError(f"this is not a workspace file (no '{FORMAT_KEY}' field); load the file that "
-                             "'Download workspace' wrote (a schema file goes into the schema editor instead).")
-    if data[FORMAT_KEY] != VERSION:
-        raise WorkspaceError(f"workspace version {data[FORMAT_KEY]!r} is not supported (this app reads version "
-                             f"{VERSION}); download the workspace again from this version of the app.")
-    unknown = sorted(set(map(str, data)) - set(_TOP))
-    if unknown:
-        raise WorkspaceError(f"unknown field {unknown[0]!r}; a workspace has {', '.join(_TOP)}.")
-    for fld, kind in (("settings", dict), ("mechanisms", dict), ("datasets", dict), ("uploads", list)):
-        if not isinstance(data.get(fld, kind()), kind):
-            raise WorkspaceError(f"field {fld!r}: expected a {kind.__name__}.")
-    return data
-
-
+# reading (the file is parsed by dpcore.evaluation.workspace.parse)
 def _checked(key: str, value: Any) -> Any:
     """A setting's value from a file, in the type of its default (and through its link codec when it has one)."""
     setting = next(s for s in SETTINGS if s.key == key)
@@ -312,64 +287,10 @@ def pending_upload(name: str | None) -> dict | None:
     return (state.get("workspace_uploads") or {}).get(name) if name else None
 
 
-def _drafted_for(column: ColumnSchema, role: Any, table: RawTable | None) -> tuple[dict, str | None]:
-    """(``column`` of the draft as a dict, its values drafted again from ``table`` for a role the user declared;
-    why that role does not fit this file's column, or None)."""
-    drafted = column.to_dict()
-    if table is None or role in (None, drafted["role"]):
-        return drafted, None
-    try:
-        return draft_column(table, column.name, role, role_from_data=False).to_dict(), None
-    except DPCoreError as exc:
-        return drafted, str(exc)
-
-
 def restore_schema(saved: Mapping, draft: Schema, table: RawTable | None = None) -> Schema:
     """The saved schema on the table whose ``draft`` is given (the draft where it does not fit: see
     :func:`restore_schema_checked`)."""
     return restore_schema_checked(saved, draft, table)[0]
-
-
-def restore_schema_checked(saved: Mapping, draft: Schema,
-                           table: RawTable | None = None) -> tuple[Schema, str | None]:
-    """(schema, None): the saved schema on the table whose ``draft`` is given — values the workspace left out (read
-    off the data) come from the draft or, for a role the user declared that the draft did not infer, are drafted
-    again from ``table``, still marked ``from_data``; the table's columns decide which columns there are (a column
-    the workspace does not name keeps its draft). (draft, why) when the saved schema does not fit this table."""
-    columns = {str(c.get("name")): dict(c) for c in saved.get("columns") or [] if isinstance(c, Mapping)}
-    merged, role_misfits = [], []
-    for column in draft.columns:
-        mine = columns.get(column.name)
-        if mine is None:
-            merged.append(column.to_dict())
-            continue
-        drafted, role_misfit = _drafted_for(column, mine.get("role"), table)
-        if role_misfit is not None:
-            why = role_misfit.split(": ", 1)[-1].split("; ", 1)[0].rstrip(".")  # the reason, not the editor's fix
-            role_misfits.append(f"the workspace declares '{column.name}' {mine.get('role')}, but in this file {why}")
-        if "role" not in mine:  # a role the workspace left out (it was read off the data) is drafted again
-            mine["role"] = drafted["role"]
-            mine["from_data"] = sorted(set(mine.get("from_data") or []) | {"role"})
-        for fld in VALUE_FIELDS:
-            if fld not in mine and fld in drafted and mine.get("role") == drafted.get("role"):
-                mine[fld] = drafted[fld]
-                mine["from_data"] = sorted(set(mine.get("from_data") or []) | {fld})
-        merged.append(mine)
-    out = {key: value for key, value in saved.items() if key != "columns"}
-    fmt, drafted_fmt = out.get("format"), draft.to_dict().get("format") or {}
-    if isinstance(fmt, Mapping):
-        out["format"] = {**{k: v for k, v in drafted_fmt.items() if k in (fmt.get("from_data") or ())}, **fmt}
-    if "label" not in saved:  # a guessed label is not in a workspace: the draft's guess, still from_data
-        out["label"] = draft.label
-        out["from_data"] = sorted({*(out.get("from_data") or ()), "label"})
-    label = out.get("label")
-    column = label.get("column") if isinstance(label, Mapping) else label  # a derived label: {column, above, …}
-    if column is not None and column not in draft.names:
-        out["label"] = None
-    try:
-        return Schema.from_dict({**out, "columns": merged}), None
-    except DPCoreError as exc:  # the saved schema does not fit this table: the draft (marked from_data) stands
-        return draft, "; ".join(role_misfits) + "." if role_misfits else str(exc)
 
 
 # ------------------------------------------------------------------------------------------------
