@@ -11,6 +11,13 @@ sensitivity is 1, so εᵢ/2 already gives εᵢ-DP), lift θ̂ᵢ = Pᵢûᵢ a
 built incrementally). The last draw (on S⁰ = {±1}) is free, so for k = d the vector budget is spread over d − 1
 draws. Budget: IT-U ε₀ = ε/2, εᵢ = ε/(2k) (ε/(2(d−1)) when k = d); AD ε₀ = ε/2, εᵢ ∝ √(λ̂ᵢ + τ) with
 τ = (Δ/ε₀)·ln(2d/β) (Corollary 1; the weights use only private λ̂, so the split is post-processing).
+
+AD's ``split="authors"`` is the default of the authors' released code (google-research/google-research,
+``private_covariance_estimation/mechanisms.py``: ``split_privacy_between_eigenvalues_and_vectors`` and
+``get_vector_privacy_parameters``, the defaults of ``iterative_mechanism``) with the paper's privacy constants:
+ε₀ minimises their utility bound √d/t + Σᵢ √(d−i)·√n/√(ε−t) over t ∈ [ε/d², ε − ε/d²] (a function of the public
+n, d, ε: replace-one only), and εᵢ ∝ √(λ̂ᵢ·(d−i)) for the i-th vector (1-based; d − i is the dimension of the sphere
+it is drawn on) from the private, clipped λ̂.
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import optimize
 
 from ..core.noise import laplace
 from ..core.privacy import LedgerEntry, l1_sensitivity_eigenvalues
 from ..core.threads import blas_threads_for
 from ..core.timing import Deadline
+from ..exceptions import InvalidParameterError
 from ..samplers.bingham import KentBinghamSampler
 from ..vocabulary import Guarantee, Neighbouring
 from . import register
@@ -34,6 +43,31 @@ EXPONENT_FACTORS = {"paper": 0.25, "tight": 0.5}
 def ad_tau(epsilon0: float, d: int, beta: float, neighbouring: str = Neighbouring.REPLACE) -> float:
     """AD's τ = (Δ/ε₀)·ln(2d/β) (Δ = eigenvalue L1 sensitivity; ε₀ = 0.5, d = 13, β = 0.05 → 25.0153)."""
     return l1_sensitivity_eigenvalues(neighbouring) / epsilon0 * math.log(2.0 * d / beta)
+
+
+def authors_eigenvalue_budget(n: int, d: int, epsilon: float, draws: int) -> float:
+    """ε₀ of the authors' code: argmin over t ∈ [ε/d², ε − ε/d²] of √d/t + Σ_{i<draws} √(d−i)·√n/√(ε−t).
+
+    ``split_privacy_between_eigenvalues_and_vectors`` (bounded Brent search, ``draws = d``); here the sum runs over
+    the vectors actually drawn (k < d draws k). A function of public n (replace-one), d and ε only.
+    """
+    if d < 2 or draws < 1:
+        return epsilon
+    dim_sum = math.fsum(math.sqrt(d - i) for i in range(draws))
+    root_n = math.sqrt(n)
+
+    def bound(t: float) -> float:
+        return math.sqrt(d) / t + dim_sum * root_n / math.sqrt(epsilon - t)
+
+    res = optimize.minimize_scalar(bound, method="bounded", bounds=(epsilon / d**2, epsilon - epsilon / d**2))
+    return float(res.x)
+
+
+def authors_vector_weights(lam_hat: np.ndarray, d: int, draws: int) -> list[float]:
+    """√(λ̂ᵢ·(d−1−i)) for i = 0..draws−1 (``get_vector_privacy_parameters``); all ones when every weight is 0
+    (their code would divide by zero there; any split of the private λ̂ is post-processing)."""
+    weights = [math.sqrt(max(float(lam_hat[i]), 0.0) * (d - 1 - i)) for i in range(draws)]
+    return weights if any(w > 0 for w in weights) else [1.0] * draws
 
 
 def exact_shares(total: float, first: float, weights: list[float]) -> list[float]:
@@ -66,11 +100,15 @@ class _Iterative(Mechanism):
                         options: dict) -> list[float]:
         raise NotImplementedError
 
+    def _eigenvalue_budget(self, epsilon: float, n: int, d: int, paid: int, draws: int, options: dict) -> float:
+        """ε₀, the eigenvalues' share: ε/2 (the paper), ε when no vector is paid for (``paid`` of ``draws``)."""
+        return epsilon / 2.0 if paid > 0 else epsilon
+
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, exponent="paper", **options):
         d = data.d
         draws = k if k < d else d  # the d-th draw (on S⁰) is free
         paid = min(k, d - 1)
-        eps0 = epsilon / 2.0 if paid > 0 else epsilon
+        eps0 = self._eigenvalue_budget(epsilon, data.n, d, paid, draws, options)
         # Eigenvalues first: AD's vector budgets are a function of the private λ̂.
         scale = l1_sensitivity_eigenvalues(neighbouring) / eps0
         lam_hat = np.sort(data.eigenvalues + laplace(scale, rng, size=d))[::-1]
@@ -184,7 +222,9 @@ class Adaptive(_Iterative):
         "Same algorithm as IT-U; the vector budget ε/2 is split in proportion to √(λ̂ᵢ + τ), τ = (2/ε₀)·ln(2d/β), "
         "so strong directions (easy to find) and weak ones get budgets matched to their utility bound. The "
         "weights use only the already-private eigenvalues, so the split costs nothing extra. β is the failure "
-        "probability of the utility bound (not a privacy δ)."
+        "probability of the utility bound (not a privacy δ). With split = 'authors' the budget is split as in the "
+        "authors' released code: the eigenvalues' share minimises their utility bound (it uses n, so replace-one "
+        "only), and vector i gets a share ∝ √(λ̂ᵢ·(d−i)), its eigenvalue times the dimension of its sphere."
     )
     reference = "Amin, Dick, Kulesza, Muñoz Medina & Vassilvitskii (NeurIPS 2019), Algorithm 1, Corollary 1 (AD)"
     formula = (r"\varepsilon_i=\varepsilon_0\frac{\sqrt{\hat\lambda_i+\tau}}{\sum_j\sqrt{\hat\lambda_j+\tau}},\; "
@@ -194,11 +234,30 @@ class Adaptive(_Iterative):
         _EXPONENT_PARAM,
         Param("beta", 0.05, "Failure probability β of AD's utility bound (sets τ; not a privacy parameter).",
               kind="float", low=1e-9, high=0.5),
+        Param("split", "corollary1", "Budget split: 'corollary1' (the paper: ε₀ = ε/2, εᵢ ∝ √(λ̂ᵢ + τ)) or 'authors' "
+              "(the authors' code's default: ε₀ minimising their utility bound in n, d, ε; εᵢ ∝ √(λ̂ᵢ·(d−i))). "
+              "'authors' reads n, so it holds under replace-one only.", kind="choice",
+              choices=("corollary1", "authors")),
     )
 
+    def check_domain(self, *, d, k, epsilon, delta, neighbouring, options):
+        if options.get("split") == "authors" and neighbouring != Neighbouring.REPLACE:
+            raise InvalidParameterError(
+                "split='authors' chooses the eigenvalues' budget from n, which is private under add/remove; use "
+                "split='corollary1' or the replace-one relation.")
+
+    def _eigenvalue_budget(self, epsilon, n, d, paid, draws, options):
+        if options.get("split") == "authors" and paid > 0:
+            return authors_eigenvalue_budget(n, d, epsilon, draws)
+        return super()._eigenvalue_budget(epsilon, n, d, paid, draws, options)
+
     def _vector_weights(self, lam_hat, draws, eps0, d, neighbouring, options):
+        if options.get("split") == "authors":
+            return authors_vector_weights(lam_hat, d, draws)
         tau = ad_tau(eps0, d, options.get("beta", 0.05), neighbouring)
         return [math.sqrt(max(float(x) + tau, 0.0)) for x in lam_hat[:draws]]
 
     def _extra_diagnostics(self, eps0, d, neighbouring, options):
+        if options.get("split") == "authors":
+            return {"split": "authors"}
         return {"tau": ad_tau(eps0, d, options.get("beta", 0.05), neighbouring)}
