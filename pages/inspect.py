@@ -24,6 +24,7 @@ from dpcore.explain.display import diagnostic_label, format_delta, option_label,
 from dpcore.explain.statements import mechanism_delta_statement
 from dpcore.vocabulary import Guarantee, ReleaseStatus
 from pages import ui
+from pages.ui import odometer
 from pages.ui.charts import TraceStyle, chart_slots, for_screen, legend_layout, presentation_toggle, trace_style
 from pages.ui.pictures import pictures_expander
 
@@ -172,6 +173,7 @@ def _release(mech, data, cfg: dict) -> dict:
             outcome["error"], outcome["timeout"] = str(exc), True
         except DPCoreError as exc:
             outcome["error"] = str(exc)
+    odometer.count_release(outcome["release"], data, mech.id, key)  # on an upload: counted once, when computed
     ui.put("insp_release", outcome)
     return outcome
 

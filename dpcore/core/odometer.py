@@ -142,6 +142,17 @@ class Odometer:
             self.counted_preprocessing.add(key)
         return out
 
+    def record_ledger(self, ledger, relation: str, what: str, *, private: bool = True) -> list[OdometerEntry]:
+        """Count the budget-spending steps of a ledger released together (e.g. a picture's scree and histogram). A
+        step with δ = 0 is pure ε-DP (ρ = ε²/2); any other has no exact ρ here (the zCDP total says "basic only")."""
+        out = []
+        for entry in ledger:
+            if entry.epsilon > 0 or entry.delta > 0:
+                rho, how = ledger_entry_rho(entry, guarantee=Guarantee.PURE if entry.delta == 0 else None)
+                out.append(self.record(entry.epsilon, entry.delta, relation, f"{what}: {entry.step}", rho=rho,
+                                       rho_source=how, private=private and entry.private))
+        return out
+
     def record_release(self, release, what: str, preprocessing_key=None) -> list[OdometerEntry]:
         """Count a :class:`~dpcore.mechanisms.base.Release`: its preprocessing steps that spent budget (once per
         ``preprocessing_key``, see :meth:`record_preprocessing`) and its mechanism's steps. A release whose

@@ -68,12 +68,21 @@ def _links(targets: list[tuple[st.Page | Path, PageSpec]]) -> None:
     for target, spec in targets:
         st.page_link(target, label=spec.title, icon=spec.icon)
     _run.status = st.empty()  # a line under the links, filled by app.py (the start-up precomputation's progress)
+    _run.odometer = st.container()  # the privacy odometer (:func:`_odometer`)
     st.divider()
 
 
 def status_slot():
     """The empty line under the sidebar's links in this script run (None before the links are drawn)."""
     return getattr(_run, "status", None)
+
+
+def _odometer() -> None:
+    """The privacy odometer of the session's upload under the links (:mod:`pages.ui.odometer`, imported only now:
+    the links are drawn first). Drawn before the page runs; a release the page counts redraws it."""
+    from pages.ui import odometer
+
+    odometer.sidebar(getattr(_run, "odometer", None))
 
 
 def _declare() -> st.Page:
@@ -98,6 +107,7 @@ def run_app() -> None:
         return
     page = _declare()
     _run.routed, _run.page = True, page.title
+    _odometer()
     try:
         page.run()
     finally:
@@ -136,3 +146,4 @@ def ensure_navigation() -> None:
     except StreamlitAPIException:  # the pages are not registered: this script is the app's main script
         box.empty()
         _declare()
+    _odometer()

@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore.explain import pictures as pic
+from pages.ui import odometer
 from pages.ui.charts import handle_errors, show_ledger
 
 _GROUPS_HELP = ("Public label values, comma-separated (as in the schema), to count apart; every other label is one "
@@ -82,6 +83,8 @@ def pictures_expander(mech, release, data, seed: int) -> None:
             if st.button("Release the pictures", key="insp_pic_release", type="primary"):
                 st.session_state["insp_pic_result"] = (key, pic.release_pictures(release, data, settings, mech.output,
                                                                                 random_state=seed))
+                odometer.count_ledger(pic.plan_ledger(mech.output, settings), release.neighbouring,
+                                      f"{mech.id}: private pictures", key)  # on an upload: the pictures' steps
             stored = st.session_state.get("insp_pic_result")
             if stored is None or stored[0] != key:
                 st.caption("Nothing released yet for these settings: press **Release the pictures** to spend the "

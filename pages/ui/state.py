@@ -376,6 +376,7 @@ _nav.after_run(_sync_after_run)
 WIDGET_OWNERS: tuple[str, ...] = (
     "audit", "basics", "data", "explore", "insp", "learn", "papers", "ss",  # pages
     "origin", "schema", "whatif", "workspace",  # components: the origin note, schema editor, what-if, workspace
+    "odometer",  # the sidebar's privacy odometer (pages/ui/odometer.py)
 )
 #: Page choices kept across pages but in neither the link nor a workspace file: their default depends on the
 #: registry, the data or another setting, so the page that shows them sets it.
@@ -540,6 +541,8 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("clip_curve", pd.DataFrame, Scope.DATASET, memo=True, doc="Data page: the row norms for the clipping chart"),
     Slot("whatif", "pages.ui.whatif:WhatIfResult", Scope.UPLOAD, memo=True,
          doc="Explore's what-if results, by what they were computed on"),
+    Slot("odometer", "pages.ui.odometer:Book", Scope.SESSION,
+         doc="the privacy odometer of each uploaded file (pages.ui.odometer)"),
     Slot("cells", "pages.ui.server_cache:SessionCells", Scope.SESSION,
          doc="finished sweep cells of this session (pages.ui.sweep)"),
     Slot("explore_result", "pages.ui.sweep:SweepRun", Scope.PAGE, doc="Explore's sweep (pages.ui.sweep.SweepRun)"),

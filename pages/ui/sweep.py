@@ -21,6 +21,7 @@ import streamlit as st
 
 from dpcore.evaluation.sweep import PooledSweep, SweepPlan, plan_sweep, quick_mechanism
 from dpcore.exceptions import DPCoreError
+from pages.ui import odometer
 from pages.ui.datasets import current_dataset_name
 from pages.ui.pool import pool_notice, shared_pool
 from pages.ui.server_cache import SessionCells, is_public
@@ -95,7 +96,9 @@ def run_sweep_cached(prepared, config, *, label: str = "sweep") -> pd.DataFrame 
         return None
     sweep = PooledSweep(shared_pool(), plans, _cells(), label=label, cache_limit=CELL_CACHE_MAX,
                         shared_contexts=is_public(prepared))
+    odometer.watch_sweep(sweep, label)  # on an upload: its new releases are counted (the reused ones were before)
     _wait(sweep, label, float("inf"))
+    odometer.tally_sweep(sweep)
     return sweep.frames()["main"]
 
 
@@ -164,8 +167,10 @@ def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: st
         if plans is not None and "main" in plans:
             if live is not None:
                 live.sweep.cancel()  # its finished cells are in the cell cache
+                odometer.tally_sweep(live.sweep)
             sweep = PooledSweep(pool, plans, _cells(), label=label, cache_limit=CELL_CACHE_MAX,
                                 shared_contexts=is_public(prepared))
+            odometer.watch_sweep(sweep, label)  # on an upload: its new releases are counted when they finish
             live = _Live(keys, dict(configs), sweep, label)
             ss[live_slot] = live
         else:
@@ -201,6 +206,7 @@ def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: st
                    + (f" ({sweep.reused} reused from earlier runs)" if sweep.reused else "") + ".")
     elif sweep.finished and started:  # every release was there already: say so, or the click seems to do nothing
         st.caption(f"{sweep.total} releases in 0.0 s (all reused from earlier runs).")
+    odometer.tally_sweep(sweep)  # the releases collected in this run (each counted once)
     if live.key != keys:
         st.warning("The settings changed since this sweep ran: the charts show that run. Press **Run sweep**.")
     frames = sweep.frames()

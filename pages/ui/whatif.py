@@ -85,7 +85,7 @@ def _run(config, key: str) -> WhatIfResult | None:
         return None
     frames = {}
     for name in PIPELINES:
-        frame = ui.run_sweep_cached(prepared[name], config, label=PIPELINE_LABELS[name])
+        frame = ui.run_sweep_cached(prepared[name], config, label=f"what-if, {PIPELINE_LABELS[name]}")
         if frame is None:
             return None
         frames[name] = frame

@@ -1,0 +1,270 @@
+"""The session odometer for uploaded data (issue 35 item 3): every release computed on an upload is counted where it
+is computed, and the sidebar shows the count on every page — (ε, δ) per release, basic and zCDP composition side by
+side (the accounting is :class:`dpcore.core.odometer.Odometer`'s; this module only records and lays out), and a
+reset that says what resetting means (:data:`~dpcore.core.odometer.RESET_NOTE`: nothing is refunded).
+
+Where releases are counted — once, when computed; a rerun that shows a stored result released nothing new:
+
+* sweeps (Explore, Sample size, Explore's what-if panel; :mod:`pages.ui.sweep`): :func:`watch_sweep` when a sweep is
+  submitted marks the cells it reused from the session's cell cache (computed, and counted, before); :func:`tally_sweep`
+  after the page collected finished cells counts each new one once (status ok or ⊥; a time-out or an error published
+  nothing);
+* Inspect: :func:`count_release` right after the mechanism released (its stored release is shown on reruns), and
+  :func:`count_ledger` when its private pictures are released.
+
+Built-in datasets are public: nothing computed on them is counted. The Audit page runs mechanisms on neighbouring
+datasets it builds itself (synthetic rows), never on an upload: nothing there is counted.
+
+One odometer per uploaded file (by a hash of its bytes): uploading the same file again continues its count, another
+file has its own. Nothing shown depends on the rows beyond which releases finished: no n, no record's value.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from dpcore.core.odometer import RESET_NOTE, Odometer
+from dpcore.explain.display import format_delta
+from dpcore.vocabulary import ReleaseStatus
+from pages.ui import nav
+from pages.ui.datasets import file_fingerprint
+from pages.ui.state import UPLOAD_ID, get, put
+
+#: What the odometer says about public data (shown wherever the odometer is).
+PUBLIC_NOTE = "Built-in datasets are public: releases on them are not counted."
+#: The Audit page's own runs (shown there).
+AUDIT_NOTE = ("The Audit page releases on synthetic neighbouring datasets it builds itself, never on your upload: "
+              "nothing there is counted.")
+#: Groups of identical releases listed in the sidebar (the rest are summed in one line).
+SHOWN_GROUPS = 8
+
+
+@dataclass
+class Book:
+    """The session's odometers, by uploaded file hash; the fingerprints of the releases each has counted (the same
+    release computed again — same data, settings and seed — released nothing new); the files whose count was just
+    reset (the note is shown until the next release)."""
+
+    odometers: dict[str, Odometer] = field(default_factory=dict)
+    counted: dict[str, set] = field(default_factory=dict)
+    reset: set[str] = field(default_factory=set)
+
+    def first_time(self, upload: str, fingerprint) -> bool:
+        """Whether the release ``fingerprint`` is new on ``upload`` (it is then marked counted)."""
+        done = self.counted.setdefault(upload, set())
+        if fingerprint in done:
+            return False
+        done.add(fingerprint)
+        return True
+
+
+@dataclass
+class _Tally:
+    """What a watched sweep has counted: its odometer's file, its label and the cells already seen."""
+
+    upload: str
+    what: str
+    seen: set = field(default_factory=set)
+
+
+def _book() -> Book:
+    return get("odometer") or put("odometer", Book())
+
+
+def session_upload() -> str | None:
+    """The hash of the session's uploaded file (None when there is none)."""
+    data = st.session_state.get("dp_upload")
+    return None if data is None else file_fingerprint(data)
+
+
+def counting_upload() -> str | None:
+    """The hash of the upload that releases made now are counted on: the session's upload while it is the chosen
+    data, else None (built-in data: public, not counted)."""
+    return session_upload() if st.session_state.get("dp_dataset") == UPLOAD_ID else None
+
+
+def odometer(upload: str) -> Odometer:
+    """The odometer of the uploaded file ``upload`` (created empty)."""
+    book = _book()
+    return book.odometers.setdefault(upload, Odometer())
+
+
+def _what(label: str) -> str:
+    page = nav.current_page()
+    return f"{page.title}: {label}" if page is not None else label
+
+
+def _counted(upload: str, entries: list) -> None:
+    if entries:
+        _book().reset.discard(upload)  # a new count: the reset note has been read
+        _refresh()
+
+
+def watch_sweep(sweep, label: str) -> None:
+    """Count ``sweep``'s releases when the session's data is an upload: the cells it reused are not new."""
+    upload = counting_upload()
+    if upload is None:
+        return
+    seen = {(name, index) for name, rows in sweep.rows.items() for index in rows}
+    sweep.odometer_tally = _Tally(upload, _what(label), seen)
+
+
+def tally_sweep(sweep) -> int:
+    """Count the cells of a watched sweep that finished since the last tally; returns how many were new."""
+    tally: _Tally | None = getattr(sweep, "odometer_tally", None)
+    if tally is None:
+        return 0
+    new, book = 0, _book()
+    for name, plan in sweep.plans.items():
+        fresh = {i: row for i, row in sweep.rows[name].items() if (name, i) not in tally.seen}
+        if not fresh:
+            continue
+        tally.seen.update((name, i) for i in fresh)
+        # a cell that ran (ok or ⊥) and was not counted before: a time-out or an error published nothing
+        released = {i: row for i, row in fresh.items() if row["status"] in (ReleaseStatus.OK, ReleaseStatus.BOTTOM)
+                    and book.first_time(tally.upload, plan.cell_key(i))}
+        if not released:
+            continue
+        new += len(released)
+        what = tally.what if name == "main" else f"{tally.what} ({name})"
+        entries = odometer(tally.upload).record_sweep(plan.frame(released), what, preprocessing=plan.data.ledger,
+                                                      preprocessing_key=plan.data.fingerprint)
+        _counted(tally.upload, entries)
+    return new
+
+
+def count_release(release, data, label: str, fingerprint) -> None:
+    """Count one release (Inspect) computed on the current data, when it is an upload; ``fingerprint`` identifies
+    it (data, settings, seed): the same release computed again is not counted again."""
+    upload = counting_upload()
+    if upload is not None and release is not None and _book().first_time(upload, ("release", fingerprint)):
+        _counted(upload, odometer(upload).record_release(release, _what(label), preprocessing_key=data.fingerprint))
+
+
+def count_ledger(ledger, relation: str, label: str, fingerprint) -> None:
+    """Count the budget-spending steps of a ledger released together (Inspect's pictures), on an upload, once per
+    ``fingerprint`` (what identifies the release: its inputs, settings and seed)."""
+    upload = counting_upload()
+    if upload is not None and _book().first_time(upload, ("ledger", fingerprint)):
+        _counted(upload, odometer(upload).record_ledger(ledger, relation, _what(label)))
+
+
+def _reset(upload: str) -> None:
+    book = _book()
+    book.odometers.setdefault(upload, Odometer()).reset()
+    book.counted.pop(upload, None)  # forgotten too: a release computed again after the reset is counted again
+    book.reset.add(upload)
+
+
+def _groups(odo: Odometer) -> list[tuple[str, float, float, bool, int]]:
+    """Identical releases (what, ε, δ, private) with how many there were, in the order first counted."""
+    counts: dict[tuple[str, float, float, bool], int] = {}
+    for e in odo.entries:
+        key = (e.what, e.epsilon, e.delta, e.private)
+        counts[key] = counts.get(key, 0) + 1
+    return [(*key, count) for key, count in counts.items()]
+
+
+def _totals_table(totals) -> str:
+    zcdp_eps = "—" if totals.zcdp_epsilon is None else f"{totals.zcdp_epsilon:.4g}"
+    zcdp_delta = "—" if totals.zcdp_delta is None else format_delta(totals.zcdp_delta)
+    return ("| composition | ε | δ |\n|:--|--:|--:|\n"
+            f"| basic (sums) | {totals.basic_epsilon:.4g} | {format_delta(totals.basic_delta)} |\n"
+            f"| zCDP | {zcdp_eps} | {zcdp_delta} |")
+
+
+def _release_line(what: str, eps: float, delta: float, private: bool, count: int) -> str:
+    budget = "" if eps == 0 and delta == 0 and not private else f" ε = {eps:g}, δ = {format_delta(delta)} —"
+    flag = "" if private or "NOT private" in what else " (NOT private)"
+    return f"- {count} ×{budget} {what}{flag}"
+
+
+def _release_lines(odo: Odometer) -> str:
+    groups = _groups(odo)
+    lines = [_release_line(*group) for group in groups[:SHOWN_GROUPS]]
+    rest = groups[SHOWN_GROUPS:]
+    if rest:
+        lines.append(f"- … and {sum(g[-1] for g in rest)} more releases in {len(rest)} other settings")
+    return "\n".join(lines)
+
+
+def _headline(totals) -> str:
+    releases = f"{totals.count} release{'s' if totals.count != 1 else ''}"
+    spent = f" · Σε = {totals.basic_epsilon:.3g}, Σδ = {format_delta(totals.basic_delta)}" if totals.count else ""
+    flag = " · :orange[not all private]" if not totals.all_private else ""
+    return f"**:material/speed: Privacy odometer** (your upload): {releases}{spent}{flag}"
+
+
+def _draw_body(upload: str, odo: Odometer, totals) -> None:
+    st.markdown(_totals_table(totals))
+    if totals.count:
+        st.caption(f"zCDP: {totals.zcdp_note}" + ("; basic composition always holds." if totals.zcdp_epsilon
+                                                  is not None else "."))
+    for note in totals.notes:
+        st.caption(f":orange[:material/warning: {note}]")
+    if totals.count:
+        st.markdown(_release_lines(odo))
+    if upload in _book().reset:
+        st.info(f"Count reset: {RESET_NOTE}", icon=":material/restart_alt:")
+
+
+@dataclass
+class _View:
+    """This script run's odometer in the sidebar: the placeholders a count made later in the run redraws."""
+
+    token: int
+    upload: str
+    head: Any
+    body: Any
+
+
+_local = threading.local()  # one script thread per session run
+
+
+def _run_token() -> int:
+    """Identifies the current script run (Streamlit gives every run a fresh cursor table); 0 outside a run."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return 0 if ctx is None else id(ctx.cursors)
+
+
+def _refresh() -> None:
+    """Redraw this run's odometer (after a count: the sidebar drawn at the top of the run shows it at once)."""
+    view: _View | None = getattr(_local, "view", None)
+    if view is None or view.token != _run_token() or view.token == 0:
+        return
+    odo = odometer(view.upload)
+    totals = odo.totals()
+    view.head.markdown(_headline(totals))
+    with view.body.container():
+        _draw_body(view.upload, odo, totals)
+
+
+def sidebar(slot=None) -> None:
+    """The odometer in the sidebar (in ``slot``, a sidebar container under the links, when given), drawn at the top of
+    every page run and redrawn when a release is counted later in the run: the session upload's count, or a line
+    saying that built-in data is not counted."""
+    _local.view = None
+    with slot if slot is not None else st.sidebar:
+        upload = session_upload()
+        if upload is None:
+            st.caption(f":material/speed: Privacy odometer: no upload in this session. {PUBLIC_NOTE}")
+            return
+        head = st.empty()
+        with st.expander("Odometer: per release, zCDP, reset", icon=":material/tune:"):
+            st.caption("Releases computed on your upload in this session, each counted once, when it was computed. "
+                       f"{PUBLIC_NOTE}")
+            body = st.empty()
+            st.button("Reset the count", key="odometer_reset", icon=":material/restart_alt:", on_click=_reset,
+                      args=(upload,), help=f"Resetting {RESET_NOTE}")
+        if counting_upload() is None:
+            st.caption(f"The data chosen now is built-in: {PUBLIC_NOTE}")
+        page = nav.current_page()
+        if page is not None and page.path == "pages/audit.py":
+            st.caption(AUDIT_NOTE)
+    _local.view = _View(_run_token(), upload, head, body)
+    _refresh()
