@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html.parser
 import io
+import json
 import re
 import struct
 from pathlib import Path
@@ -94,6 +95,16 @@ def check_file(name: str, data: bytes) -> str:
         width, height = struct.unpack(">II", data[16:24])
         assert width > 200 and height > 200 and len(data) > 5_000, (name, width, height, len(data))
         return f"{name}: PNG {width}×{height}"
+    if ext == ".py":  # a runnable chart export (issue 35): Python that compiles
+        compile(data.decode("utf-8"), name, "exec")
+        return f"{name}: Python {len(data)} bytes"
+    if ext == ".ipynb":  # a notebook (nbformat 4) whose code cells compile
+        notebook = json.loads(data)
+        assert notebook["nbformat"] == 4 and notebook["cells"], f"{name}: not a notebook"
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "code":
+                compile("".join(cell["source"]), name, "exec")
+        return f"{name}: notebook {len(notebook['cells'])} cells"
     raise AssertionError(f"{name}: a download of an unexpected kind (add its check here)")
 
 
@@ -159,13 +170,15 @@ def test_data_page_downloads(page: Page, downloads_url):
 
 
 def test_explore_downloads(page: Page, downloads_url):
-    """The sweep's table and configuration, and each of the four charts as HTML and PNG."""
+    """The sweep's table, configuration and workspace, and each of the four charts as HTML, PNG, script and
+    notebook."""
     _goto(page, f"{downloads_url}/?{FAST}", "^Explore the privacy")
     _run_sweep(page)
     _open_expanders(page, "Downloads")
     files = click_every_download(page)
     kinds = sorted(Path(name).suffix for name in files)
-    assert kinds == [".csv", *[".html"] * 4, *[".png"] * 4, ".yaml"], sorted(files)
+    assert kinds == [".csv", *[".html"] * 4, *[".ipynb"] * 4, *[".png"] * 4, *[".py"] * 4, ".yaml", ".yaml"], \
+        sorted(files)  # the script, the notebook (per chart) and the workspace of issue 35 item 2
     sweep = pd.read_csv(io.BytesIO(next(data for name, data in files.items() if name.endswith(".csv"))))
     assert set(sweep["mechanism"]) >= {"laplace", "analyze_gauss"}
     config = yaml.safe_load(next(data for name, data in files.items() if name.endswith(".yaml")))
