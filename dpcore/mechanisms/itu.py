@@ -230,6 +230,7 @@ class Adaptive(_Iterative):
     formula = (r"\varepsilon_i=\varepsilon_0\frac{\sqrt{\hat\lambda_i+\tau}}{\sum_j\sqrt{\hat\lambda_j+\tau}},\; "
                r"\tau=\tfrac{2}{\varepsilon_0}\ln\tfrac{2d}{\beta}")
     order = 41
+    domain = _Iterative.domain + "; split='authors' under replace-one only (its ε₀ reads n)"
     params = (
         _EXPONENT_PARAM,
         Param("beta", 0.05, "Failure probability β of AD's utility bound (sets τ; not a privacy parameter).",
