@@ -90,7 +90,8 @@ class GDPPCA(Mechanism):
         "Symmetric Gaussian noise calibrated to the matrix's sensitivity √2/m (m = ⌊n/2⌋ pairs) makes it "
         "(ε, δ)-DP, and the top-k eigenvectors are released — directions only: the matrix is not the "
         "covariance (its eigenvalues are not variances). For elliptical data (Gaussian, Student t, …) its "
-        "eigenvectors are the covariance's, in the same order."
+        "eigenvectors are the covariance's, in the same order. It is location invariant: it estimates the "
+        "centred covariance's directions, so metrics against the uncentred C (no centring chosen) understate it."
     )
     reference = ("Kim & Jung, 'Robust and Differentially Private PCA for non-Gaussian data' (arXiv 2507.15232, "
                  "2025), g-DPPCA with the spatial sign; pair variant and sensitivity √2/m in docs/g_dppca.md")
