@@ -24,14 +24,17 @@ def _literal(text: str) -> str:
 
 def _setup(workspace_text: str, *, metric: str, seed: int | None, data_name: str | None) -> str:
     data = "None  # a built-in dataset: nothing to give" if data_name is None else \
-        f"{data_name!r}  # the uploaded file (never in this file): its path, or give it as the first argument"
+        f"{data_name!r}  # the uploaded file (never in this file): its path"
+    seed_note = "the run seed of the dashboard's sweep (same seed, same numbers)" if seed is not None else (
+        "give the Seed shown in Explore's sidebar to reproduce the dashboard's numbers (an upload's seed is never "
+        "written to a file: with it, anyone who sees a release of the upload could recompute its noise); None draws "
+        "a fresh one")
     return (
-        "import sys\n"
         "from pathlib import Path\n\n"
         "from dpcore.evaluation.workspace import explore_view, parse, run_view, write_outputs\n\n"
         f"#: The dashboard's workspace: public settings and schema, no data.\n"
         f"WORKSPACE = {_literal(workspace_text)}\n"
-        f"SEED = {seed!r}  # the run seed of the dashboard's sweep (same seed, same numbers)\n"
+        f"SEED = {seed!r}  # {seed_note}\n"
         f"METRIC = {metric!r}\n"
         f"DATA = {data}\n"
         "OUT = Path('.')  # where the CSV and the chart are written\n")
@@ -43,13 +46,14 @@ _RUN = (
     "run = run_view(view, None if data_path is None else data_path.read_bytes())\n")
 _WRITE = (
     "written, notes = write_outputs(run, OUT, metrics=[METRIC], png=False)  # png=True: kaleido and Chromium\n"
-    "print('\\n'.join(written + notes))\n")
+    "print('\\n'.join([*written, *notes, f'seed: {run.view.seed}']))\n")
 
 
 def chart_script(workspace_text: str, *, metric: str, seed: int | None, data_name: str | None = None) -> str:
     """A Python script that regenerates Explore's ``metric`` chart and the results CSV."""
     title = TITLES.get(metric, metric)
-    usage = "python THIS_FILE.py" + ("" if data_name is None else f" PATH/TO/{data_name}")
+    usage = "python THIS_FILE.py" + ("" if data_name is None else f" PATH/TO/{data_name}") + \
+        ("" if seed is not None else " --seed N")
     return (
         "#!/usr/bin/env python3\n"
         f'"""Regenerate the DP-PCA Explorer chart "{title}" of the Explore view through dpcore\'s public API, with\n'
@@ -60,9 +64,14 @@ def chart_script(workspace_text: str, *, metric: str, seed: int | None, data_nam
         '"""\n\n'
         + _setup(workspace_text, metric=metric, seed=seed, data_name=data_name) + "\n\n"
         "def main() -> None:\n"
-        "    global DATA\n"
-        "    if len(sys.argv) > 1 and DATA is not None:  # the uploaded file's path\n"
-        "        DATA = sys.argv[1]\n"
+        "    import argparse\n\n"
+        "    global DATA, SEED, OUT\n"
+        "    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])\n"
+        "    parser.add_argument('data', nargs='?', default=DATA, help='the uploaded file (an upload view only)')\n"
+        "    parser.add_argument('--seed', type=int, default=SEED, help='run seed (Explore\\'s Seed)')\n"
+        "    parser.add_argument('--out', default=str(OUT), help='output folder')\n"
+        "    args = parser.parse_args()\n"
+        "    DATA, SEED, OUT = args.data, args.seed, Path(args.out)\n"
         + "".join(f"    {line}\n" for line in (_RUN + _WRITE).splitlines()) + "\n\n"
         'if __name__ == "__main__":\n'
         "    main()\n")
@@ -80,6 +89,8 @@ def chart_notebook(workspace_text: str, *, metric: str, seed: int | None, data_n
     title = TITLES.get(metric, metric)
     data_note = "" if data_name is None else (
         f" The data are not in this notebook: set `DATA` to the path of **{data_name}** (the uploaded file).")
+    if seed is None:
+        data_note += " Set `SEED` to the Seed shown in Explore's sidebar to reproduce the dashboard's numbers."
     cells = [
         _cell("markdown", f"# {title}\n\nDP-PCA Explorer's Explore chart, regenerated through dpcore's public API "
                           "with the dashboard's settings and seed. Public settings and schema only: no data value is "

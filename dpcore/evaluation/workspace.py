@@ -29,7 +29,7 @@ import yaml
 from ..data.limits import YamlTooLarge
 from ..data.schema import VALUE_FIELDS, ColumnSchema, Schema, draft_column, load_yaml
 from ..exceptions import DPCoreError
-from ..vocabulary import NO_LABEL, Band, Centering, FeatureScaling
+from ..vocabulary import NO_LABEL, Band, CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,10 +59,11 @@ OTHER_SETTINGS: tuple[str, ...] = ("dp_band", "dp_autorun", "dp_presentation", "
 #: A dataset's data settings and their private defaults (the page's ``private_defaults``; a test keeps them equal).
 DATA_DEFAULTS: dict[str, Any] = {
     "dp_scaling": FeatureScaling.SCHEMA.value, "dp_norm_auto": True, "dp_norm_bound": 1.0, "dp_norm_from_data": False,
-    "dp_norm_mode": "clip", "dp_centering": Centering.NONE.value, "dp_centering_eps": 0.1, "dp_label": NO_LABEL,
-    "dp_categorical": "onehot", "dp_missing": "drop", "dp_csv_delimiter": "auto", "dp_csv_decimal": "auto",
-    "dp_csv_thousands": "no separator", "dp_csv_encoding": "auto"}
-UPLOAD_DEFAULTS: dict[str, Any] = {"dp_missing": "zero"}
+    "dp_norm_mode": NormMode.CLIP.value, "dp_centering": Centering.NONE.value, "dp_centering_eps": 0.1,
+    "dp_label": NO_LABEL, "dp_categorical": CategoricalPolicy.ONEHOT.value, "dp_missing": MissingPolicy.DROP.value,
+    "dp_csv_delimiter": "auto", "dp_csv_decimal": "auto", "dp_csv_thousands": "no separator",
+    "dp_csv_encoding": "auto"}
+UPLOAD_DEFAULTS: dict[str, Any] = {"dp_missing": MissingPolicy.ZERO.value}
 #: Keys of an upload's settings the page writes beside the data settings.
 _UPLOAD_EXTRA = ("norm_bound_from_data_left_out",)
 #: The Data page's file-format choices ("auto": detected; a thousands separator is never detected).

@@ -33,8 +33,8 @@ MECHANISMS = {"pure": ["laplace"], "approx": ["analyze_gauss"]}
 
 
 def _builtin(seed: int = 7) -> dict:
-    return {ws.FORMAT_KEY: 1, "settings": dict(SETTINGS), "mechanisms": copy.deepcopy(MECHANISMS), "datasets": {}, "uploads": [],
-            ws.VIEW: {"dataset": "wine", "seed": seed}}
+    return {ws.FORMAT_KEY: 1, "settings": dict(SETTINGS), "mechanisms": copy.deepcopy(MECHANISMS), "datasets": {},
+            "uploads": [], ws.VIEW: {"dataset": "wine", "seed": seed}}
 
 
 def _visits(seed: int = 3, rows: int = 80) -> bytes:
@@ -220,8 +220,9 @@ def test_the_exported_script_of_an_upload_reads_the_file_it_is_given(tmp_path):
     data = _visits()
     (tmp_path / "elsewhere.csv").write_bytes(data)
     text = ws.to_text(_upload_workspace(data))
-    done = _run_script(tmp_path, chart_script(text, metric="captured_variance_ratio", seed=5, data_name="visits.csv"),
-                       str(tmp_path / "elsewhere.csv"))
+    script = chart_script(text, metric="captured_variance_ratio", seed=None, data_name="visits.csv")
+    assert "SEED = None" in script  # an upload's seed is given on the command line, never written to a file
+    done = _run_script(tmp_path, script, str(tmp_path / "elsewhere.csv"), "--seed", "5")
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "sweep_visits.csv").read_bytes() == \
         _library_csv(_upload_workspace(data), data, seed=5, name="visits.csv").encode()

@@ -126,6 +126,11 @@ def test_explore_csv_equals_dpcore_run_on_an_upload_with_its_saved_schema(tmp_pa
     (tmp_path / "visits.csv").write_bytes(data)
     assert page == _cli_csv(tmp_path, at, "--data", str(tmp_path / "visits.csv"), "--seed", str(seed))
     assert b"False" not in page  # the saved schema is public: every release is end-to-end private
+    script = deferred["explore_visits_captured_variance.py"]()
+    assert "SEED = None" in script and f"SEED = {seed}" not in script and "visits.csv" in script
+    for line in data.decode().splitlines()[1:]:
+        for cell in line.split(",")[:2]:
+            assert cell not in script and cell not in text  # no value of the upload
     other = tmp_path / "other"
     other.mkdir()
     assert page != _cli_csv(other, at, "--data", str(tmp_path / "visits.csv"), "--seed", str(seed + 1))
