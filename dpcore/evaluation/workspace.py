@@ -501,6 +501,12 @@ def explore_figures(run: ExploreRun) -> dict[str, tuple[Any, str, str]]:
     if (root / "pages" / "ui" / "explore_view.py").is_file() and str(root) not in sys.path:
         sys.path.append(str(root))
     try:
+        import logging
+
+        from streamlit.runtime.caching import cache_data_api
+
+        # outside a Streamlit server the pages' caches say "No runtime found" once per cache: not news here
+        logging.getLogger(cache_data_api.__name__).setLevel(logging.ERROR)
         from pages.ui.explore_view import run_figures
     except ImportError as exc:
         raise WorkspaceError("the figures are drawn by the dashboard's chart code (pages/ in a source checkout of "
