@@ -378,8 +378,9 @@ with st.expander("Downloads", icon=":material/download:"):
     for metric, fig in figs.items():
         export.figure_buttons(fig, caption=caption, label=titles[metric], key=f"explore_dl_{metric}", png_ok=png_ok,
                               name_parts=("explore", name, export.METRIC_SLUGS.get(metric, metric)))
-        explore_view.code_buttons(metric, label=titles[metric], workspace_text=ws_text, seed=shown_config.seed,
-                                  data_name=upload_name, key=f"explore_dl_{metric}",
+        explore_view.code_buttons(metric, label=titles[metric], workspace_text=ws_text, data_name=upload_name,
+                                  seed=shown_config.seed if upload_name is None else None,  # never an upload's
+                                  key=f"explore_dl_{metric}",
                                   name_parts=("explore", name, export.METRIC_SLUGS.get(metric, metric)))
     st.caption("Figures carry a caption inside the image (data, k, δ, neighbours, trials, what the band means).")
 
