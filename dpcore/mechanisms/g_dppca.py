@@ -53,6 +53,10 @@ def public_pairing(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
 def kendall_pairs(X: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """K = (1/m) Σⱼ uⱼuⱼᵀ with uⱼ = (X[aⱼ] − X[bⱼ])/‖·‖ (a zero vector for a tie): the paired spatial Kendall's tau."""
     diff = X[a] - X[b]
+    # Divide by the largest entry first: a difference of tiny (even subnormal) entries keeps its direction and
+    # unit norm; squaring it directly would underflow (norm 0, or a norm rounded by ~1e-5).
+    peak = np.max(np.abs(diff), axis=1, keepdims=True)
+    diff = np.divide(diff, peak, out=np.zeros_like(diff), where=peak > 0)
     norms = np.linalg.norm(diff, axis=1)
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     U = diff * scale[:, None]

@@ -66,6 +66,15 @@ def test_kendall_matrix_is_the_mean_of_the_pairs_spatial_signs():
     np.testing.assert_allclose(kendall_pairs(3.7 * X + 5.0, a, b), K, atol=1e-12)
 
 
+def test_each_pair_adds_a_unit_trace_term_even_for_tiny_differences():
+    """A record with subnormal entries must not move K by more than a unit vector's projector (squaring the raw
+    difference underflows: (1e-160, 1e-160) gave trace 1.00001, (5e-324, 0) gave 0)."""
+    X = np.array([[0.0, 0.0], [1e-160, 1e-160], [0.0, 0.0], [5e-324, 0.0], [0.3, -0.2], [0.3, -0.2]])
+    a, b = np.array([0, 2, 4]), np.array([1, 3, 5])
+    K = kendall_pairs(X, a, b) * 3
+    np.testing.assert_allclose(K, [[1.5, 0.5], [0.5, 0.5]], rtol=0, atol=1e-15)  # (e₁+e₂)/√2, e₁, and a tie
+
+
 def test_neighbours_with_one_seed_differ_in_one_pair_only():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(10, 3))
