@@ -256,3 +256,31 @@ def test_the_page_uses_the_library_parser_and_settings():
     assert datasets.DELIMITER_CHOICES == ws.DELIMITERS and datasets.DECIMAL_CHOICES == ws.DECIMALS
     assert datasets.THOUSANDS_CHOICES == ws.THOUSANDS and datasets.ENCODING_CHOICES == ws.ENCODINGS
     assert yaml.safe_load(ws.to_text(_builtin()))[ws.VIEW] == {"dataset": "wine", "seed": 7}
+
+
+@pytest.mark.parametrize("broken", ["absent", "raises"])
+def test_png_that_cannot_be_drawn_is_a_note_not_a_crash(tmp_path, capsys, monkeypatch, broken):
+    from pages.ui import export
+
+    if broken == "absent":
+        monkeypatch.setattr(export, "png_export_available", lambda: False)
+    else:
+        monkeypatch.setattr(export, "png_export_available", lambda: True)
+
+        def fail(*_args, **_kwargs):
+            raise RuntimeError("no Chromium here")
+
+        monkeypatch.setattr(export, "figure_png", fail)
+    path = tmp_path / "w.yaml"
+    path.write_text(ws.to_text(_builtin()), encoding="utf-8")
+    code = main(["run", str(path), "--out", str(tmp_path / "out")])
+    out = capsys.readouterr()
+    assert code == 0 and "PNG not written" in out.err, out.err
+    assert not list((tmp_path / "out").glob("*.png")) and len(list((tmp_path / "out").glob("*.html"))) == 4
+
+
+def test_the_results_csv_loads_back_as_a_sweep_csv():
+    from pages.ui.sweep_loader import load_sweep_csv
+
+    frame = load_sweep_csv(_library_csv(_builtin()).encode())
+    assert len(frame) == 12 and frame["runtime_s"].isna().all()  # wall time left out: not reproducible
