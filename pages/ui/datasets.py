@@ -16,7 +16,6 @@ from dpcore.explain.display import held_out_note, plain_words
 from dpcore.vocabulary import (
     NO_LABEL,
     CategoricalPolicy,
-    Centering,
     FeatureScaling,
     MissingPolicy,
     Neighbouring,
@@ -306,15 +305,10 @@ def preprocess_options() -> dict:
     The session seed goes to both preprocessing and the mechanism: each derives its own child stream from it
     (``dpcore.core.seeding``), so the DP mean's noise and the mechanism's noise are independent.
     """
+    from dpcore.evaluation.workspace import preprocess_options as options_for  # `dpcore run`'s too (issue 35)
+
     ss = st.session_state
-    opts = {"feature_scaling": ss.dp_scaling, "norm_bound": None if ss.dp_norm_auto else float(ss.dp_norm_bound),
-            "norm_mode": ss.dp_norm_mode, "centering": ss.dp_centering, "random_state": int(ss.dp_seed)}
-    if not ss.dp_norm_auto and ss.get("dp_norm_from_data", False):
-        opts["norm_bound_from_data"] = True  # recorded as a non-private step in the ledger
-    if ss.dp_centering == Centering.DP:
-        opts["centering_epsilon"] = float(ss.dp_centering_eps)
-        opts["neighbouring"] = ss.dp_neighbouring
-    return opts
+    return options_for(data_settings(), seed=int(ss.dp_seed), neighbouring=ss.dp_neighbouring)
 
 
 def auto_bound_from_data(dataset, prepared) -> bool:
