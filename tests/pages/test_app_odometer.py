@@ -130,6 +130,13 @@ def test_reset_zeroes_the_count_and_says_nothing_is_refunded(explore_upload):
     at.run()  # the stored sweep shown again: still nothing new
     _ok(at)
     assert _count(at) == 0
+    # a wider ε range after the reset: only the new cells are computed, so only they are counted (the reused ones
+    # were released before the reset: forgotten, not released again)
+    at.session_state["dp_eps_range"] = (0.5, 2.0)
+    at.run()
+    _ok(at)
+    assert [(e.epsilon, e.delta) for e in _odometer(at).entries] == [(2.0, 1e-5)] * 2
+    assert "Count reset" not in _sidebar_text(at)  # the note went with the next release
 
 
 def test_built_in_data_counts_nothing():
@@ -145,6 +152,19 @@ def test_built_in_data_counts_nothing():
     assert ui_state.stored("explore_result", at.session_state) is not None  # the sweep ran
     assert _count(at) == 0
     assert "no upload in this session" in _sidebar_text(at) and "Built-in datasets are public" in _sidebar_text(at)
+
+
+def test_built_in_data_counts_nothing_while_an_upload_is_in_the_session():
+    at = _inspect_upload()
+    assert _count(at) == 1
+    at.session_state["dp_dataset"] = "wine"  # the upload stays in the session; Inspect releases on Wine now
+    at.session_state["dp_insp_eps"] = 2.0
+    at.run()
+    _ok(at)
+    assert ui_state.get("insp_release", session=at.session_state)["release"].epsilon == 2.0  # it released
+    assert _count(at) == 1
+    text = _sidebar_text(at)
+    assert "(your upload): 1 release" in text and "The data chosen now is built-in" in text
 
 
 def _declare_public_bounds(at) -> None:
