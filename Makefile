@@ -20,7 +20,22 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(VENV)/bin/pip install -qq --disable-pip-version-check --no-compile $(if $(LOCK),-c $(LOCK)) -e '.[app,test,export,dask]'
 	touch $(STAMP)
 
-.PHONY: venv run test test-fast e2e lint chromium bench lock clean
+# The peers (OpenDP, diffprivlib: dpcore.peers) in their own Python, from pyproject's [peers] extra: diffprivlib 0.6.6
+# does not import with the scikit-learn >= 1.9 of .venv. dpcore finds .venv-peers by itself.
+PEERS_VENV  := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+$(PEERS_STAMP): pyproject.toml
+	rm -rf $(PEERS_VENV)
+	$(PY) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install -qq --disable-pip-version-check --no-compile $$($(PY) -c 'import shlex, tomllib; \
+	  print(" ".join(map(shlex.quote, tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["peers"])))')
+	touch $(PEERS_STAMP)
+
+.PHONY: venv run test test-fast e2e lint chromium bench lock clean peers test-peers
+peers: $(PEERS_STAMP)
+
+test-peers: $(STAMP) $(PEERS_STAMP)   # the peer tests against .venv-peers (a missing peer fails, not skips)
+	DPCORE_PEERS_REQUIRED=1 $(VENV)/bin/python -m pytest -q -n 0 tests/peers
 venv: $(STAMP)
 
 run: $(STAMP)
@@ -50,4 +65,4 @@ lock: $(STAMP)   # re-pin: rm requirements.lock; make lock
 	$(VENV)/bin/pip freeze --exclude-editable > requirements.lock
 
 clean:
-	rm -rf $(VENV) test-artifacts .pytest_cache
+	rm -rf $(VENV) $(PEERS_VENV) test-artifacts .pytest_cache

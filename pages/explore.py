@@ -34,7 +34,7 @@ from dpcore.explain.display import format_delta, format_deltas, pca_below_random
 from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
 from dpcore.vocabulary import Band, Guarantee, ReleaseStatus
 from pages import ui
-from pages.ui import explore_view, export, planner, sweep_loader, whatif, workspace
+from pages.ui import explore_view, export, peers, planner, sweep_loader, whatif, workspace
 from pages.ui.charts import (
     METRIC_TITLES,
     METRIC_UNITS,
@@ -133,6 +133,7 @@ with st.sidebar:
         st.multiselect(label, [m.id for m in mechs], key=ui.mech_key(group), format_func=short_name,
                        help=("Mechanisms whose published proof is wrong; off by default, shown only as exhibits. "
                              if group == Guarantee.CLAIMED_INVALID else "") + (f"Full names — {full}." if full else ""))
+    peers.toggle()  # OpenDP and diffprivlib beside ours, where `make peers` built their Python
     st.header("Privacy")
     st.select_slider("ε range (log scale)", options=list(ui.EPS_GRID), format_func=lambda e: f"{e:g}",
                      **ui.bind("dp_eps_range"))
@@ -240,7 +241,8 @@ cheap = all(dpcore.get_mechanism(m).output == "covariance" for m in mechanisms) 
 first_view = ss.get(ui.slot_key("explore_result") + "_live") is None
 slow = [short_name(m) for m in mechanisms if dpcore.get_mechanism(m).output != "covariance"]
 run = ui.run_or_reuse(
-    prepared, {"main": config, "reference lines": ref_config}, slot=ui.slot_key("explore_result"),
+    prepared, {"main": config, "reference lines": ref_config, "peers": peers.config(config)},
+    slot=ui.slot_key("explore_result"),
     button_key="explore_run", label="Sweep", auto=cfg.autorun and (cheap or first_view),
     hint=None if not cfg.autorun else "**Run automatically** re-runs only fast covariance mechanisms (at most "
     f"{AUTO_CELLS:,} releases){': ' + ', '.join(slow) + ' wait' if slow else ''}. Press **Run sweep** to compute "
@@ -251,6 +253,7 @@ run = ui.run_or_reuse(
 if run is None:
     st.stop()
 frame, ref_frame, shown_config = run.frame, run.frames["reference lines"], run.config
+frame = peers.merged(frame, run.frames.get("peers"))  # the peers' rows, labelled (pages.ui.peers)
 
 # ------------------------------------------------------------------ is this run end-to-end private?
 privacy_verdict(frame, pre_eps)
@@ -316,7 +319,9 @@ for mid in shown_config.mechanisms:
                  f"{NEIGHBOURING_LABELS[shown_config.neighbouring]}{delta_txt}")
 for mid in levels.get("captured_variance_ratio", {}):
     lines.append(f"- *{ui.mechanism_label(mid)}* (dashed reference line) {ui.guarantee_badge(mid)}")
+lines += peers.guarantee_lines(frame)
 st.markdown("\n".join(lines))
+peers.verdicts(frame)
 if qualifier:
     st.warning(qualifier)
 
@@ -327,6 +332,7 @@ if "table" not in derived:
     derived["table_ids"] = list(table["mechanism"])  # the ids behind the names (short names in presentation mode)
     table.insert(0, "name", [ui.mechanism_label(m) for m in table.pop("mechanism")])
     table["guarantee"] = [GUARANTEE_LABELS.get(g, g) for g in table["guarantee"]]
+    peers.relabel(table, derived["table_ids"])
     if "delta" in table:
         table["delta"] = format_deltas(table["delta"])  # as text: 1e-10, never a fixed-point rounding
     derived["table"] = table.drop(columns=["neighbouring", "d"], errors="ignore")

@@ -221,9 +221,14 @@ def _cmd_sweep(args) -> int:
     _resolve_feature_scaling(args)
     sample_sizes = _ints(args.sample_sizes, "--sample-sizes") if args.sample_sizes else None
     check_sample_sizes_allowed(sample_sizes, args.neighbouring)  # before the data is read: a rule on settings only
+    mechanisms = [m.strip() for m in args.mechanisms.split(",") if m.strip()]
+    if args.peers:  # OpenDP and diffprivlib beside ours (dpcore.peers): checked before the data is read
+        from ..peers import peers_for_sweep
+
+        mechanisms += [m for m in peers_for_sweep(args.neighbouring) if m not in mechanisms]
     dataset, data = prepare(args, _prepare_from_args)
     config = SweepConfig(
-        mechanisms=[m.strip() for m in args.mechanisms.split(",") if m.strip()],
+        mechanisms=mechanisms,
         epsilons=_floats(args.epsilons, "--epsilons"),
         deltas=_floats(args.delta, "--delta"),
         ks=_ints(args.k, "--k"),
@@ -233,8 +238,15 @@ def _cmd_sweep(args) -> int:
         neighbouring=args.neighbouring,
         mechanism_options=_mechanism_options(args.option),
         time_cap=args.time_cap,
-        allow_invalid=args.allow_invalid,
+        allow_invalid=args.allow_invalid or bool(args.peers),
     )
+    if args.peers and not args.allow_invalid:
+        from ..mechanisms import get_mechanism
+        from ..peers import is_peer
+
+        listed = [m for m in mechanisms if not is_peer(m) and get_mechanism(m).invalid]
+        if listed:
+            raise InvalidParameterError(f"{', '.join(listed)}: claimed-invalid; add --allow-invalid to include it.")
 
     tty = sys.stderr.isatty()
 
@@ -252,6 +264,11 @@ def _cmd_sweep(args) -> int:
     _delta_note(args, frame)
     _privacy_note(frame)
     _convergence_note(frame)
+    if args.peers:
+        from ..peers import peer_notes
+
+        for note in peer_notes(config.mechanisms):
+            print(f"dpcore: note: {note}", file=sys.stderr)
     if str(out) == "-":
         frame.to_csv(sys.stdout, index=False)
     else:
@@ -434,6 +451,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes for the cells (default: every core, %(default)s here; 1 runs them in this "
                         "process). The CSV does not depend on it; with N > 1 a cell stuck past its time cap is stopped")
     p.add_argument("--allow-invalid", action="store_true", help="allow claimed-but-invalid mechanisms (exhibits)")
+    p.add_argument("--peers", action="store_true",
+                   help="add OpenDP's and diffprivlib's PCA (peer:opendp, peer:diffprivlib) on the same rows at the "
+                        "same ε, replace-one only, each fit capped by --time-cap; needs `make peers`. Their samplers "
+                        "fail our law test, so their rows are labelled not private (the note says why)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--out", required=True, help="output CSV path ('-' for stdout)")
     p.set_defaults(func=_cmd_sweep)

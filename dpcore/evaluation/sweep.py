@@ -60,6 +60,8 @@ REFERENCE_MECHANISMS = ("pca", "random")
 #: Guarantees that are no privacy guarantee at all (a reference line, a published proof that is wrong).
 _NO_GUARANTEE = {Guarantee.NONE: "mechanism without a privacy guarantee (reference)",
                  Guarantee.CLAIMED_INVALID: "claimed-invalid mechanism (its published proof is wrong)"}
+#: A peer library's PCA (dpcore.peers) claims ε-DP, but its sampler fails our law test.
+PEER_NO_GUARANTEE = "peer library whose sampler draws a different law than its privacy proof assumes"
 NOT_CONVERGED = "MCMC not converged"
 
 #: progress(done, total, description) -> optionally False to stop the sweep early.
@@ -337,10 +339,10 @@ def add_privacy_columns(frame: pd.DataFrame, data: PreparedSummary) -> None:
     """
     steps = non_private_preprocessing(data)
     names, private = [], []
-    for guarantee in frame["guarantee"]:
+    for mid, guarantee in zip(frame["mechanism"], frame["guarantee"]):
         row = list(steps)
         if guarantee in _NO_GUARANTEE:
-            row.append(_NO_GUARANTEE[guarantee])
+            row.append(PEER_NO_GUARANTEE if str(mid).startswith("peer:") else _NO_GUARANTEE[guarantee])
         names.append("; ".join(row))
         private.append(not row)
     frame["end_to_end_private"] = pd.Series(private, index=frame.index, dtype=bool)

@@ -50,6 +50,10 @@ def mechanism_ids() -> list[str]:
 def get_mechanism(mechanism_id: str) -> Mechanism:
     """The (stateless) mechanism instance for an id."""
     _discover()
+    if mechanism_id not in _REGISTRY and isinstance(mechanism_id, str) and mechanism_id.startswith("peer:"):
+        from ..peers import peer_mechanism  # OpenDP/diffprivlib adapters: resolved by id, never registered
+
+        return peer_mechanism(mechanism_id)
     if mechanism_id not in _REGISTRY:
         raise UnknownNameError(
             f"unknown mechanism {mechanism_id!r}; available: {', '.join(mechanism_ids())}."

@@ -548,6 +548,7 @@ SLOTS: dict[str, Slot] = {slot.name: slot for slot in (
     Slot("explore_result", "pages.ui.sweep:SweepRun", Scope.PAGE, doc="Explore's sweep (pages.ui.sweep.SweepRun)"),
     Slot("explore_result_live", "pages.ui.sweep:_Live", Scope.PAGE, doc="Explore's streaming sweep"),
     Slot("explore_derived", dict, Scope.PAGE, doc="Explore's figures and tables built from the shown sweep"),
+    Slot("explore_peers_merged", tuple, Scope.PAGE, doc="Explore's frame with the peers' rows (pages.ui.peers)"),
     Slot("ss_result", "pages.ui.sweep:SweepRun", Scope.PAGE, doc="Sample size's sweep"),
     Slot("ss_result_live", "pages.ui.sweep:_Live", Scope.PAGE, doc="Sample size's streaming sweep"),
     Slot("insp_release", dict, Scope.PAGE, doc="Inspect's last release (and its settings)"),

@@ -1,0 +1,177 @@
+"""The peer worker: one OpenDP or diffprivlib call in the peers' own Python (``make peers``: ``.venv-peers``).
+
+Run as a script, never imported by dpcore (``python -I _worker.py '<json>'``: isolated mode, so neither dpcore nor
+the caller's path is importable here). The JSON names the task; the array it needs (the rows X, or the public
+test matrix C) arrives on stdin as ``.npy`` bytes; the answer is one JSON line on stdout. Nothing is written to
+disk and nothing outlives the process.
+
+Tasks: ``probe`` (versions of each peer, or why it does not import), ``fit`` (one PCA fit of ``peer`` on X at
+``epsilon``, k components: its d×k basis and the fit's own wall and CPU seconds) and ``bingham`` (``draws`` single
+draws of the peer's own Bingham sampler for exp(c·xᵀCx) on the sphere, for the law test).
+
+Limits set here, at start-up, on this process only: ``cpu_cap`` CPU seconds (``RLIMIT_CPU``: the kernel stops the
+process whatever the machine's load) and death with the parent (``PR_SET_PDEATHSIG``: a killed sweep worker does
+not leave a fit running).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import sys
+import time
+import warnings
+
+
+def _limit(cfg: dict) -> None:
+    if sys.platform.startswith("linux"):
+        import contextlib
+        import ctypes
+        import signal
+
+        with contextlib.suppress(OSError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the line above
+            sys.exit(3)
+    cap = cfg.get("cpu_cap")
+    if cap:
+        import resource
+
+        used = time.process_time()
+        soft = math.ceil(used + float(cap))
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+
+
+def _read_array():
+    import numpy as np
+
+    return np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False)
+
+
+def _probe() -> dict:
+    out: dict = {}
+    for name, module in (("opendp", "opendp.extras.sklearn.decomposition"), ("diffprivlib", "diffprivlib.models")):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                __import__(module)
+            from importlib.metadata import version
+
+            out[name] = {"version": version(name)}
+        except Exception as exc:  # a peer that does not import is reported, not raised
+            out[name] = {"failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    try:
+        from importlib.metadata import version
+
+        out["scikit-learn"] = version("scikit-learn")
+        out["numpy"] = version("numpy")
+    except Exception:
+        pass
+    return out
+
+
+def _opendp_pca(X, epsilon: float, k: int):
+    """OpenDP's ``make_private_pca`` on rows with ‖x‖ ≤ 1 around the public origin 0 (no DP mean: the whole ε goes
+    to the eigenvalues and eigenvectors, split evenly), size n known (replace-one). Returns a d×k basis."""
+    import numpy as np
+    import opendp.prelude as dp
+    from opendp.extras.sklearn.decomposition import make_private_pca
+
+    dp.enable_features("contrib", "idealized-numerics", "floating-point", "honest-but-curious")
+    n, d = X.shape
+    domain = dp.numpy.array2_domain(norm=1.0, p=2, origin=np.zeros(d), size=n, num_columns=d, T=float)
+
+    def build(unit: float):
+        return make_private_pca(domain, dp.symmetric_distance(), float(unit), num_components=k)
+
+    # replace-one is symmetric distance 2; the map is linear in the unit budget
+    unit = float(epsilon) / float(build(1.0).map(2))
+    meas = build(unit)
+    while float(meas.map(2)) > float(epsilon):  # never claim more than ε (floating point)
+        unit = math.nextafter(unit, 0.0)
+        meas = build(unit)
+    result = meas(X)
+    return np.asarray(result.Vt, dtype=float).T[:, :k]  # Vt is k×d
+
+
+def _diffprivlib_pca(X, epsilon: float, k: int, seed: int):
+    """diffprivlib's ``PCA(centered=True, data_norm=1)``: the rows are declared centred, so the whole ε goes to
+    ``covariance_eig`` (ε/(k+1) for the eigenvalues and for each eigenvector). Returns a d×k basis."""
+    import numpy as np
+    from diffprivlib import BudgetAccountant
+    from diffprivlib.models import PCA
+
+    model = PCA(n_components=k, epsilon=float(epsilon), data_norm=1.0, centered=True, random_state=int(seed),
+                accountant=BudgetAccountant())
+    model.fit(X)
+    return np.asarray(model.components_, dtype=float).T
+
+
+def _fit(cfg: dict) -> dict:
+    X = _read_array()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w0, c0 = time.perf_counter(), time.process_time()
+        if cfg["peer"] == "opendp":
+            V = _opendp_pca(X, cfg["epsilon"], cfg["k"])
+        else:
+            V = _diffprivlib_pca(X, cfg["epsilon"], cfg["k"], cfg["seed"])
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    return {"basis": V.tolist(), "fit_s": wall, "fit_cpu_s": cpu}
+
+
+def _bingham(cfg: dict) -> dict:
+    """``draws`` draws of the peer's own sampler for the density ∝ exp(c·xᵀCx) on S^{q−1}."""
+    import numpy as np
+
+    C = _read_array()
+    c, draws = float(cfg["concentration"]), int(cfg["draws"])
+    q = C.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if cfg["peer"] == "opendp":
+            import opendp.prelude as dp
+            from opendp.extras.numpy import _sscp_domain
+            from opendp.extras.sklearn._make_eigenvector import make_private_eigenvector
+
+            dp.enable_features("contrib", "idealized-numerics", "floating-point", "honest-but-curious")
+            # A = unit_ε/4·(λmax·I − C/norm²): the target exp(c·xᵀCx) needs unit_ε = 4c with norm 1
+            meas = make_private_eigenvector(_sscp_domain(norm=1.0, p=2, num_features=q), dp.symmetric_distance(),
+                                            4.0 * c)
+            draw = lambda: meas(C)  # noqa: E731
+        else:
+            from diffprivlib.mechanisms import Bingham
+
+            # value_translated = ε·(λmax·I − C)/(4·sensitivity): the target needs ε = 4c with sensitivity 1
+            mech = Bingham(epsilon=4.0 * c, sensitivity=1.0, random_state=int(cfg["seed"]))
+            draw = lambda: mech.randomise(C)  # noqa: E731
+        t0 = time.perf_counter()
+        samples = np.array([np.asarray(draw(), dtype=float).ravel() for _ in range(draws)])
+    return {"samples": samples.tolist(), "seconds": time.perf_counter() - t0}
+
+
+def main() -> int:
+    cfg = json.loads(sys.argv[1])
+    _limit(cfg)
+    task = cfg.get("task")
+    try:
+        if task == "probe":
+            out = _probe()
+        elif task == "fit":
+            out = _fit(cfg)
+        elif task == "bingham":
+            out = _bingham(cfg)
+        else:
+            out = {"failed": "unknown task"}
+    except Exception as exc:
+        # the exception's type only: a peer's message may quote values computed from the private rows
+        out = {"failed": type(exc).__name__}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
