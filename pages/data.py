@@ -25,7 +25,7 @@ from dpcore.evaluation.reporting import explained_variance, k_for_fraction, labe
 from dpcore.explain.display import format_delta, plain_ledger, plain_words
 from dpcore.vocabulary import NO_LABEL, CategoricalPolicy, Centering, FeatureScaling, MissingPolicy, NormMode, values
 from pages import ui
-from pages.ui import schema_editor, workspace
+from pages.ui import odometer, schema_editor, workspace
 from pages.ui.charts import for_screen, presentation_on
 from pages.ui.datasets import auto_bound_from_data
 
@@ -382,6 +382,9 @@ def _utility_advisor(dataset, prepared) -> None:
         curve = _run_advisor(dataset, settings)
         if curve is not None:
             ui.put("adv_result", (key, curve))
+            odometer.count_runs(settings["mechanism"], [(settings["epsilon"], int(curve["n_ok"].sum()))],
+                                settings["delta"], settings["neighbouring"], "clipping advisor (NOT private)", key,
+                                private=False)  # on an upload only
     result = ui.get("adv_result")
     if result is not None and result[0][0] != key[0]:
         result = None  # computed on another dataset: never show it next to this one

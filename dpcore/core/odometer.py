@@ -153,6 +153,15 @@ class Odometer:
                                        rho_source=how, private=private and entry.private))
         return out
 
+    def record_runs(self, mechanism: str, guarantee: str, epsilon: float, delta: float, relation: str, what: str,
+                    count: int, *, private: bool = True, options: dict | None = None) -> list[OdometerEntry]:
+        """Count ``count`` releases of ``mechanism`` at (ε, δ) made inside one computation that keeps no release
+        objects (a planner's simulated releases, an advisor's trials); ρ as in :func:`ledger_entry_rho`."""
+        rho, how = ledger_entry_rho(LedgerEntry(mechanism, epsilon, delta), mechanism=mechanism, guarantee=guarantee,
+                                    options=options)
+        return [self.record(epsilon, delta, relation, f"{what}: {mechanism}", rho=rho, rho_source=how,
+                            private=private) for _ in range(int(count))]
+
     def record_release(self, release, what: str, preprocessing_key=None) -> list[OdometerEntry]:
         """Count a :class:`~dpcore.mechanisms.base.Release`: its preprocessing steps that spent budget (once per
         ``preprocessing_key``, see :meth:`record_preprocessing`) and its mechanism's steps. A release whose
@@ -208,7 +217,7 @@ class Odometer:
         if not all(e.private for e in self.entries):
             notes.append("some counted releases are not private (a non-private step or no valid guarantee): no total "
                          "bounds what they reveal.")
-        missing = [e.what for e in self.entries if e.rho is None]
+        missing = list(dict.fromkeys(e.what for e in self.entries if e.rho is None))  # each kind of step once
         if missing:
             shown = "; ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
             rho = z_eps = z_delta = None

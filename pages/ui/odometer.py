@@ -10,7 +10,9 @@ Where releases are counted — once, when computed; a rerun that shows a stored 
   after the page collected finished cells counts each new one once (status ok or ⊥; a time-out or an error published
   nothing);
 * Inspect: :func:`count_release` right after the mechanism released (its stored release is shown on reruns), and
-  :func:`count_ledger` when its private pictures are released.
+  :func:`count_ledger` when its private pictures are released;
+* Explore's ε planner and the Data page's clipping advisor (non-private what-ifs on an upload, counted as NOT
+  private): :func:`count_runs` with the releases they simulated.
 
 Built-in datasets are public: nothing computed on them is counted. The Audit page runs mechanisms on neighbouring
 datasets it builds itself (synthetic rows), never on an upload: nothing there is counted.
@@ -28,6 +30,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+import dpcore
 from dpcore.core.odometer import RESET_NOTE, Odometer
 from dpcore.explain.display import format_delta
 from dpcore.vocabulary import ReleaseStatus
@@ -154,6 +157,23 @@ def count_ledger(ledger, relation: str, label: str, fingerprint) -> None:
         _counted(upload, odometer(upload).record_ledger(ledger, relation, _what(label)))
 
 
+def count_runs(mechanism: str, runs, delta: float, relation: str, label: str, fingerprint, *,
+               private: bool) -> None:
+    """Count the releases of ``mechanism`` made on the current upload inside one computation that keeps none of
+    them — Explore's ε planner (its simulated releases), the Data page's clipping advisor (its trials): ``runs`` is
+    ``[(ε, how many), …]``; once per ``fingerprint`` (what the computation ran on: data, settings, seed)."""
+    upload = counting_upload()
+    if upload is None or not _book().first_time(upload, ("runs", fingerprint)):
+        return
+    mech = dpcore.get_mechanism(mechanism)
+    delta = float(delta) if mech.uses_delta else 0.0
+    odo, entries = odometer(upload), []
+    for epsilon, count in runs:
+        entries += odo.record_runs(mechanism, mech.guarantee, float(epsilon), delta, relation, _what(label),
+                                   int(count), private=private)
+    _counted(upload, entries)
+
+
 def _reset(upload: str) -> None:
     book = _book()
     book.odometers.setdefault(upload, Odometer()).reset()
@@ -171,11 +191,12 @@ def _groups(odo: Odometer) -> list[tuple[str, float, float, bool, int]]:
 
 
 def _totals_table(totals) -> str:
+    """Basic and zCDP composition side by side (two narrow columns: the sidebar is ~300 px wide)."""
     zcdp_eps = "—" if totals.zcdp_epsilon is None else f"{totals.zcdp_epsilon:.4g}"
-    zcdp_delta = "—" if totals.zcdp_delta is None else format_delta(totals.zcdp_delta)
-    return ("| composition | ε | δ |\n|:--|--:|--:|\n"
-            f"| basic (sums) | {totals.basic_epsilon:.4g} | {format_delta(totals.basic_delta)} |\n"
-            f"| zCDP | {zcdp_eps} | {zcdp_delta} |")
+    zcdp_delta = "—" if totals.zcdp_delta is None or not totals.count else format_delta(totals.zcdp_delta)
+    return ("| total | basic | zCDP |\n|:--|--:|--:|\n"
+            f"| ε | {totals.basic_epsilon:.4g} | {zcdp_eps} |\n"
+            f"| δ | {format_delta(totals.basic_delta)} | {zcdp_delta} |")
 
 
 def _release_line(what: str, eps: float, delta: float, private: bool, count: int) -> str:
@@ -203,8 +224,8 @@ def _headline(totals) -> str:
 def _draw_body(upload: str, odo: Odometer, totals) -> None:
     st.markdown(_totals_table(totals))
     if totals.count:
-        st.caption(f"zCDP: {totals.zcdp_note}" + ("; basic composition always holds." if totals.zcdp_epsilon
-                                                  is not None else "."))
+        st.caption(f"Basic: the sums of ε and of δ (always valid). zCDP: {totals.zcdp_note}"
+                   + (" (Bun–Steinke conversion)." if totals.zcdp_epsilon is not None else "."))
     for note in totals.notes:
         st.caption(f":orange[:material/warning: {note}]")
     if totals.count:
@@ -255,7 +276,7 @@ def sidebar(slot=None) -> None:
             st.caption(f":material/speed: Privacy odometer: no upload in this session. {PUBLIC_NOTE}")
             return
         head = st.empty()
-        with st.expander("Odometer: per release, zCDP, reset", icon=":material/tune:"):
+        with st.expander("Totals, releases, reset", icon=":material/tune:"):
             st.caption("Releases computed on your upload in this session, each counted once, when it was computed. "
                        f"{PUBLIC_NOTE}")
             body = st.empty()

@@ -25,6 +25,7 @@ from dpcore.evaluation.sweep import REFERENCE_MECHANISMS
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import plain_words
 from pages import ui
+from pages.ui import odometer
 
 RESULT_KEY = "explore_plan_result"
 #: Probes per plan in the dashboard (the library's default is larger; a plan here runs while the user waits).
@@ -99,6 +100,8 @@ def render(config, prepared, dataset_id: str) -> None:
                 st.error(plain_words(str(exc)))
                 return
             st.session_state[RESULT_KEY] = (key, result)
+            odometer.count_runs(mech, [(p.epsilon, p.trials) for p in result.probes], delta, config.neighbouring,
+                                "ε planner (NOT private what-if)", key, private=False)  # on an upload only
         stored = st.session_state.get(RESULT_KEY)
         if stored is not None and stored[0] == key:
             _show(stored[1])

@@ -139,3 +139,22 @@ def test_a_sweep_counts_every_release_that_ran(wine):
     frame.loc[frame["mechanism"] == "laplace", "status"] = "error"
     odo.record_sweep(frame, "Explore")
     assert len(odo.entries) - counted == 6 + 6  # a failed cell published nothing
+
+
+def test_the_basic_only_note_names_each_kind_of_step_once():
+    odo = Odometer()
+    for _ in range(5):
+        odo.record(0.5, 1e-6, "replace", "Explore: mod_sulq")
+    odo.record(0.5, 1e-6, "replace", "Explore: other")
+    assert odo.totals().zcdp_note == "basic only: no exact zCDP conversion for Explore: mod_sulq; Explore: other"
+
+
+def test_a_ledger_released_together_counts_its_spending_steps():
+    from dpcore.core.privacy import LedgerEntry
+
+    ledger = [LedgerEntry("free scree", 0.0), LedgerEntry("histogram (Laplace)", 0.5),
+              LedgerEntry("histogram (Gaussian)", 0.3, 1e-6)]
+    entries = Odometer().record_ledger(ledger, "replace", "Inspect: pictures")
+    assert [(e.epsilon, e.delta) for e in entries] == [(0.5, 0.0), (0.3, 1e-6)]
+    assert entries[0].rho == pytest.approx(0.125) and entries[1].rho is None
+    assert entries[0].what == "Inspect: pictures: histogram (Laplace)"

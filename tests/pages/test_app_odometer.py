@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.core.odometer import RESET_NOTE, gaussian_rho
 from dpcore.core.privacy import zcdp_epsilon
 from pages.ui import odometer as odo_ui
+from pages.ui import planner
 from pages.ui import state as ui_state
 
 pytestmark = pytest.mark.slow  # AppTest: every test runs the app and its sweeps
@@ -105,7 +106,7 @@ def test_explore_sweep_on_an_upload_counts_each_release_once(explore_upload):
     assert t.zcdp_rho == pytest.approx(rho) and t.zcdp_epsilon == pytest.approx(zcdp_epsilon(rho, 4e-5))
     text = _sidebar_text(at)
     assert "(your upload): 6 releases" in text and "Built-in datasets are public" in text
-    assert "| basic (sums) | 3 | 4e-05 |" in text
+    assert f"| ε | 3 | {t.zcdp_epsilon:.4g} |" in text and "| δ | 4e-05 | 4e-05 |" in text
     # reruns show the stored result: nothing new
     at.run()
     at.run()
@@ -303,3 +304,43 @@ def test_the_audit_page_never_releases_on_an_upload_and_says_so():
     _ok(at)
     assert odo_ui.AUDIT_NOTE in _sidebar_text(at)
     assert _count(at) == 1
+
+
+def test_the_epsilon_planner_on_an_upload_counts_its_simulated_releases_as_not_private(explore_upload):
+    at = explore_upload
+    before = _count(at)
+    at.number_input(key="explore_plan_trials").set_value(20)
+    at.button(key="explore_plan_run").click().run()
+    _ok(at)
+    plan = at.session_state[planner.RESULT_KEY][1]
+    new = _odometer(at).entries[before:]
+    expected = sorted((p.epsilon, 1e-5) for p in plan.probes for _ in range(p.trials))
+    assert sorted((e.epsilon, e.delta) for e in new) == expected and len(new) == 20 * len(plan.probes)
+    assert all(not e.private and e.what == "Explore: ε planner (NOT private what-if): analyze_gauss" for e in new)
+    assert new[0].rho == pytest.approx(gaussian_rho(new[0].epsilon, 1e-5))
+    counted = _count(at)
+    at.run()  # the stored plan is shown again: nothing new
+    at.button(key="explore_plan_run").click().run()  # the same plan again (same settings and seed): the same releases
+    _ok(at)
+    assert _count(at) == counted
+
+
+def test_the_clipping_advisor_on_an_upload_counts_its_trials_as_not_private():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    _use_upload(at)
+    at.session_state["dp_delta"] = 1e-5
+    at.switch_page("pages/data.py").run()
+    _ok(at)
+    at.session_state["dp_adv_trials"] = 2
+    at.run()
+    at.button(key="data_adv_run").click().run()
+    _ok(at)
+    curve = ui_state.stored("adv_result", at.session_state)
+    odo = _odometer(at)
+    assert len(odo.entries) == int(curve["n_ok"].sum()) > 0
+    assert {(e.epsilon, e.delta, e.private, e.what) for e in odo.entries} == {
+        (float(at.session_state["dp_adv_eps"]), 1e-5, False, "Data: clipping advisor (NOT private): analyze_gauss")}
+    at.run()
+    _ok(at)
+    assert len(odo.entries) == int(curve["n_ok"].sum())
