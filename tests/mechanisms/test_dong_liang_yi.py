@@ -217,3 +217,14 @@ def test_error_model_scales_with_the_relation():
     assert ar.direct == pytest.approx(rep.direct / math.sqrt(2))
     assert ar.sep_square == pytest.approx(rep.sep_square / math.sqrt(2))
     assert ar.sep_linear == pytest.approx(rep.sep_linear / 2**0.25)
+
+
+def test_loose_bounds_preset_declares_ranges_ten_times_the_documented_ones():
+    from dpcore.data.datasets import WINE_RANGES, load_dataset
+    from dpcore.data.preprocess import preprocess
+
+    loose, wine = load_dataset("wine_loose"), load_dataset("wine")
+    widths = np.diff(loose.feature_ranges, axis=1).ravel()
+    assert np.allclose(widths, 10 * np.diff(np.array(WINE_RANGES), axis=1).ravel())
+    assert np.array_equal(loose.X, wine.X) and not loose.nonprivate_steps
+    assert np.linalg.norm(preprocess(loose).X, axis=1).max() < 0.1  # records sit far inside the public bound
