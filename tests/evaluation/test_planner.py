@@ -101,6 +101,7 @@ def planned(request):
     return request.param, data, target, result
 
 
+@pytest.mark.slow  # the module's plan fixture: 200 releases per probe on three data sets
 def test_the_planner_matches_a_brute_force_sweep_within_its_band(planned):
     name, data, target, result = planned
     assert result.epsilon is not None, result.reason
@@ -124,6 +125,7 @@ def test_the_planner_matches_a_brute_force_sweep_within_its_band(planned):
     assert _confident(result.probes, Q, result.band_level) == (low, high)
 
 
+@pytest.mark.slow  # the module's plan fixture: 200 releases per probe on three data sets
 def test_the_brute_force_helper_replays_the_planners_releases(planned):
     """Trials 0..PLAN_TRIALS−1 of the helper are the planner's own releases: its counts come back exactly."""
     _, data, target, result = planned
@@ -140,6 +142,7 @@ def test_the_mechanism_sees_every_row_unless_the_target_is_the_svm():
         assert plan.mech_data.n == rows if rows else plan.mech_data.n < data.n
 
 
+@pytest.mark.slow  # the module's plan fixture: 200 releases per probe on three data sets
 def test_the_planners_privacy_label(planned):
     name, _, _, result = planned
     assert result.private_inputs == (name != "upload")
@@ -147,6 +150,7 @@ def test_the_planners_privacy_label(planned):
     assert result.as_dict()["private_inputs"] == result.private_inputs
 
 
+@pytest.mark.slow  # the module's plan fixture: 200 releases per probe on three data sets
 def test_the_search_is_a_bisection_not_a_grid(planned):
     _, _, _, result = planned
     # a grid over [0.01, 100] at the planner's resolution (ratio 1.1) would need ~97 points; bisection needs
@@ -257,3 +261,12 @@ def test_a_subspace_release_cannot_be_planned_on():
     if release.covariance_post is None:
         with pytest.raises(InvalidParameterError, match="no covariance"):
             released_covariance_input(release)
+
+
+@pytest.mark.parametrize("name", ["upload", "synthetic"])
+def test_a_quick_plan_carries_the_privacy_label_of_its_input(name):
+    """The fast tier's check of the label (the slow tier checks it on the full plans)."""
+    make, wrap, target = CASES[name]
+    result = plan_epsilon(wrap(make()), "analyze_gauss", target, k=2, confidence=Q, trials=20, seed=SEED)
+    assert result.private_inputs == (name != "upload")
+    assert (NON_PRIVATE_NOTE in result.notes) == (name == "upload")
