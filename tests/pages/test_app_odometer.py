@@ -6,14 +6,18 @@ nothing; the Audit page never releases on an upload; reset zeroes the count and 
 from __future__ import annotations
 
 import dataclasses
+import os
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _slow_mechanisms import SleepyMechanism
 from streamlit.testing.v1 import AppTest
 
 from dpcore.core.odometer import RESET_NOTE, gaussian_rho
 from dpcore.core.privacy import zcdp_epsilon
+from dpcore.mechanisms import _INSTANCES, _REGISTRY
 from pages.ui import odometer as odo_ui
 from pages.ui import planner
 from pages.ui import state as ui_state
@@ -22,6 +26,7 @@ pytestmark = pytest.mark.slow  # AppTest: every test runs the app and its sweeps
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 BOOK = ui_state.slot_key("odometer")
+LIVE = ui_state.slot_key("explore_result_live")
 
 
 def _table(seed: int = 1, n: int = 80) -> bytes:
@@ -344,3 +349,38 @@ def test_the_clipping_advisor_on_an_upload_counts_its_trials_as_not_private():
     at.run()
     _ok(at)
     assert len(odo.entries) == int(curve["n_ok"].sum())
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the sleeping cell holds one worker; needs a second one")
+def test_a_streamed_sweep_is_counted_as_its_releases_arrive_and_a_cancelled_cell_is_not(monkeypatch):
+    monkeypatch.setitem(_REGISTRY, SleepyMechanism.id, SleepyMechanism)
+    monkeypatch.setitem(_INSTANCES, SleepyMechanism.id, SleepyMechanism())
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    _use_upload(at)
+    for key, value in {"dp_k": 1, "dp_trials": 1, "dp_eps_range": (0.5, 2.0), "dp_autorun": False}.items():
+        at.session_state[key] = value
+    _only(at, [])
+    at.session_state[ui_state.mech_key("pure")] = ["laplace", SleepyMechanism.id]
+    at.switch_page("pages/explore.py").run()
+    at.button(key="explore_run").click().run()
+    _ok(at)
+    sweep = at.session_state[LIVE].sweep
+    try:
+        # ε ∈ {0.5, 1, 2}: the sleepy cell at ε = 2 never finishes; every other one does (and the exact-PCA line)
+        end = time.monotonic() + 120
+        while sweep.job.done + sweep.reused < sweep.total - 1:
+            assert time.monotonic() < end, "the quick cells did not finish"
+            time.sleep(0.05)
+        at.run()  # what the page's poller does: a rerun collects the cells finished so far
+        _ok(at)
+        assert not sweep.finished
+        spent = sorted((e.epsilon, e.what.rsplit(": ", 1)[-1]) for e in _odometer(at).entries if e.epsilon > 0)
+        assert spent == [(0.5, "laplace"), (0.5, "test_sleepy"), (1.0, "laplace"), (1.0, "test_sleepy"),
+                         (2.0, "laplace")]
+        at.button(key="explore_run_cancel").click().run()
+        _ok(at)
+        at.run()
+        assert sweep.cancelled and len([e for e in _odometer(at).entries if e.epsilon > 0]) == 5
+    finally:
+        sweep.cancel()
