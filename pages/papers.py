@@ -13,6 +13,7 @@ import streamlit as st
 from dpcore.evaluation import reproduce
 from dpcore.exceptions import DPCoreError
 from pages import ui
+from pages.ui import coinpress_panel
 from pages.ui.charts import presentation_toggle, stored_figure_for_screen
 
 ui.init_state()
@@ -151,10 +152,11 @@ for e in reproduce.EXPERIMENTS:
     for v in all_verdicts.get(e.name, []):
         lines.append(f"| {e.short}, {e.target} | {ui.public_text(v.statement)} | {_verdict_icon(v.verdict)} "
                      f"{ui.public_text(v.verdict)} |")
+lines += coinpress_panel.summary_rows()  # beyond the seed papers: CoinPress's stored tables (its own tab)
 st.markdown("\n".join(lines))
 st.caption("No dpcore bug was found by these reproductions; every mechanism ran at every setting within its time cap.")
 
-tabs = st.tabs([TAB_LABELS.get(e.name, e.short) for e in reproduce.EXPERIMENTS])
+tabs = st.tabs([TAB_LABELS.get(e.name, e.short) for e in reproduce.EXPERIMENTS] + [coinpress_panel.TAB_LABEL])
 for exp, tab in zip(reproduce.EXPERIMENTS, tabs):
     with tab:
         st.markdown(f"### {exp.paper}, {exp.target}\n{exp.title[:1].upper()}{exp.title[1:]}. "
@@ -174,3 +176,5 @@ for exp, tab in zip(reproduce.EXPERIMENTS, tabs):
             with st.expander("The paper's setup, what we ran, and the comparison (docs/reproductions.md)"):
                 st.markdown(ui.public_text(section))
         _quick_section(exp.name)
+with tabs[-1]:
+    coinpress_panel.render()
