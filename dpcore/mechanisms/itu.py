@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
 from ..core.noise import laplace
 from ..core.privacy import LedgerEntry, l1_sensitivity_eigenvalues
@@ -59,6 +58,8 @@ def authors_eigenvalue_budget(n: int, d: int, epsilon: float, draws: int) -> flo
     def bound(t: float) -> float:
         return math.sqrt(d) / t + dim_sum * root_n / math.sqrt(epsilon - t)
 
+    from scipy import optimize  # imported on use: `dpcore mechanisms` loads no scipy
+
     res = optimize.minimize_scalar(bound, method="bounded", bounds=(epsilon / d**2, epsilon - epsilon / d**2))
     return float(res.x)
 
@@ -71,18 +72,47 @@ def authors_vector_weights(lam_hat: np.ndarray, d: int, draws: int) -> list[floa
 
 
 def exact_shares(total: float, first: float, weights: list[float]) -> list[float]:
-    """[first, w₁·rest/Σw, …] with rest = total − first, adjusted so the sequential float sum is exactly total."""
+    """[first, w₁·rest/Σw, …] with rest = total − first, adjusted so the sequential float sum is total (or the
+    largest float below it where no share reaches total exactly).
+
+    A zero weight gets exactly 0 and every share is ≥ 0: the rounding correction goes to the last share with a
+    positive weight (putting it on a zero-weight last share made it ≈ −1e-17, a negative exponent the sampler
+    refuses — AD's authors' split gives weight 0 to every λ̂ᵢ clipped to 0)."""
     shares = [first]
     rest = total - first
     if not weights:
         return shares
     wsum = math.fsum(weights)
-    shares += [rest * w / wsum for w in weights[:-1]]
-    acc = 0.0
-    for s in shares:
+    if not wsum > 0.0:
+        weights, wsum = [1.0] * len(weights), float(len(weights))
+    vec = [rest * w / wsum for w in weights]
+    last = max(i for i, w in enumerate(weights) if w > 0.0)
+    acc = first
+    for s in vec[:last]:
         acc += s
-    shares.append(total - acc)
-    return shares
+    vec[last] = max(total - acc, 0.0)
+    # acc + (total − acc) can round one ulp off total (and some totals are out of reach): take the largest share
+    # whose sequential sum does not exceed total, so the ledger never spends more than it was given.
+    for _ in range(64):
+        if _sequential_sum(shares + vec) <= total or vec[last] == 0.0:
+            break
+        vec[last] = max(math.nextafter(vec[last], 0.0), 0.0)
+    for _ in range(64):
+        if _sequential_sum(shares + vec) == total:
+            break
+        up = math.nextafter(vec[last], math.inf)
+        if _sequential_sum([*shares, *vec[:last], up, *vec[last + 1:]]) > total:
+            break
+        vec[last] = up
+    return shares + vec
+
+
+def _sequential_sum(values: list[float]) -> float:
+    """Σ values as the ledger adds them, one by one."""
+    acc = 0.0
+    for v in values:
+        acc += v
+    return acc
 
 
 class _Iterative(Mechanism):
