@@ -165,6 +165,8 @@ def _analytic_sigma(epsilon: float, delta: float, l2_sensitivity: float) -> floa
     lo, hi = math.log(l2_sensitivity) - 20.0, math.log(l2_sensitivity) + 20.0
     while excess(lo) < 0:  # pragma: no cover - only for absurd inputs
         lo -= 20.0
+    while excess(hi) > 0:  # a tiny ε with a tiny δ needs σ > e²⁰·Δ (ε = 1e-8, δ = 1e-100: σ ≈ 2e9·Δ)
+        hi += 20.0
     from scipy import optimize
 
     log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=500)
@@ -210,16 +212,16 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
     if rho == 0.0:
         return 0.0
-    lo, hi = 1.0 + 1e-9, (epsilon + 1.0) / (2.0 * rho) + 2.0
-    for _ in range(200):
-        alpha = 0.5 * (lo + hi)
+    lo, hi = 1.0 + 1e-9, min((epsilon + 1.0) / (2.0 * rho) + 2.0, 1e300)  # any α > 1 gives a valid bound
+    for _ in range(200):  # bisection on log(α − 1): the bracket spans up to ~1e300 when ρ is tiny
+        alpha = 1.0 + math.sqrt(lo - 1.0) * math.sqrt(hi - 1.0)
         if (2.0 * alpha - 1.0) * rho - epsilon + math.log1p(-1.0 / alpha) < 0.0:
             lo = alpha
         else:
             hi = alpha
     alpha = hi
     log_delta = (alpha - 1.0) * (alpha * rho - epsilon) + alpha * math.log1p(-1.0 / alpha) - math.log(alpha - 1.0)
-    return min(1.0, math.exp(log_delta))
+    return math.exp(log_delta) if log_delta < 0.0 else 1.0  # exp would overflow for a huge ρ
 
 
 @functools.lru_cache(maxsize=256)
