@@ -3,9 +3,11 @@
 Each recorded step is (ε, δ, neighbouring relation, what). The totals are
 
 * **basic composition**: (Σε, Σδ) — always valid;
-* **zCDP composition**: Σρ, converted to (ε, δ)-DP at a chosen δ by ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016,
-  Prop. 1.3) — only when every step has an exact ρ: a Gaussian step with known noise (ρ = Δ²/(2σ²); the analytic and
-  classical calibrations are scale-free, so ρ = 1/(2σ₁²) with σ₁ the noise for Δ = 1 at that (ε, δ)), a step
+* **zCDP composition**: Σρ, converted to (ε, δ)-DP at a chosen δ by the tight conversion of Canonne, Kamath &
+  Steinke (2020, Prop. 12; :func:`~dpcore.core.privacy.zcdp_delta`, inverted in ε by :func:`zcdp_epsilon_tight`),
+  never larger than Bun & Steinke's ε = ρ + 2√(ρ ln(1/δ)) (2016, Prop. 1.3) — only when every step has an exact ρ:
+  a Gaussian step with known noise (ρ = Δ²/(2σ²); the analytic and classical calibrations are scale-free, so
+  ρ = 1/(2σ₁²) with σ₁ the noise for Δ = 1 at that (ε, δ)), a step
   calibrated through zCDP itself (PPM: ρ = ρ(ε, δ) of :func:`~dpcore.core.privacy.zcdp_rho`), or a pure ε-DP step
   (ρ = ε²/2, Bun & Steinke Prop. 1.4). Any other (ε, δ) step has no exact zCDP conversion: the zCDP column then says
   "basic only" and why, rather than a number.
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Guarantee, ReleaseStatus
 from ._validation import check_neighbouring
-from .privacy import LedgerEntry, gaussian_sigma, zcdp_epsilon, zcdp_rho
+from .privacy import LedgerEntry, gaussian_sigma, zcdp_delta, zcdp_epsilon, zcdp_rho
 
 RESET_NOTE = ("resetting forgets the count; nothing is refunded: every release made so far still cost what it cost, "
               "and an adversary who saw those releases still knows what they revealed.")
@@ -73,6 +75,23 @@ class OdometerTotals:
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+def zcdp_epsilon_tight(rho: float, delta: float) -> float:
+    """The smallest ε at which ρ-zCDP implies (ε, δ)-DP by :func:`~dpcore.core.privacy.zcdp_delta` (Canonne, Kamath
+    & Steinke 2020, Prop. 12), by bisection on ε (δ(ρ, ε) decreases in ε); at most :func:`zcdp_epsilon`. Returned
+    from above: δ(ρ, ε) ≤ δ holds at the ε returned."""
+    high = zcdp_epsilon(rho, delta)  # valid: the tight δ there is at most δ
+    if rho == 0.0 or zcdp_delta(rho, 0.0) <= delta:  # a tiny ρ: (0, δ)-DP already
+        return 0.0
+    low = 0.0
+    for _ in range(100):
+        mid = 0.5 * (low + high)
+        if zcdp_delta(rho, mid) <= delta:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def gaussian_rho(epsilon: float, delta: float, calibration: str = "analytic") -> float:
@@ -225,7 +244,7 @@ class Odometer:
         else:
             rho = sum(e.rho for e in self.entries)  # type: ignore[misc]
             z_delta = zcdp_delta if zcdp_delta is not None else (delta if delta > 0 else 1e-6)
-            z_eps = zcdp_epsilon(rho, z_delta) if self.entries else 0.0
+            z_eps = zcdp_epsilon_tight(rho, z_delta) if self.entries else 0.0
             z_note = f"Σρ = {rho:.4g}-zCDP ⇒ (ε = {z_eps:.4g}, δ = {z_delta:g})-DP"
         return OdometerTotals(len(self.entries), eps, delta, rho, z_eps, z_delta, z_note,
                               all(e.private for e in self.entries), relations, tuple(notes))

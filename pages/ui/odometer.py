@@ -225,7 +225,8 @@ def _draw_body(upload: str, odo: Odometer, totals) -> None:
     st.markdown(_totals_table(totals))
     if totals.count:
         st.caption(f"Basic: the sums of ε and of δ (always valid). zCDP: {totals.zcdp_note}"
-                   + (" (Bun–Steinke conversion)." if totals.zcdp_epsilon is not None else "."))
+                   + (" (the tight conversion of Canonne, Kamath & Steinke 2020)." if totals.zcdp_epsilon is not None
+                      else "."))
     for note in totals.notes:
         st.caption(f":orange[:material/warning: {note}]")
     if totals.count:

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from dpcore.core.odometer import RESET_NOTE, Odometer, gaussian_rho
-from dpcore.core.privacy import l2_sensitivity_upper_triangle, zcdp_epsilon, zcdp_rho
+from dpcore.core.odometer import RESET_NOTE, Odometer, gaussian_rho, zcdp_epsilon_tight
+from dpcore.core.privacy import l2_sensitivity_upper_triangle, zcdp_delta, zcdp_epsilon, zcdp_rho
 from dpcore.data import load_dataset, preprocess
 from dpcore.exceptions import InvalidParameterError
 from dpcore.mechanisms import get_mechanism
@@ -45,7 +45,7 @@ def test_basic_and_zcdp_totals_side_by_side(wine):
     assert t.count == 20 and t.basic_epsilon == pytest.approx(10.0) and t.basic_delta == pytest.approx(2e-5)
     assert t.zcdp_rho == pytest.approx(20 * gaussian_rho(0.5, 1e-6))
     assert t.zcdp_delta == pytest.approx(2e-5)
-    assert t.zcdp_epsilon == pytest.approx(zcdp_epsilon(t.zcdp_rho, 2e-5))
+    assert t.zcdp_epsilon == pytest.approx(zcdp_epsilon_tight(t.zcdp_rho, 2e-5))
     assert t.zcdp_epsilon < t.basic_epsilon  # many Gaussian releases: zCDP composes more tightly
     assert t.all_private and t.relations == ("replace",)
 
@@ -158,3 +158,15 @@ def test_a_ledger_released_together_counts_its_spending_steps():
     assert [(e.epsilon, e.delta) for e in entries] == [(0.5, 0.0), (0.3, 1e-6)]
     assert entries[0].rho == pytest.approx(0.125) and entries[1].rho is None
     assert entries[0].what == "Inspect: pictures: histogram (Laplace)"
+
+
+def test_a_tiny_rho_is_zero_epsilon_at_its_delta():
+    assert zcdp_delta(1e-6, 0.0) <= 1e-3 and zcdp_epsilon_tight(1e-6, 1e-3) == 0.0
+
+
+@pytest.mark.parametrize("rho, delta", [(0.01, 1e-6), (0.5, 1e-5), (3.0, 1e-8), (1e-4, 1e-3)])
+def test_the_zcdp_column_is_the_tight_conversion(rho, delta):
+    eps = zcdp_epsilon_tight(rho, delta)
+    assert zcdp_delta(rho, eps) <= delta  # valid: ρ-zCDP implies (ε, δ)-DP at the ε shown
+    assert zcdp_delta(rho, eps * (1 - 1e-6)) > delta  # and the smallest such ε (to the bisection's precision)
+    assert eps < zcdp_epsilon(rho, delta)  # tighter than Bun & Steinke's ρ + 2√(ρ ln(1/δ))

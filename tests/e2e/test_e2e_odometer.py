@@ -53,9 +53,12 @@ def _sidebar_shot(page: Page, name: str) -> None:
 
 
 def test_the_odometer_counts_an_explore_sweep_on_an_upload_and_resets(page: Page, app_url):
-    page.goto(f"{app_url}/data", wait_until="domcontentloaded")
+    page.goto(app_url, wait_until="domcontentloaded")  # through app.py's router (st.navigation)
     sidebar = page.locator('[data-testid="stSidebar"]')
     expect(sidebar.get_by_text("no upload in this session")).to_be_visible()
+    wait_idle(page)
+    sidebar.get_by_role("link", name="Data").click()
+    expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
         {"name": "people.csv", "mimeType": "text/csv", "buffer": _table()})
     wait_idle(page)

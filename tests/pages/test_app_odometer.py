@@ -15,8 +15,7 @@ import pytest
 from _slow_mechanisms import SleepyMechanism
 from streamlit.testing.v1 import AppTest
 
-from dpcore.core.odometer import RESET_NOTE, gaussian_rho
-from dpcore.core.privacy import zcdp_epsilon
+from dpcore.core.odometer import RESET_NOTE, gaussian_rho, zcdp_epsilon_tight
 from dpcore.mechanisms import _INSTANCES, _REGISTRY
 from pages.ui import odometer as odo_ui
 from pages.ui import planner
@@ -108,7 +107,7 @@ def test_explore_sweep_on_an_upload_counts_each_release_once(explore_upload):
     t = odo.totals()
     assert t.basic_epsilon == pytest.approx(3.0) and t.basic_delta == pytest.approx(4e-5)
     rho = 2 * (gaussian_rho(0.5, 1e-5) + gaussian_rho(1.0, 1e-5))
-    assert t.zcdp_rho == pytest.approx(rho) and t.zcdp_epsilon == pytest.approx(zcdp_epsilon(rho, 4e-5))
+    assert t.zcdp_rho == pytest.approx(rho) and t.zcdp_epsilon == pytest.approx(zcdp_epsilon_tight(rho, 4e-5))
     text = _sidebar_text(at)
     assert "(your upload): 6 releases" in text and "Built-in datasets are public" in text
     assert f"| ε | 3 | {t.zcdp_epsilon:.4g} |" in text and "| δ | 4e-05 | 4e-05 |" in text
