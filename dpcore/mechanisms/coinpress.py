@@ -98,10 +98,10 @@ def _sym_power(S: np.ndarray, power: float) -> np.ndarray:
 def clipped_gram(W: np.ndarray, radius: float) -> tuple[np.ndarray, int]:
     """(1/n)Σ wwᵀ over the rows of ``W`` clipped to ‖w‖ ≤ ``radius`` (a per-row map with a public radius), and how
     many rows were clipped (a non-private diagnostic)."""
-    norms = np.linalg.norm(W, axis=1)
+    norms = np.sqrt(np.einsum("ij,ij->i", W, W))
     over = norms > radius
-    W = W.copy()
-    W[over] *= (radius / norms[over])[:, None]
+    if over.any():  # a new array: the caller's W is never modified
+        W = W * np.where(over, radius / np.where(over, norms, 1.0), 1.0)[:, None]
     return W.T @ W / W.shape[0], int(over.sum())
 
 
@@ -210,7 +210,7 @@ class CoinPressCovariance(Mechanism):
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, steps=3, prior_upper=1.0):
         rho = gaussian_mu_rho_for(epsilon, delta)
         rhos = tuple(share * rho for share in budget_split(steps))
-        result = coinpress_covariance(np.array(data.X, dtype=float), rhos, prior_upper, rng, deadline)
+        result = coinpress_covariance(np.asarray(data.X, dtype=float), rhos, prior_upper, rng, deadline)
         ledger = coinpress_ledger(epsilon, delta, rho, steps, data.d)
         diagnostics = {"rho": rho, "rho_steps": list(result.rhos), "radii": list(result.radii),
                        "sigmas": list(result.sigmas), "rows_clipped_per_step": list(result.clipped_rows)}
