@@ -152,19 +152,16 @@ def coinpress_covariance(X: np.ndarray, rhos: tuple[float, ...] | list[float], p
 
 
 def coinpress_ledger(epsilon: float, delta: float, rho: float, steps: int, d: int) -> list[LedgerEntry]:
-    """One entry per step (its ρᵢ; ε, δ are counted once, by the composition) and the composition to (ε, δ)."""
+    """One entry carrying (ε, δ), its note listing ρ and every round's ρᵢ (rounds are not (εᵢ, δᵢ) pieces that add
+    up: they compose in zCDP, so the budget is shown once, where it is spent)."""
     shares = budget_split(steps)
-    gamma = tail_radius(d)
-    entries = [LedgerEntry(f"CoinPress step {i + 1}/{steps}: clip, Gaussian noise on the preconditioned scatter",
-                           0.0, 0.0, note=f"ρ{_sub(i + 1)} = {share * rho:.4g} ({share:.4g}·ρ); radius "
-                                          f"r = min(γ = {gamma:.4g}, ‖M‖₂) from the earlier private steps; "
-                                          "σ = √2·r²/(n√(2ρᵢ)); ε, δ counted in the composition below")
-               for i, share in enumerate(shares)]
-    entries.append(LedgerEntry(f"zCDP composition of the {steps} Gaussian steps → (ε, δ)", epsilon, delta,
-                               note=f"ρ = Σρᵢ = {rho:.4g}: {steps} Gaussian mechanisms are μ-GDP with μ = √(2ρ) "
-                                    "(exact for Gaussian noise, Dong–Roth–Su), converted with the analytic Gaussian "
-                                    "profile (Balle–Wang)"))
-    return entries
+    per_step = ", ".join(f"ρ{_sub(i + 1)} = {share * rho:.4g}" for i, share in enumerate(shares))
+    return [LedgerEntry(f"CoinPress: {steps} round{'s' if steps > 1 else ''} of clip + Gaussian noise (zCDP)",
+                        epsilon, delta,
+                        note=f"ρ = {rho:.4g} = Σρᵢ: {per_step} (last round ¾ when t ≥ 2); σᵢ = √2·rᵢ²/(n√(2ρᵢ)) with "
+                             f"rᵢ = min(γ = {tail_radius(d):.4g}, ‖Mᵢ‖₂) from the earlier rounds' private output; "
+                             "the rounds are μ-GDP with μ = √(2ρ) (exact for Gaussian noise), converted to (ε, δ) "
+                             "by the analytic Gaussian profile")]
 
 
 def _sub(i: int) -> str:
