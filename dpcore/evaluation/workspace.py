@@ -405,10 +405,34 @@ def load_view_data(view: ExploreView, data: bytes | None = None):
                                  missing=ds["dp_missing"], label_rule=schema.label_rule)
 
 
+def declared_read_options(schema: Mapping | None) -> dict | None:
+    """``read_table`` options of the file format a saved schema declares in full (``format`` with no field left
+    ``from_data``): ``{"format": …, "column_names": …}``; None when it declares none (the file is then read with the
+    data settings' choices and detection, and the schema is not public). Privacy review item 9: under a declared
+    format nothing is detected, so no record changes how the others are read (a ragged line is a record of missing
+    cells, never a refusal of the file)."""
+    from ..data.reading import FileFormat
+
+    fmt = (schema or {}).get("format")
+    if not isinstance(fmt, Mapping) or fmt.get("from_data"):
+        return None
+    try:
+        declared = FileFormat.from_dict(dict(fmt))
+    except DPCoreError as exc:
+        raise WorkspaceError(f"the workspace's schema has a bad file format ({exc}); fix its 'format:' or download "
+                             "the workspace again.") from None
+    names = tuple(str(c.get("name")) for c in (schema or {}).get("columns") or [] if isinstance(c, Mapping))
+    return {"format": declared, "column_names": None if declared.header else names}
+
+
 def _read_upload(view: ExploreView, data: bytes):
     from .. import data as dpdata
 
     ds = view.data_settings
+    stem = view.dataset.rsplit(".", 1)[0] if "." in view.dataset else view.dataset
+    declared = declared_read_options(view.schema)
+    if declared is not None:  # the saved schema declares the format: read exactly so, nothing detected
+        return dpdata.read_table(data, name=stem, **declared)
     try:
         opts = {"delimiter": DELIMITERS[ds["dp_csv_delimiter"]], "decimal": DECIMALS[ds["dp_csv_decimal"]],
                 "thousands": THOUSANDS[ds["dp_csv_thousands"]]}
@@ -418,7 +442,6 @@ def _read_upload(view: ExploreView, data: bytes):
     encoding = ds["dp_csv_encoding"]
     if encoding not in ENCODINGS:
         raise WorkspaceError(f"the upload's encoding {encoding!r} is not one of {', '.join(ENCODINGS)}.")
-    stem = view.dataset.rsplit(".", 1)[0] if "." in view.dataset else view.dataset
     return dpdata.read_table(data, name=stem, encoding=None if encoding == "auto" else encoding, **opts)
 
 

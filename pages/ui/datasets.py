@@ -113,7 +113,7 @@ def upload_table():
         return None
     declared = get("schema_declared")  # a loaded schema declaring the format (pages/ui/schema_editor.py)
     fmt = getattr(declared, "format", None)
-    opts = _read_options() if fmt is None else \
+    opts = (_workspace_read_options() or _read_options()) if fmt is None else \
         {"format": fmt, "column_names": None if fmt.header else tuple(declared.names)}  # read as declared
     key = (file_fingerprint(raw), tuple(sorted(opts.items())))
 
@@ -125,6 +125,19 @@ def upload_table():
         return dpcore.data.read_table(raw, name=stem, **opts)
 
     return memo("upload_table", key, read)
+
+
+def _workspace_read_options() -> dict | None:
+    """The declared file format of the loaded workspace's schema for this file name (as ``dpcore run`` reads it),
+    or None: a restored upload is read as its public schema declares, never by detection (privacy review item 9)."""
+    from dpcore.evaluation.workspace import declared_read_options
+    from pages.ui import workspace  # the workspace module builds on this one
+
+    entry = workspace.pending_upload(st.session_state.get("dp_upload_name"))
+    try:
+        return declared_read_options(entry.get("schema")) if entry else None
+    except DPCoreError:  # a bad format: read as the Data page's choices say; the schema is then refused as a misfit
+        return None
 
 
 def upload_table_key() -> tuple | None:
