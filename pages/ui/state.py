@@ -723,6 +723,11 @@ def select_dataset(dataset_id: str, *, fresh: bool = False) -> None:
         store.pop(dataset_id, None)
     if fresh or old != dataset_id:
         ss.update(store.get(dataset_id) or private_defaults(dataset_id))
+    if old == UPLOAD_ID and dataset_id != UPLOAD_ID and ss.get("dp_seed") is not None \
+            and ss.get("dp_seed") in (get("seed_upload"), get("seed_chosen")):
+        # the upload's seed stays with it (restored by _upload_seed on the way back): on built-in data it would reach
+        # the link, the workspace, the chart exports and the cells' seed column (privacy review item 12)
+        _app_sets_seed(DEFAULTS["dp_seed"])
     put("scope_dataset", dataset_id)
     ss.dp_dataset = dataset_id
     if dataset_id == UPLOAD_ID:
@@ -738,7 +743,10 @@ def _upload_seed() -> None:
     another file makes the two files' noise cancel (item 2). So a link's seed (R4-8), the seed the app drew for a
     previous file (R4-9) and the default are replaced by a fresh one."""
     seed = st.session_state.get("dp_seed", DEFAULTS["dp_seed"])
-    if seed == DEFAULTS["dp_seed"]:
+    own = get("seed_chosen") if get("seed_chosen") is not None else get("seed_upload")
+    if seed == DEFAULTS["dp_seed"] and own is not None:  # back on this file from built-in data: its own seed
+        _app_sets_seed(own)
+    elif seed == DEFAULTS["dp_seed"]:
         _draw_upload_seed()
     elif seed == get("seed_typed"):  # set on built-in data before this upload: the user's choice, now this file's
         put("seed_chosen", int(seed))
@@ -750,9 +758,14 @@ def _upload_seed() -> None:
 def _draw_upload_seed() -> None:
     """A fresh seed for the current upload; not a change made by the user (no "set on …" note, R4-4)."""
     seed = fresh_seed()
-    set_state("dp_seed", seed)
+    _app_sets_seed(seed)
     put("seed_upload", seed)
     drop("seed_chosen")
+
+
+def _app_sets_seed(seed: int) -> None:
+    """Set the seed as the app's doing, not the user's (no "set on …" note)."""
+    set_state("dp_seed", seed)
     seen, origins = get("seen"), get("origin")
     if seen is not None:
         seen["dp_seed"] = seed
