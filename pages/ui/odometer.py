@@ -56,6 +56,7 @@ class Book:
     odometers: dict[str, Odometer] = field(default_factory=dict)
     counted: dict[str, set] = field(default_factory=dict)
     reset: set[str] = field(default_factory=set)
+    hashed: tuple[bytes, str] | None = None  #: the upload last hashed and its hash (hashed once per file, not per run)
 
     def first_time(self, upload: str, fingerprint) -> bool:
         """Whether the release ``fingerprint`` is new on ``upload`` (it is then marked counted)."""
@@ -82,7 +83,12 @@ def _book() -> Book:
 def session_upload() -> str | None:
     """The hash of the session's uploaded file (None when there is none)."""
     data = st.session_state.get("dp_upload")
-    return None if data is None else file_fingerprint(data)
+    if data is None:
+        return None
+    book = _book()
+    if book.hashed is None or book.hashed[0] is not data:
+        book.hashed = (data, file_fingerprint(data))
+    return book.hashed[1]
 
 
 def counting_upload() -> str | None:

@@ -383,3 +383,22 @@ def test_a_streamed_sweep_is_counted_as_its_releases_arrive_and_a_cancelled_cell
         assert sweep.cancelled and len([e for e in _odometer(at).entries if e.epsilon > 0]) == 5
     finally:
         sweep.cancel()
+
+
+def test_each_uploaded_file_has_its_own_count_and_the_same_file_again_continues_it():
+    at = _inspect_upload()
+    assert "(your upload): 1 release" in _sidebar_text(at)
+    _use_upload(at, _table(seed=2), "other.csv")  # another file: its own odometer (Inspect releases on it)
+    at.run()
+    _ok(at)
+    book = at.session_state[BOOK]
+    assert sorted(len(o.entries) for o in book.odometers.values()) == [1, 1]
+    _use_upload(at, _table(), "people.csv")  # the first file again: the same release, nothing new
+    at.run()
+    _ok(at)
+    assert sorted(len(o.entries) for o in book.odometers.values()) == [1, 1]
+    at.session_state["dp_insp_eps"] = 2.0  # a new release on the first file: its count goes on
+    at.run()
+    _ok(at)
+    assert sorted(len(o.entries) for o in book.odometers.values()) == [1, 2]
+    assert "(your upload): 2 releases" in _sidebar_text(at)
