@@ -278,3 +278,37 @@ def zcdp_ledger(steps: list[tuple[str, float, str]], rho: float, epsilon: float,
     rows.append(LedgerEntry("ρ-zCDP ⇒ (ε, δ)-DP", epsilon, delta,
                             note=f"ρ = {rho:.6g} = sum of the steps above; {conversion}"))
     return rows
+
+
+def private_radius(norms: np.ndarray, model: ErrorModel, svt_eps: float,
+                   rng: np.random.Generator) -> tuple[int, int, float]:
+    """(j, level k = −j, radius r̃ = min(2ᵏ⁺¹, 1)) from AboveThreshold over the norm levels (ε = ``svt_eps``)."""
+    j = above_threshold(model.queries(clipping_bias_bounds(norm_level_counts(norms, NORM_LEVELS))), svt_eps, rng)
+    return j, -j, min(2.0 ** (-j + 1), 1.0)
+
+
+def clipped_second_moment(data, norms: np.ndarray, radius: float) -> np.ndarray:
+    """Σ clip(x)clip(x)ᵀ for rows clipped to ``radius`` (C itself when nothing can be clipped)."""
+    if radius >= 1.0:
+        return data.C
+    Y = clip_rows(data.X, norms, radius)
+    return Y.T @ Y
+
+
+def laplace_error_model(noisy_trace: float, d: int, epsilon: float, beta: float, neighbouring: str) -> ErrorModel:
+    """AdaptiveLapCov's predicted Frobenius errors (C units, radius 1) at 3ε/4 (the authors' Laplace bounds).
+
+    The direct term is b·ω with b = (L1 sensitivity of the upper triangle)/(3ε/4), the Laplace mechanism's scale
+    (the authors' code omits the 1/ε here and uses √2·d for the sensitivity); the SeparateLapCov terms are theirs
+    (eigenvalue scale 2/(3ε/8) → ×η; eigenvector term ÷ 14), scaled to add/remove by the sensitivity ratio.
+    """
+    from ..core.privacy import l1_sensitivity_upper_triangle
+
+    eps1, beta1 = LAP_COVARIANCE_SHARE * epsilon, LAP_COVARIANCE_SHARE * beta
+    rel = 1.0 if neighbouring == Neighbouring.REPLACE else 0.5
+    nu = wigner_lap_tailbound(d, 0.5 * beta1)
+    return ErrorModel(
+        sep_linear=math.sqrt(8.0 * math.sqrt(2.0) * d * noisy_trace * nu / eps1) / LAP_SEPARATE_ERROR_DIVISOR
+        * math.sqrt(rel),
+        sep_square=4.0 * laplace_tailbound(d, 0.5 * beta1) / eps1 * rel,
+        direct=l1_sensitivity_upper_triangle(d, neighbouring) / eps1 * wigner_lap_fnormbound(d, beta1))

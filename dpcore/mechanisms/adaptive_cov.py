@@ -33,14 +33,12 @@ from ._dong_liang_yi import (
     TRACE_SENSITIVITY,
     TRACE_SHARE,
     ErrorModel,
-    above_threshold,
-    clip_rows,
     clip_to_ceiling,
-    clipping_bias_bounds,
+    clipped_second_moment,
     gauss_cov,
     gaussian_sigma_for_rho,
     gaussian_tailbound,
-    norm_level_counts,
+    private_radius,
     separate_cov,
     svt_epsilon,
     wigner_gauss_fnormbound,
@@ -120,20 +118,16 @@ class AdaptiveCov(Mechanism):
             raise InvalidParameterError("adaptive_cov reads every row's norm; it cannot run on a streamed sample. "
                                         "Load the data in memory or choose a mechanism that needs only C.")
         rho = zcdp_rho_for(epsilon, delta)
-        X = data.X
-        norms = np.linalg.norm(X, axis=1)
+        norms = np.linalg.norm(data.X, axis=1)
         t_tilde = noisy_trace(float(np.sum(norms ** 2)), rho, beta, rng)
         if neighbouring == Neighbouring.REPLACE:
             t_tilde = min(t_tilde, float(data.n))
         t_tilde = max(t_tilde, 1e-16)
         model = error_model(t_tilde, data.d, rho, beta, neighbouring)
-        counts = norm_level_counts(norms, NORM_LEVELS)
         deadline.check("AdaptiveCov's radius search")
-        j = above_threshold(model.queries(clipping_bias_bounds(counts)), svt_epsilon(rho), rng)
-        level = -j
-        radius = min(2.0 ** (level + 1), 1.0)
+        j, level, radius = private_radius(norms, model, svt_epsilon(rho), rng)
         scale = radius ** 2
-        C_clip = data.C if radius >= 1.0 else (lambda Y: Y.T @ Y)(clip_rows(X, norms, radius))
+        C_clip = clipped_second_moment(data, norms, radius)
         use_gauss = model.separate(level) >= model.direct_at(level)
         rho_cov = COVARIANCE_SHARE * rho
         if use_gauss:
