@@ -52,7 +52,9 @@ _WRITE = (
 def chart_script(workspace_text: str, *, metric: str, seed: int | None, data_name: str | None = None) -> str:
     """A Python script that regenerates Explore's ``metric`` chart and the results CSV."""
     title = TITLES.get(metric, metric)
-    usage = "python THIS_FILE.py" + ("" if data_name is None else f" PATH/TO/{data_name}") + \
+    # the file's name goes into the docstring: a quote or backslash in it must not end the string or start an escape
+    shown = None if data_name is None else data_name.replace("\\", "\\\\").replace('"', '\\"')
+    usage = "python THIS_FILE.py" + ("" if shown is None else f" PATH/TO/{shown}") + \
         ("" if seed is not None else " --seed N")
     return (
         "#!/usr/bin/env python3\n"
