@@ -57,6 +57,8 @@ def test_the_odometer_counts_an_explore_sweep_on_an_upload_and_resets(page: Page
     sidebar = page.locator('[data-testid="stSidebar"]')
     expect(sidebar.get_by_text("no upload in this session")).to_be_visible()
     wait_idle(page)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.screenshot(path=str(SHOT_DIR / "odometer_builtin_page.png"))  # built-in data: one line under the links
     sidebar.get_by_role("link", name="Data").click()
     expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
