@@ -36,7 +36,8 @@ GUARANTEE_COLORS = {Guarantee.PURE: "green", Guarantee.APPROX: "blue", Guarantee
                     Guarantee.CLAIMED_INVALID: "red", Guarantee.NONE: "gray"}
 #: Colours of private mechanisms: no reds or pinks (red means NOT PRIVATE), no greys (greys are the references).
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#393b79",
-            "#637939", "#3182bd", "#31a354", "#7b4173", "#756bb1", "#8ca252")
+            "#637939", "#3182bd", "#31a354", "#7b4173", "#756bb1", "#8ca252", "#6baed6", "#fd8d3c", "#bd9e39",
+            "#9e9ac8", "#74c476", "#e7969c")
 #: Claimed-invalid exhibits: red, dashed, an x marker (two shades and dash patterns tell two of them apart).
 INVALID_STYLES = (("#d62728", "dash"), ("#a50f15", "dashdot"), ("#ef3b2c", "longdash"))
 #: Reference curves: neutral greys (non-private PCA, the random subspace).
