@@ -77,12 +77,22 @@ def status_slot():
     return getattr(_run, "status", None)
 
 
+#: The odometer's line when the session has no upload (built-in data only).
+ODOMETER_NO_UPLOAD = (":material/speed: Privacy odometer: no upload in this session. Built-in datasets are public: "
+                      "releases on them are not counted.")
+
+
 def _odometer() -> None:
-    """The privacy odometer of the session's upload under the links (:mod:`pages.ui.odometer`, imported only now:
-    the links are drawn first). Drawn before the page runs; a release the page counts redraws it."""
+    """The privacy odometer of the session's upload under the links (:mod:`pages.ui.odometer`), drawn before the page
+    runs; a release the page counts redraws it. Without an upload, one line — and no import of dpcore here, so a
+    cold server's first page still paints its heading before numpy and plotly load (issue 33 item 8)."""
+    slot = getattr(_run, "odometer", None) or st.sidebar
+    if st.session_state.get("dp_upload") is None:
+        slot.caption(ODOMETER_NO_UPLOAD)
+        return
     from pages.ui import odometer
 
-    odometer.sidebar(getattr(_run, "odometer", None))
+    odometer.sidebar(slot)
 
 
 def _declare() -> st.Page:

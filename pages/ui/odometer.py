@@ -280,7 +280,7 @@ def sidebar(slot=None) -> None:
     with slot if slot is not None else st.sidebar:
         upload = session_upload()
         if upload is None:
-            st.caption(f":material/speed: Privacy odometer: no upload in this session. {PUBLIC_NOTE}")
+            st.caption(nav.ODOMETER_NO_UPLOAD)
             return
         head = st.empty()
         with st.expander("Totals, releases, reset", icon=":material/tune:"):

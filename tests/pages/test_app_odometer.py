@@ -402,3 +402,25 @@ def test_each_uploaded_file_has_its_own_count_and_the_same_file_again_continues_
     _ok(at)
     assert sorted(len(o.entries) for o in book.odometers.values()) == [1, 2]
     assert "(your upload): 2 releases" in _sidebar_text(at)
+
+
+def test_without_an_upload_the_sidebar_line_needs_no_heavy_import(monkeypatch):
+    """The odometer is drawn before the page runs: without an upload it must not import dpcore (through
+    pages.ui.odometer), or a cold server's first heading waits for numpy and plotly (issue 33 item 8)."""
+    import sys
+
+    from _session_stub import SessionStub
+
+    from pages.ui import nav
+
+    lines = []
+
+    class Slot:
+        def caption(self, text):
+            lines.append(text)
+
+    monkeypatch.setattr(nav.st, "session_state", SessionStub())
+    monkeypatch.setattr(nav._run, "odometer", Slot(), raising=False)
+    monkeypatch.setitem(sys.modules, "pages.ui.odometer", None)  # importing it now raises ImportError
+    nav._odometer()
+    assert lines == [nav.ODOMETER_NO_UPLOAD] and "Built-in datasets are public" in lines[0]
