@@ -382,7 +382,7 @@ def _utility_advisor(dataset, prepared) -> None:
         curve = _run_advisor(dataset, settings)
         if curve is not None:
             ui.put("adv_result", (key, curve))
-            odometer.count_runs(settings["mechanism"], [(settings["epsilon"], int(curve["n_ok"].sum()))],
+            odometer.count_runs(settings["mechanism"], [(settings["epsilon"], int(curve.attrs["runs"]))],
                                 settings["delta"], settings["neighbouring"], "clipping advisor (NOT private)", key,
                                 private=False)  # on an upload only
     result = ui.get("adv_result")
