@@ -358,9 +358,12 @@ if ui.held_out_caption(prepared):
 with st.expander("Downloads", icon=":material/download:"):
     # every payload is a callable: it is only built when the user clicks (nothing is serialised per rerun)
     name = export.sweep_dataset(frame) or ui.current_dataset_name()  # the data the shown sweep ran on
+    # an upload's seeds are never written to a file (the shown sweep may be an upload's after a switch of data)
+    uploaded = cfg.dataset == ui.UPLOAD_ID or name not in dpcore.data.dataset_ids()
     d1, d2 = st.columns(2)
     with d1:
-        export.csv_button(lambda: results_csv(frame), label="Sweep results (CSV)", name_parts=("sweep", name),
+        export.csv_button(lambda: results_csv(frame, upload=uploaded), label="Sweep results (CSV)",
+                          name_parts=("sweep", name),
                           key="explore_dl_csv",
                           help="One row per release. The metric columns (and n, the rows that reached the "
                                "mechanisms) are computed on the true data: an evaluation, not a private release "
@@ -370,7 +373,9 @@ with st.expander("Downloads", icon=":material/download:"):
                                "file is the one `dpcore run` writes from the workspace, byte for byte.")
     preprocessing = ui.preprocess_options()
     d2.download_button("Run configuration (YAML)",
-                       lambda: config_yaml(shown_config.as_dict(), dataset=name, preprocessing=preprocessing),
+                       lambda: config_yaml({**shown_config.as_dict(), **({"seed": None} if uploaded else {})},
+                                           dataset=name, preprocessing={
+                                               **preprocessing, **({"random_state": None} if uploaded else {})}),
                        file_name=export_filename("sweep", name, ext="yaml"), mime="application/x-yaml",
                        on_click="ignore", key="explore_dl_yaml")
     ws_text = workspace.download_bytes().decode("utf-8")  # built in this run: a callable runs outside the session

@@ -11,6 +11,7 @@ from dpcore.evaluation.metrics import METRIC_LABELS, evaluation_split
 from dpcore.evaluation.reporting import band_table, run_guarantees, short_name
 from dpcore.evaluation.sweep import SweepConfig, count_cells
 from dpcore.evaluation.theory import family_for, guide_range, sample_size_guides, scaling_guide
+from dpcore.evaluation.workspace import results_csv
 from dpcore.explain.display import format_delta
 from dpcore.vocabulary import Band, Neighbouring
 from pages import ui
@@ -207,9 +208,11 @@ with st.expander("Downloads", icon=":material/download:"):
                                       band=Band.from_label(cfg.band), sample_size=True)
     export.figure_buttons(fig, caption=ss_caption, label="Chart", key="ss_dl_fig",
                           name_parts=("sample_size", dataset_name, export.METRIC_SLUGS.get(metric, metric)))
-    export.csv_button(lambda: frame.to_csv(index=False), label="Sample-size sweep results (CSV)",
+    uploaded = cfg.dataset == ui.UPLOAD_ID or dataset_name not in dpcore.data.dataset_ids()
+    export.csv_button(lambda: results_csv(frame, upload=uploaded), label="Sample-size sweep results (CSV)",
                       name_parts=("sample_size_sweep", dataset_name), key="ss_dl_csv",
-                      help="One row per release: mechanism, subsample size n, trial and every utility measure.")
+                      help="One row per release: mechanism, subsample size n, trial and every utility measure "
+                           "(runtime_s empty; on an upload the seed column too: its seeds are never written).")
 
 st.subheader("Theory for this data (k = 1 results)")
 rows = sample_size_guides(prepared.eigenvalues, prepared.n, prepared.d, cfg.ss_eps, cfg.delta)

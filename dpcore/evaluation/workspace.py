@@ -372,13 +372,17 @@ def explore_configs(mechanisms: tuple[str, ...] | list[str], epsilons: tuple[flo
     return config, (SweepConfig(mechanisms=refs, epsilons=(1.0,), **common) if refs else None)
 
 
-def results_csv(frame: pd.DataFrame) -> str:
+def results_csv(frame: pd.DataFrame, *, upload: bool = False) -> str:
     """The results CSV of a sweep (Explore's download and ``dpcore run``'s ``results.csv``): one row per release.
     ``runtime_s`` is left empty: wall time differs between runs, and this file is the reproducible record (the
-    column stays, so the file still loads as a sweep CSV)."""
+    column stays, so the file still loads as a sweep CSV). For an ``upload`` the ``seed`` column is empty too: with
+    a cell's seed and its release the noise could be replayed and removed, so an upload's seeds are never written to a
+    file (privacy review item 12; the user gives the seed to ``dpcore run --seed``)."""
     out = frame.copy()
     if "runtime_s" in out:
         out["runtime_s"] = float("nan")
+    if upload and "seed" in out:
+        out["seed"] = float("nan")
     return out.to_csv(index=False)
 
 
@@ -555,7 +559,7 @@ def write_outputs(run: ExploreRun, out: str | Path, *, metrics: Sequence[str] | 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     target = out / csv_name(run.view)
-    target.write_bytes(results_csv(run.frame).encode("utf-8"))
+    target.write_bytes(results_csv(run.frame, upload=run.view.upload).encode("utf-8"))
     written, notes = [str(target)], []
     if not figures:
         return written, notes

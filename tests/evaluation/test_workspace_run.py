@@ -8,6 +8,7 @@ The page side (Explore's own CSV download against ``dpcore run``) is in tests/pa
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -69,7 +71,7 @@ def _upload_workspace(data: bytes, name: str = "visits.csv") -> dict:
 
 def _library_csv(workspace: dict, data: bytes | None = None, seed: int | None = None, name: str | None = None) -> str:
     view = ws.explore_view(ws.parse(ws.to_text(workspace)), seed=seed, data_name=name)
-    return ws.results_csv(ws.run_view(view, data).frame)
+    return ws.results_csv(ws.run_view(view, data).frame, upload=view.upload)
 
 
 def _cli(tmp_path: Path, workspace: dict | str, *args: str, capsys=None) -> tuple[int, str]:
@@ -108,6 +110,12 @@ def test_cli_csv_on_an_upload_with_its_saved_schema(tmp_path, capsys):
     written = (tmp_path / "out" / "sweep_visits.csv").read_bytes()
     assert written == _library_csv(_upload_workspace(data), data, seed=5, name="visits.csv").encode()
     assert b"visits.csv,laplace" in written and b"True" in written  # every step private: the schema is public
+    # an upload's cell seeds are never written (with a seed and a release the noise could be replayed); a
+    # built-in dataset's are
+    frame = pd.read_csv(io.BytesIO(written))
+    assert frame["seed"].isna().all() and frame["runtime_s"].isna().all()
+    builtin = pd.read_csv(io.StringIO(ws.results_csv(pd.DataFrame({"seed": [7], "runtime_s": [0.1]}))))
+    assert builtin["seed"].tolist() == [7]
 
 
 def test_without_a_seed_an_upload_gets_a_fresh_one_and_says_so(tmp_path, capsys):

@@ -126,6 +126,14 @@ def test_explore_csv_equals_dpcore_run_on_an_upload_with_its_saved_schema(tmp_pa
     (tmp_path / "visits.csv").write_bytes(data)
     assert page == _cli_csv(tmp_path, at, "--data", str(tmp_path / "visits.csv"), "--seed", str(seed))
     assert b"False" not in page  # the saved schema is public: every release is end-to-end private
+    # no file carries the upload's seeds: the CSV's seed column is empty, the run configuration's seed is null
+    import io
+
+    import pandas as pd
+
+    assert pd.read_csv(io.BytesIO(page))["seed"].isna().all()
+    config = yaml.safe_load(deferred["sweep_visits.yaml"]())
+    assert config["sweep"]["seed"] is None and str(seed) not in deferred["sweep_visits.yaml"]()
     script = deferred["explore_visits_captured_variance.py"]()
     assert "SEED = None" in script and f"SEED = {seed}" not in script and "visits.csv" in script
     for line in data.decode().splitlines()[1:]:
