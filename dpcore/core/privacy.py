@@ -202,7 +202,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 
 
 def zcdp_delta(rho: float, epsilon: float) -> float:
-    """δ such that ρ-zCDP implies (ε, δ)-DP, by the tight conversion of Canonne, Kamath & Steinke (2020, Cor. 13 of Prop. 12).
+    """δ such that ρ-zCDP implies (ε, δ)-DP: the tight conversion of Canonne, Kamath & Steinke (2020, Cor. 13).
 
     δ = inf over α > 1 of exp((α−1)(αρ − ε)) / (α − 1) · (1 − 1/α)^α. Every α gives a valid bound; the optimum
     solves (2α − 1)ρ − ε + ln(1 − 1/α) = 0 (the derivative of the log), found by bisection. Never worse than the
