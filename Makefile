@@ -27,8 +27,8 @@ PEERS_STAMP := $(PEERS_VENV)/.installed
 $(PEERS_STAMP): pyproject.toml
 	rm -rf $(PEERS_VENV)
 	$(PY) -m venv $(PEERS_VENV)
-	$(PEERS_VENV)/bin/pip install -qq --disable-pip-version-check --no-compile $$($(PY) -c 'import shlex, tomllib; \
-	  print(" ".join(map(shlex.quote, tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["peers"])))')
+	$(PY) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["peers"]))' \
+	  | $(PEERS_VENV)/bin/pip install -qq --disable-pip-version-check --no-compile -r /dev/stdin
 	touch $(PEERS_STAMP)
 
 .PHONY: venv run test test-fast e2e lint chromium bench lock clean peers test-peers

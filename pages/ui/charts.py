@@ -148,7 +148,7 @@ def trace_style(mid: str, guarantee: str | None = None) -> TraceStyle:
     if style is None and mid.startswith("peer:"):  # OpenDP/diffprivlib (dpcore.peers): dotted, drawn as not private
         name = dpcore.get_mechanism(mid).name
         color = "#6a3d9a" if mid.endswith("opendp") else "#b15928"
-        return TraceStyle(f"{name} · sampler fails law test", color, "dot", 2.5, "diamond",
+        return TraceStyle(f"{name.split()[0]} · fails law test", color, "dot", 2.5, "diamond",
                           f"{name}<br>claims ε-DP; its sampler draws another law: NOT private", True, False)
     if style is None:  # not a registered mechanism: a neutral line under its own name
         return TraceStyle(mid, "#555555", "solid", 2.0, "circle", mid, False, False)
@@ -808,7 +808,7 @@ def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:
     """One line per mechanism with releases carrying a warning status: which, in how many, and what it means."""
     lines = []
     for mid, (kinds, total) in warning_counts(frame).items():
-        name = short_name(mid) if mid in dpcore.mechanism_ids() else mid
+        name = short_name(mid) if mid in dpcore.mechanism_ids() or mid.startswith("peer:") else mid
         meaning = "; ".join(WARNING_MEANINGS.get(kind, "see the message column") for kind in kinds)
         lines.append(f"**{name}**: {warning_text(kinds, total)} — {meaning}.")
     return lines
