@@ -19,6 +19,7 @@ still cost what they cost (:data:`RESET_NOTE`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..exceptions import InvalidParameterError
@@ -33,6 +34,7 @@ RESET_NOTE = ("resetting forgets the count; nothing is refunded: every release m
 RHO_GAUSSIAN = "Gaussian noise: ρ = Δ²/(2σ²)"
 RHO_ZCDP_CALIBRATED = "calibrated through zCDP: ρ(ε, δ)"
 RHO_PURE = "pure ε-DP: ρ = ε²/2"
+RHO_DECLARED = "declared by the mechanism (its Gaussian or zCDP-calibrated steps)"
 
 #: Mechanisms whose output does not depend on the data (0-DP): a sweep's reference line, not counted.
 DATA_INDEPENDENT = frozenset({"random"})
@@ -101,10 +103,15 @@ def gaussian_rho(epsilon: float, delta: float, calibration: str = "analytic") ->
 
 
 def ledger_entry_rho(entry: LedgerEntry, *, mechanism: str | None = None, guarantee: str | None = None,
-                     options: dict | None = None, preprocessing: bool = False) -> tuple[float | None, str]:
+                     options: dict | None = None, preprocessing: bool = False,
+                     declared: float | None = None) -> tuple[float | None, str]:
     """(ρ, how) of one ledger step, or (None, "") when it has no exact zCDP conversion."""
     if entry.epsilon <= 0 and entry.delta <= 0:
         return 0.0, "free"
+    if declared is not None:  # the mechanism's own exact ρ for the whole release (Mechanism.zcdp_rho)
+        return float(declared), RHO_DECLARED
+    if entry.rho is not None and entry.private:
+        return float(entry.rho), RHO_DECLARED
     if preprocessing:
         calibration = _GAUSSIAN_STEPS.get(entry.step)
         if calibration is not None and entry.delta > 0:
@@ -128,6 +135,17 @@ class Odometer:
     #: Preprocessing already counted (keys given to :meth:`record_release` / :meth:`record_sweep`): a DP mean is
     #: released once per preprocessing run, however many releases then use the centred data.
     counted_preprocessing: set = field(default_factory=set)
+    #: ``(mechanism, ε, δ, *, n, d, neighbouring, options) → ρ | None``: a release's exact ρ from its public settings
+    #: (:func:`dpcore.mechanisms.release_rho`, given by the caller: this layer does not import the mechanisms).
+    rho_of: Callable[..., float | None] | None = None
+
+    def _declared(self, mechanism: str, epsilon: float, delta: float, *, n=None, d=None, neighbouring=None,
+                  options: dict | None = None) -> float | None:
+        if self.rho_of is None:
+            return None
+        n = None if n is None or (isinstance(n, float) and math.isnan(n)) else int(n)
+        d = None if d is None or (isinstance(d, float) and math.isnan(d)) else int(d)
+        return self.rho_of(mechanism, epsilon, delta, n=n, d=d, neighbouring=neighbouring, options=options)
 
     def record(self, epsilon: float, delta: float, relation: str, what: str, *, rho: float | None = None,
                rho_source: str = "", private: bool = True) -> OdometerEntry:
@@ -177,7 +195,8 @@ class Odometer:
         """Count ``count`` releases of ``mechanism`` at (ε, δ) made inside one computation that keeps no release
         objects (a planner's simulated releases, an advisor's trials); ρ as in :func:`ledger_entry_rho`."""
         rho, how = ledger_entry_rho(LedgerEntry(mechanism, epsilon, delta), mechanism=mechanism, guarantee=guarantee,
-                                    options=options)
+                                    options=options, declared=self._declared(mechanism, epsilon, delta, options=options,
+                                                                             neighbouring=relation))
         return [self.record(epsilon, delta, relation, f"{what}: {mechanism}", rho=rho, rho_source=how,
                             private=private) for _ in range(int(count))]
 
@@ -188,10 +207,14 @@ class Odometer:
         private = bool(release.is_private)
         out = self.record_preprocessing(release.preprocessing, release.neighbouring, what, preprocessing_key,
                                         private=private)
+        eps_total, delta_total = release.budget_spent
+        declared = self._declared(release.mechanism, eps_total, delta_total, n=release.n, d=release.d,
+                                  neighbouring=release.neighbouring, options=release.options)
         for entry in release.ledger:
             if entry.epsilon > 0 or entry.delta > 0 or not out:
                 rho, how = ledger_entry_rho(entry, mechanism=release.mechanism, guarantee=release.guarantee,
-                                            options=release.options)
+                                            options=release.options, declared=declared)
+                declared = None if declared is None else 0.0  # the release's ρ goes with its first step
                 out.append(self.record(entry.epsilon, entry.delta, release.neighbouring,
                                        f"{what}: {release.mechanism}: {entry.step}", rho=rho, rho_source=how,
                                        private=private))
@@ -217,8 +240,12 @@ class Odometer:
                                        rho=0.0, rho_source="not private", private=False))
                 continue
             step = LedgerEntry(str(row.mechanism), float(row.epsilon), float(row.delta))
-            rho, how = ledger_entry_rho(step, mechanism=row.mechanism, guarantee=row.guarantee,
-                                        options=(mechanism_options or {}).get(row.mechanism))
+            options = (mechanism_options or {}).get(row.mechanism)
+            rho, how = ledger_entry_rho(step, mechanism=row.mechanism, guarantee=row.guarantee, options=options,
+                                        declared=self._declared(str(row.mechanism), float(row.epsilon),
+                                                                float(row.delta), n=getattr(row, "n", None),
+                                                                d=getattr(row, "d", None),
+                                                                neighbouring=row.neighbouring, options=options))
             private = bool(getattr(row, "end_to_end_private", True))
             out.append(self.record(row.epsilon, row.delta, row.neighbouring, f"{what}: {row.mechanism}", rho=rho,
                                    rho_source=how, private=private))

@@ -28,7 +28,9 @@ class LedgerEntry:
     """One step of a privacy budget ledger.
 
     ``private=False`` marks a data-dependent step that is *not* differentially private (e.g. empirical
-    centring); such a step voids the end-to-end guarantee and the UI shows it in red.
+    centring); such a step voids the end-to-end guarantee and the UI shows it in red. ``rho`` is the step's exact
+    zCDP cost where the mechanism knows it (a Gaussian step: Δ²/(2σ²); a step calibrated in zCDP: its ρ); the
+    session odometer composes those in zCDP (:mod:`dpcore.core.odometer`). (ε, δ) stays the step's guarantee.
     """
 
     step: str
@@ -36,10 +38,14 @@ class LedgerEntry:
     delta: float = 0.0
     private: bool = True
     note: str = ""
+    rho: float | None = None
 
     def as_dict(self) -> dict:
-        return {"step": self.step, "epsilon": self.epsilon, "delta": self.delta,
-                "private": self.private, "note": self.note}
+        out = {"step": self.step, "epsilon": self.epsilon, "delta": self.delta,
+               "private": self.private, "note": self.note}
+        if self.rho is not None:
+            out["rho"] = self.rho
+        return out
 
 
 class Diagnostics(dict):

@@ -11,7 +11,8 @@ import importlib
 import pkgutil
 
 from ..core.privacy import GUARANTEES
-from ..exceptions import UnknownNameError
+from ..exceptions import InvalidParameterError, UnknownNameError
+from ..vocabulary import Neighbouring
 from .base import Mechanism, MechanismOutput, Param, Release
 
 _REGISTRY: dict[str, type[Mechanism]] = {}
@@ -63,6 +64,24 @@ def get_mechanism(mechanism_id: str) -> Mechanism:
     return _INSTANCES[mechanism_id]
 
 
+def release_rho(mechanism_id: str, epsilon: float, delta: float, *, n: int | None = None, d: int | None = None,
+                neighbouring: str | None = None, options: dict | None = None) -> float | None:
+    """The exact zCDP ρ of one release of ``mechanism_id`` (:meth:`Mechanism.zcdp_rho`), or None: unknown id,
+    no exact ρ, or settings it needs (n, d) missing. For the session odometer
+    (:class:`dpcore.core.odometer.Odometer`)."""
+    _discover()
+    cls = _REGISTRY.get(str(mechanism_id))
+    if cls is None or epsilon is None or not epsilon > 0:
+        return None
+    mech = get_mechanism(cls.id)
+    try:
+        return mech.zcdp_rho(float(epsilon), float(delta), n=None if n is None else int(n),
+                             d=None if d is None else int(d), neighbouring=neighbouring or Neighbouring.REPLACE,
+                             options=mech.validate_options(dict(options or {})))
+    except (InvalidParameterError, TypeError, ValueError):  # settings it cannot price: no exact ρ (basic only)
+        return None
+
+
 def list_mechanisms() -> list[Mechanism]:
     """All mechanism instances in display order."""
     return [get_mechanism(m) for m in mechanism_ids()]
@@ -77,4 +96,5 @@ __all__ = [
     "list_mechanisms",
     "mechanism_ids",
     "register",
+    "release_rho",
 ]

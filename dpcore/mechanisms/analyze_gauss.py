@@ -41,6 +41,10 @@ class AnalyzeGauss(Mechanism):
               "'classical' (√(2 ln(1.25/δ))·Δ₂/ε, ε ≤ 1 only).", kind="choice", choices=("analytic", "classical")),
     )
 
+    def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
+        """One Gaussian step: ρ = Δ²/(2σ²), scale-free in Δ."""
+        return 1.0 / (2.0 * gaussian_sigma(epsilon, delta, 1.0, options.get("calibration", "analytic")) ** 2)
+
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, calibration="analytic"):
         l2 = l2_sensitivity_upper_triangle(neighbouring)
         sigma = gaussian_sigma(epsilon, delta, l2, calibration)

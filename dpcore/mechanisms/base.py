@@ -245,6 +245,13 @@ class Mechanism(ABC):
         """The guarantee of a release with these settings (e.g. PPCA is exact for k = 1)."""
         return self.guarantee
 
+    def zcdp_rho(self, epsilon: float, delta: float, *, n: int | None, d: int, neighbouring: str,
+                 options: dict) -> float | None:
+        """The exact zCDP cost ρ of one release with these public settings, where the mechanism's privacy is a
+        composition of Gaussian steps or is calibrated in zCDP (the session odometer composes it); None otherwise.
+        ``n`` is None where it is not public."""
+        return None
+
     def counterexample_delta(self, epsilon: float, options: dict | None = None) -> float | None:
         """For claimed-invalid mechanisms: the δ below which the claim provably fails at this ε."""
         return None

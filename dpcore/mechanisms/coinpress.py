@@ -204,6 +204,10 @@ class CoinPressCovariance(Mechanism):
               "give less only from public knowledge.", kind="float", low=1e-8, high=1.0),
     )
 
+    def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
+        """Its t Gaussian rounds share ρ = gaussian_mu_rho_for(ε, δ)."""
+        return gaussian_mu_rho_for(epsilon, delta)
+
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, steps=3, prior_upper=1.0):
         rho = gaussian_mu_rho_for(epsilon, delta)
         rhos = tuple(share * rho for share in budget_split(steps))

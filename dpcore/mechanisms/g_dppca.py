@@ -124,6 +124,10 @@ class GDPPCA(Mechanism):
     #: Sensitivity of K's upper triangle for m pairs (overridden only by the audit's under-noised mutant).
     sensitivity = staticmethod(kendall_l2_sensitivity)
 
+    def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
+        """One Gaussian step: ρ = Δ²/(2σ²), scale-free in Δ."""
+        return 1.0 / (2.0 * gaussian_sigma(epsilon, delta, 1.0, options.get("calibration", "analytic")) ** 2)
+
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, calibration="analytic"):
         deadline.check("g-DPPCA pairing")
         K_hat, sigma = noisy_kendall(data.X, epsilon, delta, rng, calibration, self.sensitivity)

@@ -10,7 +10,7 @@ import math
 
 from ..core._validation import check_delta, check_epsilon, check_int
 from ..core.noise import symmetric_gaussian
-from ..core.privacy import LedgerEntry
+from ..core.privacy import LedgerEntry, l2_sensitivity_upper_triangle
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Guarantee, Neighbouring
 from . import register
@@ -69,6 +69,13 @@ class ModSulq(Mechanism):
             raise InvalidParameterError(
                 f"MOD-SULQ's tail bound needs (d² + d)/(2δ√(2π)) ≥ e²; with d = {d} lower δ below "
                 f"{(d * d + d) / (2.0 * math.sqrt(2.0 * math.pi) * math.e**2):.3g}.")
+
+    def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
+        """Gaussian noise of s.d. nβ on C: ρ = Δ₂²/(2(nβ)²), Δ₂ the L2 sensitivity of C's upper triangle."""
+        if n is None:
+            return None
+        sigma = n * mod_sulq_beta(d, n, epsilon, delta, exact=bool(options.get("exact_beta", False)))
+        return l2_sensitivity_upper_triangle(neighbouring) ** 2 / (2.0 * sigma * sigma)
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, exact_beta=False):
         beta = mod_sulq_beta(data.d, data.n, epsilon, delta, exact=exact_beta)

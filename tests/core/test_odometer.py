@@ -170,3 +170,44 @@ def test_the_zcdp_column_is_the_tight_conversion(rho, delta):
     assert zcdp_delta(rho, eps) <= delta  # valid: ρ-zCDP implies (ε, δ)-DP at the ε shown
     assert zcdp_delta(rho, eps * (1 - 1e-6)) > delta  # and the smallest such ε (to the bisection's precision)
     assert eps < zcdp_epsilon(rho, delta)  # tighter than Bun & Steinke's ρ + 2√(ρ ln(1/δ))
+
+
+# ------------------------------------------------------------------ exact ρ declared by the mechanisms
+def _noise_rho(release, sensitivity: float) -> float:
+    sigma = release.diagnostics["sigma"]
+    return sensitivity**2 / (2 * sigma**2)
+
+
+def test_mechanisms_declare_the_rho_of_their_gaussian_noise(wine):
+    """Mechanism.zcdp_rho is Δ²/(2σ²) of the noise each release actually drew (MOD-SULQ: σ = nβ on C; g-DPPCA:
+    Δ = √2/m on K), so the odometer's zCDP column is exact where it used to say 'basic only'."""
+    from dpcore.mechanisms import release_rho
+
+    mod = get_mechanism("mod_sulq").release(wine, 2, 1.0, 1e-5, random_state=1)
+    sigma = wine.n * mod.diagnostics["beta"]
+    assert release_rho("mod_sulq", 1.0, 1e-5, n=wine.n, d=wine.d, neighbouring="replace") == pytest.approx(
+        2.0 / (2 * sigma**2), rel=1e-9)
+    assert release_rho("mod_sulq", 1.0, 1e-5, n=None, d=wine.d) is None  # n not public: no exact ρ
+    g = get_mechanism("g_dppca").release(wine, 2, 1.0, 1e-5, random_state=1)
+    m = g.diagnostics["pairs"]
+    assert release_rho("g_dppca", 1.0, 1e-5, n=wine.n, d=wine.d) == pytest.approx(
+        _noise_rho(g, math.sqrt(2) / m), rel=1e-9)
+    assert release_rho("laplace", 1.0, 0.0) is None and release_rho("no_such_mechanism", 1.0, 1e-5) is None
+
+
+def test_a_sweep_with_mod_sulq_has_a_zcdp_total_when_the_mechanisms_are_asked(wine):
+    from dpcore.evaluation.sweep import run_sweep
+    from dpcore.mechanisms import release_rho
+
+    frame = run_sweep(wine, mechanisms=["mod_sulq", "analyze_gauss"], epsilons=[1.0], deltas=[1e-5], ks=[2],
+                      trials=2, seed=1)
+    plain = Odometer()
+    plain.record_sweep(frame, "Explore")
+    assert plain.totals().zcdp_rho is None  # without the mechanisms' ρ: basic only
+    asked = Odometer(rho_of=release_rho)
+    asked.record_sweep(frame, "Explore")
+    want = 2 * (release_rho("mod_sulq", 1.0, 1e-5, n=wine.n, d=wine.d) + gaussian_rho(1.0, 1e-5))
+    assert asked.totals().zcdp_rho == pytest.approx(want, rel=1e-9)
+    release = get_mechanism("mod_sulq").release(wine, 2, 1.0, 1e-5, random_state=2)
+    [entry] = Odometer(rho_of=release_rho).record_release(release, "Inspect")
+    assert entry.rho == pytest.approx(release_rho("mod_sulq", 1.0, 1e-5, n=wine.n, d=wine.d), rel=1e-12)
