@@ -27,6 +27,9 @@ from ..vocabulary import Guarantee, ReleaseStatus
 from ._validation import check_neighbouring
 from .privacy import LedgerEntry, gaussian_sigma, zcdp_delta, zcdp_epsilon, zcdp_rho
 
+#: The statuses of a release that ran on the data and is counted: its output, ⊥, or the fact that it was capped.
+COUNTED_STATUSES = (ReleaseStatus.OK, ReleaseStatus.BOTTOM, ReleaseStatus.TIMEOUT)
+
 RESET_NOTE = ("resetting forgets the count; nothing is refunded: every release made so far still cost what it cost, "
               "and an adversary who saw those releases still knows what they revealed.")
 
@@ -223,11 +226,13 @@ class Odometer:
     def record_sweep(self, frame, what: str, *, preprocessing=(), preprocessing_key=None,
                      mechanism_options: dict | None = None) -> list[OdometerEntry]:
         """Count every release of a sweep frame (:func:`~dpcore.evaluation.sweep.run_sweep`): each row whose
-        mechanism ran (status ok or ⊥; a time-out or error published nothing) is one release at its (ε, δ), plus
+        mechanism ran on the data (status ok, ⊥ or capped: when a release stops at the time cap depends on the data,
+        and the page shows that it did, so a capped release is counted too; an error published nothing) is one
+        release at its (ε, δ), plus
         the data's budget-spending preprocessing once. A mechanism's ρ is exact as in :func:`ledger_entry_rho`;
         for a pure mechanism ε²/2 bounds the ρ of its steps, whose ε add up to the row's ε."""
         out = []
-        rows = frame[frame["status"].isin((ReleaseStatus.OK, ReleaseStatus.BOTTOM))]
+        rows = frame[frame["status"].isin(COUNTED_STATUSES)]
         if len(rows):
             private = bool(rows["end_to_end_private"].all()) if "end_to_end_private" in rows else True
             out += self.record_preprocessing(preprocessing, str(rows["neighbouring"].iloc[0]), what,

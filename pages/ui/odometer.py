@@ -7,7 +7,7 @@ Where releases are counted — once, when computed; a rerun that shows a stored 
 
 * sweeps (Explore, Sample size, Explore's what-if panel; :mod:`pages.ui.sweep`): :func:`watch_sweep` when a sweep is
   submitted marks the cells it reused from the session's cell cache (computed, and counted, before); :func:`tally_sweep`
-  after the page collected finished cells counts each new one once (status ok or ⊥; a time-out or an error published
+  after the page collected finished cells counts each new one once (status ok, ⊥ or capped; an error published
   nothing);
 * Inspect: :func:`count_release` right after the mechanism released (its stored release is shown on reruns), and
   :func:`count_ledger` when its private pictures are released;
@@ -31,9 +31,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import dpcore
-from dpcore.core.odometer import RESET_NOTE, Odometer
+from dpcore.core.odometer import COUNTED_STATUSES, RESET_NOTE, Odometer
 from dpcore.explain.display import format_delta
-from dpcore.vocabulary import ReleaseStatus
 from pages.ui import nav
 from pages.ui.datasets import file_fingerprint
 from pages.ui.state import UPLOAD_ID, get, put
@@ -134,8 +133,8 @@ def tally_sweep(sweep) -> int:
         if not fresh:
             continue
         tally.seen.update((name, i) for i in fresh)
-        # a cell that ran (ok or ⊥) and was not counted before: a time-out or an error published nothing
-        released = {i: row for i, row in fresh.items() if row["status"] in (ReleaseStatus.OK, ReleaseStatus.BOTTOM)
+        # a cell that ran on the data (ok, ⊥ or capped) and was not counted before: an error published nothing
+        released = {i: row for i, row in fresh.items() if row["status"] in COUNTED_STATUSES
                     and book.first_time(tally.upload, plan.cell_key(i))}
         if not released:
             continue

@@ -139,6 +139,10 @@ def test_a_sweep_counts_every_release_that_ran(wine):
     frame.loc[frame["mechanism"] == "laplace", "status"] = "error"
     odo.record_sweep(frame, "Explore")
     assert len(odo.entries) - counted == 6 + 6  # a failed cell published nothing
+    counted = len(odo.entries)
+    frame.loc[frame["mechanism"] == "laplace", "status"] = "timeout"
+    odo.record_sweep(frame, "Explore")
+    assert len(odo.entries) - counted == 6 + 6 + 6  # a capped release ran on the data, and the page says it was capped
 
 
 def test_the_basic_only_note_names_each_kind_of_step_once():
