@@ -45,9 +45,12 @@ def config(main: SweepConfig) -> SweepConfig | None:
     except DPCoreError as exc:
         st.warning(f"Peers not run: {exc}", icon=":material/group_off:")
         return None
-    return SweepConfig(mechanisms=ids, epsilons=list(main.epsilons), deltas=main.deltas, ks=main.ks,
-                       trials=min(int(main.trials), PEER_TRIALS), seed=main.seed, neighbouring=main.neighbouring,
-                       time_cap=main.time_cap, allow_invalid=True)
+    trials = min(int(main.trials), PEER_TRIALS)
+    st.caption(f":material/group: Peers: {len(ids) * len(main.epsilons) * trials} more releases ({len(ids)} libraries "
+               f"× {len(main.epsilons)} ε values × {trials} trials), each in the peers' own Python and capped at "
+               f"{main.time_cap:g} s like ours; a capped fit is marked ✕ on the charts.")
+    return SweepConfig(mechanisms=ids, epsilons=list(main.epsilons), deltas=main.deltas, ks=main.ks, trials=trials,
+                       seed=main.seed, neighbouring=main.neighbouring, time_cap=main.time_cap, allow_invalid=True)
 
 
 def merged(frame: pd.DataFrame, peer_frame: pd.DataFrame | None) -> pd.DataFrame:
