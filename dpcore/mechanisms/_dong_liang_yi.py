@@ -276,7 +276,7 @@ def zcdp_ledger(steps: list[tuple[str, float, str]], rho: float, epsilon: float,
     rows = [LedgerEntry(name, 0.0, 0.0, note=f"ρ·{share:g} = {share * rho:.4g} of ρ = {rho:.4g} (charged in the "
                         f"conversion below); {note}") for name, share, note in steps]
     rows.append(LedgerEntry("ρ-zCDP ⇒ (ε, δ)-DP", epsilon, delta,
-                            note=f"ρ = {rho:.6g} = sum of the steps above; {conversion}"))
+                            note=f"ρ = {rho:.6g} = sum of the steps above; {conversion}", rho=rho))
     return rows
 
 

@@ -113,6 +113,10 @@ class AdaptiveCov(Mechanism):
         if not 0.0 < options.get("beta", 0.1) < 1.0:
             raise InvalidParameterError("beta must lie in (0, 1); the default 0.1 is the authors'.")
 
+    def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
+        """Calibrated in zCDP: ρ = zcdp_rho_for(ε, δ), split ρ/8 + ρ/8 + 3ρ/4."""
+        return zcdp_rho_for(epsilon, delta)
+
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, beta=0.1):
         if getattr(data, "sample", None) is not None:
             raise InvalidParameterError("adaptive_cov reads every row's norm; it cannot run on a streamed sample. "

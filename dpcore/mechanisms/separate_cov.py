@@ -46,6 +46,10 @@ class SeparateCov(Mechanism):
     domain = ("every ε > 0 and 0 < δ < 1 (ρ-zCDP, ρ = μ²/2 from the exact Gaussian profile); both relations "
               "(Δ₂ = √2 replace-one, 1 add/remove, for the matrix and the eigenvalue vector alike)")
 
+    def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
+        """Its two Gaussian releases share ρ = gaussian_mu_rho_for(ε, δ)."""
+        return gaussian_mu_rho_for(epsilon, delta)
+
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline):
         rho = gaussian_mu_rho_for(epsilon, delta)
         step = separate_cov(data.C, rho, 1.0, neighbouring, rng)

@@ -268,3 +268,11 @@ def test_separate_lap_cov_eigenvalue_noise_law():
                   for _ in range(20_000)]).ravel() / b
     assert stats.kstest(R, "laplace").pvalue > ALPHA
     assert stats.kstest(R / 1.1, "laplace").pvalue < ALPHA  # power: b off by 10 % is rejected
+
+
+def test_the_odometer_gets_the_rho_each_release_was_calibrated_with():
+    from dpcore.mechanisms import release_rho
+
+    for mid, rho_of in (("adaptive_cov", zcdp_rho_for), ("separate_cov", gaussian_mu_rho_for)):
+        rel = get_mechanism(mid).release(np.eye(3) * 0.5, 1, 2.0, 1e-6, random_state=1)
+        assert release_rho(mid, 2.0, 1e-6, d=3) == rel.ledger[-1].rho == pytest.approx(rho_of(2.0, 1e-6), rel=1e-12)
