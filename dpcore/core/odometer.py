@@ -213,14 +213,17 @@ class Odometer:
         eps_total, delta_total = release.budget_spent
         declared = self._declared(release.mechanism, eps_total, delta_total, n=release.n, d=release.d,
                                   neighbouring=release.neighbouring, options=release.options)
-        for entry in release.ledger:
-            if entry.epsilon > 0 or entry.delta > 0 or not out:
-                rho, how = ledger_entry_rho(entry, mechanism=release.mechanism, guarantee=release.guarantee,
-                                            options=release.options, declared=declared)
-                declared = None if declared is None else 0.0  # the release's ρ goes with its first step
-                out.append(self.record(entry.epsilon, entry.delta, release.neighbouring,
-                                       f"{what}: {release.mechanism}: {entry.step}", rho=rho, rho_source=how,
-                                       private=private))
+        # The steps that spent budget; a release none of whose steps did is still counted once (its first step).
+        # A free step is never counted beside spending ones: it would take the declared ρ (SeparateCov's and
+        # AdaptiveCov's ledgers open with free zCDP shares and charge ρ in their last row).
+        steps = [e for e in release.ledger if e.epsilon > 0 or e.delta > 0] or ([] if out else release.ledger[:1])
+        for entry in steps:
+            rho, how = ledger_entry_rho(entry, mechanism=release.mechanism, guarantee=release.guarantee,
+                                        options=release.options, declared=declared)
+            declared = None if declared is None else 0.0  # the release's ρ goes with its first step
+            out.append(self.record(entry.epsilon, entry.delta, release.neighbouring,
+                                   f"{what}: {release.mechanism}: {entry.step}", rho=rho, rho_source=how,
+                                   private=private))
         return out
 
     def record_sweep(self, frame, what: str, *, preprocessing=(), preprocessing_key=None,
