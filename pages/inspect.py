@@ -174,6 +174,8 @@ def _release(mech, data, cfg: dict) -> dict:
         except DPCoreError as exc:
             outcome["error"] = str(exc)
     odometer.count_release(outcome["release"], data, mech.id, key)  # on an upload: counted once, when computed
+    if outcome["timeout"]:  # the page says it was capped, and when it stopped depends on the data: a release
+        odometer.count_capped(mech, data, cfg, key)
     ui.put("insp_release", outcome)
     return outcome
 

@@ -9,7 +9,8 @@ Where releases are counted — once, when computed; a rerun that shows a stored 
   submitted marks the cells it reused from the session's cell cache (computed, and counted, before); :func:`tally_sweep`
   after the page collected finished cells counts each new one once (status ok, ⊥ or capped; an error published
   nothing);
-* Inspect: :func:`count_release` right after the mechanism released (its stored release is shown on reruns), and
+* Inspect: :func:`count_release` right after the mechanism released (its stored release is shown on reruns; a
+  release stopped at its time cap: :func:`count_capped`), and
   :func:`count_ledger` when its private pictures are released;
 * Explore's ε planner and the Data page's clipping advisor (non-private what-ifs on an upload, counted as NOT
   private): :func:`count_runs` with the releases they simulated.
@@ -33,6 +34,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 import dpcore
 from dpcore.core.odometer import COUNTED_STATUSES, RESET_NOTE, Odometer
 from dpcore.explain.display import format_delta
+from dpcore.vocabulary import PRIVATE_GUARANTEES
 from pages.ui import nav
 from pages.ui.datasets import file_fingerprint
 from pages.ui.state import UPLOAD_ID, get, put
@@ -152,6 +154,23 @@ def count_release(release, data, label: str, fingerprint) -> None:
     upload = counting_upload()
     if upload is not None and release is not None and _book().first_time(upload, ("release", fingerprint)):
         _counted(upload, odometer(upload).record_release(release, _what(label), preprocessing_key=data.fingerprint))
+
+
+def count_capped(mech, data, cfg: dict, fingerprint) -> None:
+    """Count a release that stopped at its time cap (Inspect): when it stopped depends on the data and the page says
+    that it did, so it is a release of the upload at its (ε, δ), as a capped sweep cell is (with the data's
+    budget-spending preprocessing, once); ``fingerprint`` as in :func:`count_release`."""
+    upload = counting_upload()
+    if upload is None or not _book().first_time(upload, ("release", fingerprint)):
+        return
+    guarantee = str(mech.guarantee_for(cfg["k"], cfg["options"]))
+    private = guarantee in PRIVATE_GUARANTEES and all(e.private for e in data.ledger)
+    odo, what = odometer(upload), _what("capped at its time limit")
+    entries = odo.record_preprocessing(data.ledger, cfg["neighbouring"], what, data.fingerprint, private=private)
+    entries += odo.record_runs(mech.id, guarantee, float(cfg["epsilon"]),
+                               float(cfg["delta"]) if mech.uses_delta else 0.0, cfg["neighbouring"], what, 1,
+                               private=private, options=cfg["options"])
+    _counted(upload, entries)
 
 
 def count_ledger(ledger, relation: str, label: str, fingerprint) -> None:

@@ -1,0 +1,64 @@
+"""Review: an Inspect release that stops at its time cap on an upload is counted (the page says it was capped, and
+when it stopped depends on the data), once, like a capped sweep cell; built-in data still counts nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.exceptions import MechanismTimeout
+from dpcore.mechanisms import _INSTANCES, _REGISTRY
+from dpcore.mechanisms.base import Mechanism
+from pages.ui import state as ui_state
+
+pytestmark = pytest.mark.slow  # AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+BOOK = ui_state.slot_key("odometer")
+
+
+class CappedMechanism(Mechanism):
+    """Pure-DP test fixture that always stops at its time cap (as a slow sampler on these data would)."""
+
+    id = "test_capped"
+    name = "Capped (test only)"
+    summary = "test fixture"
+    reference = "test fixture"
+    guarantee = "pure"
+    output = "subspace"
+
+    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
+        raise MechanismTimeout("the mechanism exceeded its time cap of 1 s; lower epsilon, n or d, or raise the cap.")
+
+
+def _table(n: int = 60) -> bytes:
+    rng = np.random.default_rng(3)
+    rows = [f"{rng.uniform(1, 9):.2f},{rng.normal(50, 5):.1f},{rng.uniform(0, 3):.2f}" for _ in range(n)]
+    return ("a,b,c\n" + "\n".join(rows) + "\n").encode()
+
+
+def test_an_inspect_release_capped_on_an_upload_is_counted_once(monkeypatch):
+    monkeypatch.setitem(_REGISTRY, CappedMechanism.id, CappedMechanism)
+    monkeypatch.setitem(_INSTANCES, CappedMechanism.id, CappedMechanism())
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["dp_upload"] = _table()
+    at.session_state["dp_upload_name"] = "people.csv"
+    at.session_state["dp_dataset"] = "__upload__"
+    at.session_state["dp_missing"] = "zero"
+    at.session_state["dp_insp_mech"] = CappedMechanism.id
+    at.session_state["dp_insp_eps"] = 0.5
+    at.session_state["dp_k"] = 1
+    at.switch_page("pages/inspect.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Timed out" in w.value for w in at.warning)  # what the page shows: the release was capped
+    [odo] = at.session_state[BOOK].odometers.values()
+    # fde6aff..e331d59: nothing was counted (count_release got no release object)
+    assert [(e.epsilon, e.delta, e.rho) for e in odo.entries] == [(0.5, 0.0, 0.125)]
+    assert odo.entries[0].what.endswith("capped at its time limit: test_capped")
+    assert not odo.entries[0].private  # B read off the upload (not declared): the pipeline is not private
+    at.run()  # a rerun shows the stored outcome: nothing new
+    assert len(odo.entries) == 1
