@@ -362,7 +362,8 @@ with st.expander("Downloads", icon=":material/download:"):
     uploaded = cfg.dataset == ui.UPLOAD_ID or name not in dpcore.data.dataset_ids()
     d1, d2 = st.columns(2)
     with d1:
-        export.csv_button(lambda: results_csv(frame, upload=uploaded), label="Sweep results (CSV)",
+        ours, peer_rows = peers.split_rows(frame)  # the peers' rows draw their own randomness: a file of their own
+        export.csv_button(lambda: results_csv(ours, upload=uploaded), label="Sweep results (CSV)",
                           name_parts=("sweep", name),
                           key="explore_dl_csv",
                           help="One row per release. The metric columns (and n, the rows that reached the "
@@ -371,6 +372,12 @@ with st.expander("Downloads", icon=":material/download:"):
                                "accuracy of always predicting the training majority class on the same split: the "
                                "floor for svm_accuracy. runtime_s is left empty (wall time is not reproducible): the "
                                "file is the one `dpcore run` writes from the workspace, byte for byte.")
+        if len(peer_rows):
+            export.csv_button(lambda: results_csv(peer_rows, upload=uploaded), label="Peers' rows (CSV)",
+                              name_parts=("sweep_peers", name), key="explore_dl_peers_csv",
+                              help="OpenDP's and diffprivlib's releases: they draw from their own random sources, "
+                                   "so unlike the sweep results no seed reproduces them (`dpcore run` leaves them "
+                                   "out).")
     preprocessing = ui.preprocess_options()
     d2.download_button("Run configuration (YAML)",
                        lambda: config_yaml({**shown_config.as_dict(), **({"seed": None} if uploaded else {})},

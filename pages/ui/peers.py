@@ -66,6 +66,12 @@ def merged(frame: pd.DataFrame, peer_frame: pd.DataFrame | None) -> pd.DataFrame
     return out
 
 
+def split_rows(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(our rows, the peers' rows) of a sweep frame."""
+    mask = frame["mechanism"].map(is_peer).astype(bool)
+    return frame[~mask], frame[mask]
+
+
 def relabel(table: pd.DataFrame, ids) -> None:
     """The results table's guarantee text for the peers' rows (in place)."""
     if "guarantee" in table:

@@ -22,8 +22,18 @@ LIVE = ui_state.slot_key("explore_result_live")
 
 
 @pytest.mark.timeout(600)
-def test_explore_shows_both_peers_with_their_law_verdict_and_timing():
+def test_explore_shows_both_peers_with_their_law_verdict_and_timing(monkeypatch):
+    from streamlit.runtime.media_file_manager import MediaFileManager
     from test_peers import _peers_python
+
+    deferred: dict = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        deferred[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
 
     _peers_python()
     at = AppTest.from_file(APP, default_timeout=120)
@@ -49,6 +59,11 @@ def test_explore_shows_both_peers_with_their_law_verdict_and_timing():
         assert {"OpenDP PCA", "diffprivlib PCA"} <= set(table["name"])
         assert set(table.loc[table["name"].str.contains("PCA") & ~table["name"].str.startswith("IT"),
                              "guarantee"]) == {PEER_GUARANTEE}
+        # the sweep results CSV is ours alone (what `dpcore run` reproduces); the peers' rows have a file of their own
+        ours = deferred["sweep_wine.csv"]()
+        theirs = deferred["sweep_peers_wine.csv"]()
+        assert "peer:" not in ours and "itu" in ours
+        assert "peer:opendp" in theirs and "peer:diffprivlib" in theirs and ",itu," not in theirs
     finally:
         if LIVE in at.session_state:
             at.session_state[LIVE].sweep.cancel()
