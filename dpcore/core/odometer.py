@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..exceptions import InvalidParameterError
-from ..vocabulary import Guarantee, ReleaseStatus
+from ..vocabulary import Guarantee, Neighbouring, ReleaseStatus
 from ._validation import check_neighbouring
 from .privacy import LedgerEntry, gaussian_sigma, zcdp_delta, zcdp_epsilon, zcdp_rho
 
@@ -251,7 +251,10 @@ class Odometer:
             options = (mechanism_options or {}).get(row.mechanism)
             rho, how = ledger_entry_rho(step, mechanism=row.mechanism, guarantee=row.guarantee, options=options,
                                         declared=self._declared(str(row.mechanism), float(row.epsilon),
-                                                                float(row.delta), n=getattr(row, "n", None),
+                                                                float(row.delta),
+                                                                # n is public only under replace-one
+                                                                n=getattr(row, "n", None)
+                                                                if row.neighbouring == Neighbouring.REPLACE else None,
                                                                 d=getattr(row, "d", None),
                                                                 neighbouring=row.neighbouring, options=options))
             private = bool(getattr(row, "end_to_end_private", True))

@@ -27,3 +27,22 @@ def test_a_zcdp_ledger_with_free_first_rows_is_charged_its_declared_rho(mid, rel
 def test_a_release_that_spends_nothing_is_still_counted_once():
     release = get_mechanism("random").release(np.eye(3) * 0.5, 1, 1.0, 0.0, random_state=1)
     assert len(Odometer(rho_of=release_rho).record_release(release, "Inspect")) == 1
+
+
+def test_a_sweep_row_gives_the_mechanisms_rho_no_n_under_add_remove():
+    # The sweep frame's n column is a diagnostic read off the data; under add/remove n is private, so no ρ shown in
+    # the sidebar may be computed from it (Release.n is already None there).
+    import pandas as pd
+
+    seen = []
+
+    def rho_of(mechanism, epsilon, delta, *, n, d, neighbouring, options):
+        seen.append((neighbouring, n))
+        return 0.01
+
+    rows = [{"mechanism": "analyze_gauss", "epsilon": 1.0, "delta": 1e-5, "status": "ok", "n": 123, "d": 4,
+             "neighbouring": relation, "guarantee": "approx", "end_to_end_private": True}
+            for relation in ("replace", "add_remove")]
+    for row in rows:
+        Odometer(rho_of=rho_of).record_sweep(pd.DataFrame([row]), "Explore")
+    assert seen == [("replace", 123), ("add_remove", None)]
