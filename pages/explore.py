@@ -31,7 +31,12 @@ from dpcore.evaluation.reporting import (
 from dpcore.evaluation.sweep import REFERENCE_MECHANISMS, count_cells
 from dpcore.evaluation.workspace import explore_configs, results_csv
 from dpcore.explain.display import format_delta, format_deltas, pca_below_random_note
-from dpcore.explain.statements import guarantees_qualifier, mechanism_delta_statement, non_private_warning
+from dpcore.explain.statements import (
+    centring_note,
+    guarantees_qualifier,
+    mechanism_delta_statement,
+    non_private_warning,
+)
 from dpcore.vocabulary import Band, Guarantee, ReleaseStatus
 from pages import ui
 from pages.ui import explore_view, export, peers, planner, sweep_loader, whatif, workspace
@@ -324,6 +329,8 @@ st.markdown("\n".join(lines))
 peers.verdicts(frame)
 if qualifier:
     st.warning(qualifier)
+if note := centring_note(map(dpcore.get_mechanism, shown_config.mechanisms), ui.preprocess_options()["centering"]):
+    st.info(note, icon=":material/info:")
 
 st.subheader("Results")
 release_warning_note(frame)

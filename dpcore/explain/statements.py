@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from ..core._validation import check_epsilon, check_fraction
 from ..exceptions import InvalidParameterError
 
-__all__ = ["delta_statement", "format_bound", "guarantees_qualifier", "mechanism_delta_statement",
+__all__ = ["centring_note", "delta_statement", "format_bound", "guarantees_qualifier", "mechanism_delta_statement",
            "non_private_steps", "non_private_warning"]
 
 
@@ -161,3 +161,17 @@ def guarantees_qualifier(ledger: Iterable, feature_names: Sequence[str] = ()) ->
         return None
     return ("Each release is ε-DP or (ε, δ)-DP as its badge says **only given its inputs**; the pipeline before it "
             f"is **NOT private** because of: {'; '.join(steps)}. So no result in this run is end-to-end private.")
+
+
+def centring_note(mechanisms: Iterable, centering: str) -> str | None:
+    """What to say when a location-invariant mechanism (g-DPPCA) is scored on uncentred data: it estimates the
+    centred covariance's directions, while the metrics compare with the uncentred C = Σxxᵀ. None otherwise."""
+    from ..vocabulary import Centering
+
+    names = [m.name for m in mechanisms if getattr(m, "location_invariant", False)]
+    if not names or Centering(centering) != Centering.NONE:
+        return None
+    return (f"{' and '.join(names)} ignore{'s' if len(names) == 1 else ''} location: it estimates the directions of "
+            "the centred covariance, while with centring 'none' the metrics score every mechanism against the "
+            "uncentred C = Σxxᵀ, which understates it. For a like-for-like comparison centre the data (Data page: "
+            "public or DP centring).")

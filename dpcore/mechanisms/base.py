@@ -233,6 +233,9 @@ class Mechanism(ABC):
     #: ∝ 1/n),
     #: "additive" (noise added to C, ∝ 1/n²) or None (no guide).
     utility_family: ClassVar[str | None] = None
+    #: True when the release ignores location (it estimates the *centred* covariance's directions, e.g. from paired
+    #: differences): on uncentred data the metrics, which compare with C = Σxxᵀ, understate it.
+    location_invariant: ClassVar[bool] = False
     #: Where the privacy proof holds, in words (Learn cards, ``dpcore mechanisms``); enforced by check_domain.
     domain: ClassVar[str] = "every ε > 0 (and δ in (0, 1) where δ is used), every k ≤ d"
 

@@ -109,6 +109,7 @@ class GDPPCA(Mechanism):
     neighbourings = (Neighbouring.REPLACE,)
     utility_family = "additive"
     order = 22
+    location_invariant = True
     domain = ("every ε > 0 with the analytic calibration; ε ≤ 1 with the classical one; 0 < δ < 1; replace-one only "
               "(the pairing and m = ⌊n/2⌋ use the public n); n ≥ 2")
     params = (
