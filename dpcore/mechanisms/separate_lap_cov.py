@@ -2,8 +2,8 @@
 
 Dong, Liang & Yi (NeurIPS 2022), Appendix I (pure DP); authors' code hkustDB/PrivateCovariance,
 ``adaptive/algos.py`` (SeparateLapCov). ε/2 on the upper triangle of C (L1 sensitivity d + 1 replace-one,
-(d + 1)/2 add/remove — the tight values; the authors' code uses √2·d), ε/2 on λ(C) (L1 sensitivity 2 / 1, Lidskii);
-output P[Ĉ]·diag(λ̃)·P[Ĉ]ᵀ, projected to PSD. Derivation: docs/dong_liang_yi.md.
+(d + 1)/2 add/remove — valid bounds, attained under add/remove only; the authors' code uses √2·d), ε/2 on λ(C)
+(L1 sensitivity 2 / 1, Lidskii); output P[Ĉ]·diag(λ̃)·P[Ĉ]ᵀ, projected to PSD. Derivation: docs/dong_liang_yi.md.
 """
 
 from __future__ import annotations
