@@ -384,7 +384,7 @@ def _utility_advisor(dataset, prepared) -> None:
             ui.put("adv_result", (key, curve))
             odometer.count_runs(settings["mechanism"], [(settings["epsilon"], int(curve.attrs["runs"]))],
                                 settings["delta"], settings["neighbouring"], "clipping advisor (NOT private)", key,
-                                private=False)  # on an upload only
+                                private=False, preprocessing=curve.attrs.get("preprocessing_ledger", ()))
     result = ui.get("adv_result")
     if result is not None and result[0][0] != key[0]:
         result = None  # computed on another dataset: never show it next to this one

@@ -16,7 +16,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -182,12 +182,14 @@ def _unclipped_reference(dataset: Dataset | np.ndarray, largest_candidate: float
 
 @dataclass
 class _TrialScores:
-    """Scores of every (candidate, trial) release (NaN: ⊥ or not run), the runs done, and whether all ran."""
+    """Scores of every (candidate, trial) release (NaN: ⊥ or not run), the runs done, whether all ran, and the
+    budget-spending preprocessing steps drawn (a DP mean per candidate and trial under DP centring)."""
 
     cvr: np.ndarray
     angle: np.ndarray
     done: int = 0
     complete: bool = True
+    preprocessing: list = field(default_factory=list)
 
 
 def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: PreparedData, s: _CurveSettings, *,
@@ -223,6 +225,7 @@ def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: 
             pre_seed, mech_seed = seeds[t]  # SeedSequence.generate_state is stateless: same streams at every B
             if data is None or s.centering == Centering.DP:  # only a DP centre is random: else prepare once per B
                 data = prepare(bound, pre_seed)
+                scores.preprocessing += [e for e in data.ledger if e.epsilon > 0 or e.delta > 0]  # each a release
             try:
                 release = s.mech.release(data, s.k, s.epsilon, s.delta, neighbouring=s.neighbouring,
                                          random_state=mech_seed,
@@ -279,7 +282,9 @@ def clipping_utility_curve(
     ``candidates`` None: :func:`default_candidates` (``num_candidates`` log-spaced bounds from the 5 % quantile
     of the row norms to the largest possible norm). ``time_limit`` caps the whole run (seconds, None: no cap); when
     it runs out, or ``progress(done, total, text)`` returns False, the remaining candidates get NaN metrics and
-    ``n_ok = 0`` and ``frame.attrs["complete"]`` is False.
+    ``n_ok = 0`` and ``frame.attrs["complete"]`` is False. ``frame.attrs["runs"]`` counts the releases made and
+    ``frame.attrs["preprocessing_ledger"]`` the budget-spending preprocessing steps drawn (one DP mean per candidate
+    and trial under DP centring): what an odometer must count.
 
     Returns a DataFrame with columns :data:`CURVE_COLUMNS` (one row per candidate, increasing B); metric columns
     are the mean (and standard deviation) over the trials whose release was not ⊥ (``n_ok`` of them).
@@ -312,6 +317,7 @@ def clipping_utility_curve(
     frame.attrs.update(mechanism=s.mech.id, guarantee=s.mech.guarantee, epsilon=s.epsilon, delta=s.delta, k=s.k,
                        trials=s.trials, seed=s.seed, feature_scaling=s.feature_scaling, centering=s.centering,
                        neighbouring=s.neighbouring, complete=scores.complete, runs=scores.done,
+                       preprocessing_ledger=tuple(scores.preprocessing),
                        runtime_s=time.perf_counter() - started, private=False)
     return frame
 

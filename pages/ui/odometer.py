@@ -182,16 +182,19 @@ def count_ledger(ledger, relation: str, label: str, fingerprint) -> None:
 
 
 def count_runs(mechanism: str, runs, delta: float, relation: str, label: str, fingerprint, *,
-               private: bool) -> None:
+               private: bool, preprocessing=()) -> None:
     """Count the releases of ``mechanism`` made on the current upload inside one computation that keeps none of
     them — Explore's ε planner (its simulated releases), the Data page's clipping advisor (its trials): ``runs`` is
-    ``[(ε, how many), …]``; once per ``fingerprint`` (what the computation ran on: data, settings, seed)."""
+    ``[(ε, how many), …]``; ``preprocessing`` the budget-spending preprocessing steps it drew (ledger entries, each
+    one release: the advisor's DP means); once per ``fingerprint`` (what the computation ran on: data, settings,
+    seed)."""
     upload = counting_upload()
     if upload is None or not _book().first_time(upload, ("runs", fingerprint)):
         return
     mech = dpcore.get_mechanism(mechanism)
     delta = float(delta) if mech.uses_delta else 0.0
     odo, entries = odometer(upload), []
+    entries += odo.record_preprocessing(tuple(preprocessing), relation, _what(label), private=private)
     for epsilon, count in runs:
         entries += odo.record_runs(mechanism, mech.guarantee, float(epsilon), delta, relation, _what(label),
                                    int(count), private=private)

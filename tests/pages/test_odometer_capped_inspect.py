@@ -62,3 +62,30 @@ def test_an_inspect_release_capped_on_an_upload_is_counted_once(monkeypatch):
     assert not odo.entries[0].private  # B read off the upload (not declared): the pipeline is not private
     at.run()  # a rerun shows the stored outcome: nothing new
     assert len(odo.entries) == 1
+
+
+def test_the_clipping_advisor_with_dp_centring_counts_every_dp_mean_it_drew():
+    """Under DP centring the advisor draws a DP mean at every candidate B and trial: each is a release of the upload
+    (e331d59 counted only the mechanism's releases)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["dp_upload"] = _table()
+    at.session_state["dp_upload_name"] = "people.csv"
+    at.session_state["dp_dataset"] = "__upload__"
+    at.session_state["dp_missing"] = "zero"
+    at.session_state["dp_delta"] = 1e-5
+    at.session_state["dp_centering"] = "dp"
+    at.session_state["dp_centering_eps"] = 0.2
+    at.switch_page("pages/data.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.session_state["dp_adv_trials"] = 1
+    at.run()
+    at.button(key="data_adv_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    curve = ui_state.stored("adv_result", at.session_state)
+    [odo] = at.session_state[BOOK].odometers.values()
+    runs = int(curve.attrs["runs"])
+    means = [e for e in odo.entries if "DP mean" in e.what]
+    assert runs > 0 and len(means) == runs  # one DP mean per release (none timed out here)
+    assert {(e.epsilon, e.private) for e in means} == {(0.2, False)}
+    assert len(odo.entries) == 2 * runs
