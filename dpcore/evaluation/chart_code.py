@@ -62,7 +62,7 @@ def chart_script(workspace_text: str, *, metric: str, seed: int | None, data_nam
         "the dashboard's settings and seed. Writes the results CSV (the same bytes as Explore's 'Sweep results\n"
         "(CSV)') and the chart as HTML with its caption.\n\n"
         "Public settings and the public schema only: no data value is in this file.\n"
-        f"Run it from a source checkout of DP-PCA Explorer (the chart is drawn by its dashboard code): {usage}\n"
+        f"It needs dpcore and Plotly (the chart is drawn by dpcore.explain.figures, as on the dashboard): {usage}\n"
         '"""\n\n'
         + _setup(workspace_text, metric=metric, seed=seed, data_name=data_name) + "\n\n"
         "def main() -> None:\n"
@@ -96,7 +96,7 @@ def chart_notebook(workspace_text: str, *, metric: str, seed: int | None, data_n
     cells = [
         _cell("markdown", f"# {title}\n\nDP-PCA Explorer's Explore chart, regenerated through dpcore's public API "
                           "with the dashboard's settings and seed. Public settings and schema only: no data value is "
-                          f"in this notebook.{data_note} Run it from a source checkout of DP-PCA Explorer."),
+                          f"in this notebook.{data_note} It needs dpcore and Plotly."),
         _cell("code", _setup(workspace_text, metric=metric, seed=seed, data_name=data_name)),
         _cell("markdown", "Run Explore's sweep (the curves and the reference lines) on the same data."),
         _cell("code", _RUN),

@@ -521,23 +521,11 @@ def run_view(view: ExploreView, data: bytes | None = None, *, progress=None) -> 
 
 def explore_figures(run: ExploreRun) -> dict[str, tuple[Any, str, str]]:
     """{metric: (figure, caption, title)} of Explore's charts for ``run``, drawn by the dashboard's own chart code
-    (found in a source checkout, next to the package: ``pages/ui/explore_view.py``)."""
-    import sys
-
-    root = Path(__file__).resolve().parents[2]  # a source checkout: pages/ sits next to the package
-    if (root / "pages" / "ui" / "explore_view.py").is_file() and str(root) not in sys.path:
-        sys.path.append(str(root))
+    (:func:`dpcore.explain.figures.run_figures`: Plotly, no Streamlit)."""
     try:
-        import logging
-
-        from streamlit.runtime.caching import cache_data_api
-
-        # outside a Streamlit server the pages' caches say "No runtime found" once per cache: not news here
-        logging.getLogger(cache_data_api.__name__).setLevel(logging.ERROR)
-        from pages.ui.explore_view import run_figures
+        from ..explain.figures import run_figures
     except ImportError as exc:
-        raise WorkspaceError("the figures are drawn by the dashboard's chart code (pages/ in a source checkout of "
-                             f"DP-PCA Explorer); run from the checkout's root ({exc}). The CSV needs no figures.") \
+        raise WorkspaceError(f"the figures need Plotly (pip install plotly) ({exc}). The CSV needs no figures.") \
             from None
     return run_figures(run)
 
@@ -564,7 +552,7 @@ def write_outputs(run: ExploreRun, out: str | Path, *, metrics: Sequence[str] | 
     if not figures:
         return written, notes
     drawn = explore_figures(run)
-    from pages.ui.export import METRIC_SLUGS, figure_html, figure_png, png_export_available
+    from ..explain.figures import METRIC_SLUGS, figure_html, figure_png, png_export_available
 
     if png and not png_export_available():
         png = False

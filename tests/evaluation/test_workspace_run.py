@@ -268,7 +268,7 @@ def test_the_page_uses_the_library_parser_and_settings():
 
 @pytest.mark.parametrize("broken", ["absent", "raises"])
 def test_png_that_cannot_be_drawn_is_a_note_not_a_crash(tmp_path, capsys, monkeypatch, broken):
-    from pages.ui import export
+    from dpcore.explain import figures as export  # what dpcore run draws with
 
     if broken == "absent":
         monkeypatch.setattr(export, "png_export_available", lambda: False)
