@@ -33,6 +33,7 @@ from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import identifier_label
 from dpcore.explain.statements import delta_statement
 from dpcore.mechanisms import Mechanism, get_mechanism, mechanism_ids
+from dpcore.peers import is_peer, peers_status
 from dpcore.runtime.parallel import OutcomeStatus, Task
 from dpcore.vocabulary import Guarantee, Neighbouring
 from pages.ui import nav as _nav
@@ -102,6 +103,8 @@ PRESET_SEED = 1
 def _label(mid: str) -> str:
     mech = get_mechanism(mid)
     label = mech.name
+    if is_peer(mid):
+        return f"{label} — peer, a process per release (≈ 1 s each)"
     if mech.invalid and "invalid" not in label.lower():
         label += " — claimed DP, NOT private"
     elif mech.guarantee == Guarantee.NONE:
@@ -597,7 +600,7 @@ def _show_presets() -> None:
 def _settings_widgets() -> _AuditSettings:
     """The Settings section: mechanism, claim, neighbours, statistic, sizes, seed and time limit."""
     st.subheader("Settings")
-    ids = mechanism_ids()
+    ids = mechanism_ids() + list(peers_status().available)  # OpenDP's and diffprivlib's PCA where `make peers` ran
     _init_state("sn_imtiaz" if "sn_imtiaz" in ids else ids[0])
     _valid_choice("audit_mechanism", tuple(ids))
     st.session_state.setdefault("audit_callable", "")

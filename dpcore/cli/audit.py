@@ -219,7 +219,9 @@ def _run_probe(args: argparse.Namespace) -> int:
 def _mechanism(args: argparse.Namespace) -> Any:
     """The registered id, or a :class:`~dpcore.audit.callables.CallableMechanism` for module:function with the
     claim the flags declare."""
-    if ":" not in args.mechanism:
+    from ..peers import is_peer
+
+    if ":" not in args.mechanism or is_peer(args.mechanism):  # a registered id, or a peer (peer:opendp, …)
         return args.mechanism
     from ..audit.callables import callable_mechanism
 
