@@ -133,7 +133,7 @@ def render() -> None:
     for table, _, title, log_x in TABLES:
         if f"table_{table}" not in result:
             continue
-        st.plotly_chart(figure(result, table, title, log_x), theme="streamlit", key=f"coinpress_fig_{table}",
+        st.plotly_chart(figure(result, table, title, log_x), theme="streamlit", key=f"papers_coinpress_fig_{table}",
                         width="stretch")
         st.caption(_dpcore_sentence(result, table))
     with st.expander("What we ran, and why dpcore's release differs from the paper's numbers"):

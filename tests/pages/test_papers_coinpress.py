@@ -29,13 +29,14 @@ def test_coinpress_tab_draws_both_tables_with_paper_and_ours():
     assert coinpress_panel.TAB_LABEL in [t.label for t in at.tabs]
     figures = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}
     for table in ("n", "rho"):
-        spec = figures[f"coinpress_fig_{table}"]
+        spec = figures[f"papers_coinpress_fig_{table}"]
         names = [trace["name"] for trace in spec["data"]]
         assert {"paper, t = 1", "t = 1", "dpcore release, t = 2", "dpcore release", "× the paper"} <= set(names)
         shown = [trace["name"] for trace in spec["data"] if trace.get("showlegend", True)]
         assert len(shown) <= 8, shown  # one entry per t (its × and line together): no legend scrolled at 460 px
         assert spec["layout"]["font"]["size"] >= charts.STORED_FONT - 1 and "width" not in spec["layout"]
-    ts_rho = {n.split("t = ")[1] for n in (t["name"] for t in figures["coinpress_fig_rho"]["data"]) if "t = " in n}
+    names = (t["name"] for t in figures["papers_coinpress_fig_rho"]["data"])
+    ts_rho = {n.split("t = ")[1] for n in names if "t = " in n}
     assert ts_rho == {"1", "2", "3", "4"}  # the repository stores no t = 5 for the ρ table
     text = " ".join(md.value for md in at.markdown)
     assert "CoinPress (Biswas et al. 2020), synthetic tables" in text  # the summary row
