@@ -158,8 +158,8 @@ def public_text(text: str) -> str:
 PRESENTATION_KEY = "dp_presentation"
 #: The page's text in presentation mode: Streamlit sizes everything relative to the root font size (16 px).
 #: Tab bars wrap onto a second row instead of scrolling (at 1280 px the Papers page showed 4½ of its 7 tabs).
-PRESENT_CSS = ("<style>html { font-size: 18px; } "
-               "[data-baseweb='tab-list'] { flex-wrap: wrap; row-gap: 0.25rem; }</style>")
+PRESENT_CSS = ("<style>html { font-size: 18px; } "  # tabs wrap onto a second row rather than scroll out of sight
+               "[role='tablist'], [data-baseweb='tab-list'] { flex-wrap: wrap; row-gap: 0.25rem; }</style>")
 
 
 def presentation_on() -> bool:
