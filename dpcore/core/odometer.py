@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Guarantee, Neighbouring, ReleaseStatus
 from ._validation import check_neighbouring
-from .privacy import LedgerEntry, gaussian_sigma, zcdp_delta, zcdp_epsilon, zcdp_rho
+from .privacy import LedgerEntry, gaussian_sigma, zcdp_epsilon_tight, zcdp_rho
 
 #: The statuses of a release that ran on the data and is counted: its output, ⊥, or the fact that it was capped.
 COUNTED_STATUSES = (ReleaseStatus.OK, ReleaseStatus.BOTTOM, ReleaseStatus.TIMEOUT)
@@ -80,23 +80,6 @@ class OdometerTotals:
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
-
-
-def zcdp_epsilon_tight(rho: float, delta: float) -> float:
-    """The smallest ε at which ρ-zCDP implies (ε, δ)-DP by :func:`~dpcore.core.privacy.zcdp_delta` (Canonne, Kamath
-    & Steinke 2020, Prop. 12), by bisection on ε (δ(ρ, ε) decreases in ε); at most :func:`zcdp_epsilon`. Returned
-    from above: δ(ρ, ε) ≤ δ holds at the ε returned."""
-    high = zcdp_epsilon(rho, delta)  # valid: the tight δ there is at most δ
-    if rho == 0.0 or zcdp_delta(rho, 0.0) <= delta:  # a tiny ρ: (0, δ)-DP already
-        return 0.0
-    low = 0.0
-    for _ in range(100):
-        mid = 0.5 * (low + high)
-        if zcdp_delta(rho, mid) <= delta:
-            high = mid
-        else:
-            low = mid
-    return high
 
 
 def gaussian_rho(epsilon: float, delta: float, calibration: str = "analytic") -> float:

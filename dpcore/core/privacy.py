@@ -230,19 +230,26 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return math.exp(log_delta) if log_delta < 0.0 else 1.0  # exp would overflow for a huge ρ
 
 
+def _bisect(admissible, lo: float, hi: float, steps: int) -> tuple[float, float]:
+    """Halve [lo, hi] ``steps`` times, keeping ``admissible`` false at one end and true at the other (which end is
+    which is the caller's: ``admissible(lo)`` decides); returns the final (lo, hi)."""
+    lo_ok = admissible(lo)
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if admissible(mid) == lo_ok:
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
 @functools.lru_cache(maxsize=256)
 def _zcdp_rho_for(epsilon: float, delta: float) -> float:
     lo = zcdp_rho(epsilon, delta)  # the simple conversion's ρ is always admissible
     hi = max(2.0 * lo, 1e-300)
     while zcdp_delta(hi, epsilon) <= delta:
         lo, hi = hi, 2.0 * hi
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_delta(mid, epsilon) <= delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _bisect(lambda rho: zcdp_delta(rho, epsilon) <= delta, lo, hi, 200)[0]  # the largest admissible ρ
 
 
 def zcdp_rho_for(epsilon: float, delta: float) -> float:
@@ -252,6 +259,16 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     step); for one whose only noise is Gaussian, :func:`gaussian_mu_rho_for` is exact and larger.
     """
     return _zcdp_rho_for(check_epsilon(epsilon), check_delta(delta, required=True))
+
+
+def zcdp_epsilon_tight(rho: float, delta: float) -> float:
+    """The smallest ε at which ρ-zCDP implies (ε, δ)-DP by :func:`~dpcore.core.privacy.zcdp_delta` (Canonne, Kamath
+    & Steinke 2020, Prop. 12), by bisection on ε (δ(ρ, ε) decreases in ε); at most :func:`zcdp_epsilon`. Returned
+    from above: δ(ρ, ε) ≤ δ holds at the ε returned."""
+    high = zcdp_epsilon(rho, delta)  # valid: the tight δ there is at most δ
+    if rho == 0.0 or zcdp_delta(rho, 0.0) <= delta:  # a tiny ρ: (0, δ)-DP already
+        return 0.0
+    return _bisect(lambda eps: zcdp_delta(rho, eps) <= delta, 0.0, high, 100)[1]  # the smallest admissible ε
 
 
 def gaussian_mu_rho_for(epsilon: float, delta: float) -> float:
