@@ -151,11 +151,14 @@ class PeersStatus:
 
 def _probe(python: Path) -> dict | None:
     try:
-        proc = subprocess.run([str(python), "-I", str(WORKER), json.dumps({"task": "probe"})], capture_output=True,
-                              timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, env=_child_env())
-        return json.loads(proc.stdout.decode().strip().splitlines()[-1])
+        proc = subprocess.run([str(python), "-I", str(WORKER), json.dumps({"task": "probe", "parent": os.getpid()})],
+                              capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, env=_child_env())
+        found = json.loads(proc.stdout.decode().strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
+    # anything but the worker's answer (a python that prints something else) did not answer
+    ok = isinstance(found, dict) and all(isinstance(found.get(k, {}), dict) for k in PEERS)
+    return found if ok else None
 
 
 @functools.lru_cache(maxsize=4)

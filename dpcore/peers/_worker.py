@@ -1,9 +1,10 @@
 """The peer worker: one OpenDP or diffprivlib call in the peers' own Python (``make peers``: ``.venv-peers``).
 
-Run as a script, never imported by dpcore (``python -I _worker.py '<json>'``: isolated mode, so neither dpcore nor
-the caller's path is importable here). The JSON names the task; the array it needs (the rows X, or the public
-test matrix C) arrives on stdin as ``.npy`` bytes; the answer is one JSON line on stdout. Nothing is written to
-disk and nothing outlives the process.
+Run as a script, never imported by dpcore (``python -I _worker.py``: isolated mode, so neither dpcore nor the
+caller's path is importable here). Everything arrives on stdin: one JSON line that names the task (its settings,
+the seed included, never in argv, which any local user can read in ``ps``), then the array it needs (the rows X, or
+the public test matrix C) as ``.npy`` bytes; the answer is one JSON line on stdout. (The probe, which carries
+nothing secret, may pass its JSON as ``argv[1]``.) Nothing is written to disk and nothing outlives the process.
 
 Tasks: ``probe`` (versions of each peer, or why it does not import), ``fit`` (one PCA fit of ``peer`` on X at
 ``epsilon``, k components: its d×k basis and the fit's own wall and CPU seconds) and ``bingham`` (``draws`` single
@@ -11,7 +12,8 @@ draws of the peer's own Bingham sampler for exp(c·xᵀCx) on the sphere, for th
 
 Limits set here, at start-up, on this process only: ``cpu_cap`` CPU seconds (``RLIMIT_CPU``: the kernel stops the
 process whatever the machine's load) and death with the parent (``PR_SET_PDEATHSIG``: a killed sweep worker does
-not leave a fit running).
+not leave a fit running). Where ``resource`` or the limit is not available (Windows; a lower hard limit) the CPU cap
+is skipped: the parent's wall-time limit still stops the process.
 """
 
 from __future__ import annotations
@@ -33,15 +35,23 @@ def _limit(cfg: dict) -> None:
 
         with contextlib.suppress(OSError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent died before the line above
+        # the parent died before the line above: we were reparented (to init or a subreaper). Compared with the
+        # parent's pid, not with 1: a parent that is itself pid 1 (a container's entry point) is alive.
+        parent = cfg.get("parent")
+        if parent is not None and os.getppid() != int(parent):
             sys.exit(3)
     cap = cfg.get("cpu_cap")
     if cap:
-        import resource
+        try:
+            import resource
 
-        used = time.process_time()
-        soft = math.ceil(used + float(cap))
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+            soft = math.ceil(time.process_time() + float(cap))
+            hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard - 1) if hard > 1 else hard
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1 if hard == resource.RLIM_INFINITY else hard))
+        except (ImportError, AttributeError, OSError, ValueError):
+            pass  # no CPU cap here: the parent's wall-time limit still stops this process
 
 
 def _read_array():
@@ -153,7 +163,7 @@ def _bingham(cfg: dict) -> dict:
 
 
 def main() -> int:
-    cfg = json.loads(sys.argv[1])
+    cfg = json.loads(sys.argv[1] if len(sys.argv) > 1 else sys.stdin.buffer.readline())
     _limit(cfg)
     task = cfg.get("task")
     try:

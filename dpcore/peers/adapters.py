@@ -18,6 +18,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+import signal
 import subprocess
 from typing import Any
 
@@ -105,29 +107,40 @@ def _python() -> str:
     return str(candidates[0])
 
 
+#: The signals that mean "stopped at its cap": SIGXCPU (RLIMIT_CPU's soft limit), SIGKILL (its hard limit, or the
+#: wall timeout). Any other signal is a crash of the peer, reported as one.
+_CAP_SIGNALS = frozenset({int(getattr(signal, "SIGXCPU", 24)), int(getattr(signal, "SIGKILL", 9))})
+
+
 def run_worker(cfg: dict, array: np.ndarray | None, *, timeout: float, what: str) -> dict:
-    """Run :mod:`dpcore.peers._worker` with ``cfg``, ``array`` on its stdin (``.npy`` bytes through the pipe);
-    its JSON answer. A child stopped by its CPU cap or the wall ``timeout`` raises :class:`MechanismTimeout`."""
-    payload = b""
+    """Run :mod:`dpcore.peers._worker` with ``cfg`` (one JSON line) and ``array`` (``.npy`` bytes) on its stdin —
+    never in argv, which other local users can read (``ps``), and the seed is in ``cfg``; its JSON answer. A child
+    stopped by its CPU cap or the wall ``timeout`` raises :class:`MechanismTimeout`; a crash, or an answer that is
+    not the worker's, :class:`PeerError` (the child's output and stderr are never shown)."""
+    payload = json.dumps({**cfg, "parent": os.getpid()}).encode() + b"\n"
     if array is not None:
         buf = io.BytesIO()
         np.save(buf, array, allow_pickle=False)
-        payload = buf.getvalue()
+        payload += buf.getvalue()
     try:
-        proc = subprocess.run([_python(), "-I", str(WORKER), json.dumps(cfg)], input=payload, capture_output=True,
+        proc = subprocess.run([_python(), "-I", str(WORKER)], input=payload, capture_output=True,
                               timeout=timeout, env=_child_env())
     except subprocess.TimeoutExpired:
         raise MechanismTimeout(f"{what} ran past its time cap; the peer process was stopped. Lower ε or raise the "
                                "time cap.") from None
     except OSError as exc:
         raise PeerError(f"{what} could not start ({type(exc).__name__}); {peers_status().reason}") from None
-    if proc.returncode < 0:  # SIGXCPU (the CPU cap) or SIGKILL
+    if -proc.returncode in _CAP_SIGNALS:  # SIGXCPU (the CPU cap) or SIGKILL
         raise MechanismTimeout(f"{what} ran past its CPU-time cap; the peer process was stopped. Lower ε or raise "
                                "the time cap.")
+    if proc.returncode < 0:
+        raise PeerError(f"{what} crashed (signal {-proc.returncode}); the peer process died without an answer.")
     try:
         out = json.loads(proc.stdout.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise PeerError(f"{what} ended without an answer (exit status {proc.returncode}).") from None
+        out = None
+    if not isinstance(out, dict):  # nothing, or a line the peer printed, not the worker's answer
+        raise PeerError(f"{what} ended without an answer (exit status {proc.returncode}).")
     if "failed" in out:
         raise PeerError(f"{what} failed: the peer raised {out['failed']} (its message is not shown: it may quote "
                         "values computed from the rows).")
