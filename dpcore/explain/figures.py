@@ -135,7 +135,7 @@ def trace_style(mid: str, guarantee: str | None = None) -> TraceStyle:
     if style is None and mid.startswith("peer:"):  # OpenDP/diffprivlib (dpcore.peers): dotted, drawn as not private
         name = dpcore.get_mechanism(mid).name
         color = "#6a3d9a" if mid.endswith("opendp") else "#b15928"
-        return TraceStyle(f"{name.split()[0]} · fails law test", color, "dot", 2.5, "diamond",
+        return TraceStyle(f"{name.split()[0]} · NOT PRIVATE", color, "dot", 2.5, "diamond",
                           f"{name}<br>claims ε-DP; its sampler draws another law: NOT private", True, False)
     if style is None:  # not a registered mechanism: a neutral line under its own name
         return TraceStyle(mid, "#555555", "solid", 2.0, "circle", mid, False, False)

@@ -110,3 +110,13 @@ def test_a_worker_without_resource_runs_without_its_cpu_cap(monkeypatch):
     monkeypatch.setattr(worker.sys, "platform", "win32")
     monkeypatch.setitem(sys.modules, "resource", None)  # `import resource` raises ImportError
     worker._limit({"task": "fit", "cpu_cap": 5})
+
+
+def test_a_peers_legend_entry_says_not_private():
+    """The legend is what a reader of an exported chart sees without hovering: it said "OpenDP · fails law test"
+    where our claimed-invalid exhibits say "SN · NOT PRIVATE"."""
+    from dpcore.explain.figures import trace_style
+
+    for pid in peers.PEER_IDS:
+        style = trace_style(pid)
+        assert "NOT PRIVATE" in style.legend and style.not_private
