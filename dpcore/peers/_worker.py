@@ -11,9 +11,9 @@ Tasks: ``probe`` (versions of each peer, or why it does not import), ``fit`` (on
 draws of the peer's own Bingham sampler for exp(c·xᵀCx) on the sphere, for the law test).
 
 Limits set here, at start-up, on this process only: ``cpu_cap`` CPU seconds (``RLIMIT_CPU``: the kernel stops the
-process whatever the machine's load) and death with the parent (``PR_SET_PDEATHSIG``: a killed sweep worker does
-not leave a fit running). Where ``resource`` or the limit is not available (Windows; a lower hard limit) the CPU cap
-is skipped: the parent's wall-time limit still stops the process.
+process whatever the machine's load), death with the parent (``PR_SET_PDEATHSIG``: a killed sweep worker does not
+leave a fit running) and no core dump (the process holds the rows). Where ``resource`` or the limit is not
+available (Windows; a lower hard limit) the CPU cap is skipped: the parent's wall-time limit still stops the process.
 """
 
 from __future__ import annotations
@@ -27,7 +27,26 @@ import time
 import warnings
 
 
+def _no_core_dump() -> None:
+    """No core file, ever: this process will hold the private rows, and SIGXCPU (the CPU cap) or a crash of a peer
+    would dump its memory to disk (the cwd, or systemd-coredump) wherever core dumps are on. RLIMIT_CORE 0, and on
+    Linux not dumpable (also honoured by a piped core_pattern; it keeps other same-user processes from reading
+    this one's memory)."""
+    import contextlib
+
+    with contextlib.suppress(ImportError, AttributeError, OSError, ValueError):
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(4, 0)  # PR_SET_DUMPABLE 0
+
+
 def _limit(cfg: dict) -> None:
+    _no_core_dump()  # before the rows are read
     if sys.platform.startswith("linux"):
         import contextlib
         import ctypes

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,6 +99,7 @@ def test_a_worker_whose_parent_is_pid_1_runs(monkeypatch):
             self.prctl = lambda *a: 0
 
     monkeypatch.setattr(ctypes, "CDLL", _NoPrctl)  # never set PDEATHSIG on the test process
+    monkeypatch.setattr(worker, "_no_core_dump", lambda: None)  # nor its core limit
     monkeypatch.setattr(worker.os, "getppid", lambda: 1)
     monkeypatch.setattr(worker.sys, "platform", "linux")
     worker._limit({"task": "probe", "parent": 1})  # no SystemExit
@@ -109,6 +111,7 @@ def test_a_worker_without_resource_runs_without_its_cpu_cap(monkeypatch):
     worker = _worker_module()
     monkeypatch.setattr(worker.sys, "platform", "win32")
     monkeypatch.setitem(sys.modules, "resource", None)  # `import resource` raises ImportError
+    monkeypatch.setattr(worker, "_no_core_dump", lambda: None)
     worker._limit({"task": "fit", "cpu_cap": 5})
 
 
@@ -120,3 +123,62 @@ def test_a_peers_legend_entry_says_not_private():
     for pid in peers.PEER_IDS:
         style = trace_style(pid)
         assert "NOT PRIVATE" in style.legend and style.not_private
+
+
+MARKER = 0.123456789012345678  # a "private" cell: its 8 bytes must not reach the disk
+
+
+def _core_dumps_possible() -> bool:
+    try:
+        import resource
+
+        hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+        pattern = Path("/proc/sys/kernel/core_pattern").read_text(encoding="ascii").strip()
+    except (ImportError, OSError):
+        return False
+    return hard != 0 and not pattern.startswith("|") and "/" not in pattern
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_DUMPABLE and /proc are Linux's")
+def test_the_worker_holding_the_rows_never_dumps_core(tmp_path):
+    """SIGXCPU (the CPU cap stops a fit with it) dumps core by default: where core dumps are on, the worker wrote
+    its memory, the private rows with it, to a file in its working directory. The worker is stopped while it holds
+    the rows (blocked reading the rest of stdin); no core file appears, and the worker is not dumpable."""
+    import resource
+    import signal
+    import time
+
+    rows = np.full((64, 4), MARKER)
+    buf = __import__("io").BytesIO()
+    np.save(buf, rows, allow_pickle=False)
+    head = json.dumps({"task": "fit", "peer": "opendp", "epsilon": 1.0, "k": 1, "parent": os.getpid()}).encode()
+
+    def allow_cores():  # the child may dump core as far as the machine allows (the test's own limit stays)
+        hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+    proc = subprocess.Popen([sys.executable, "-I", str(peers.WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=allow_cores)
+    try:
+        proc.stdin.write(head + b"\n" + buf.getvalue()[:-8])  # the rows but the last cell: the worker waits
+        proc.stdin.flush()
+        for _ in range(200):  # until the worker has set its limits
+            limits = Path(f"/proc/{proc.pid}/limits").read_text(encoding="ascii")
+            core_line = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
+            if core_line.split()[4] == "0":
+                break
+            time.sleep(0.05)
+        assert core_line.split()[4:6] == ["0", "0"], core_line
+        time.sleep(0.2)  # inside the read of stdin
+        proc.send_signal(signal.SIGXCPU)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGXCPU
+    if _core_dumps_possible():
+        dumped = [p for p in tmp_path.iterdir() if p.name.startswith("core")]
+        assert dumped == [], "the worker dumped core (its memory holds the rows)"
