@@ -182,3 +182,15 @@ def test_the_worker_holding_the_rows_never_dumps_core(tmp_path):
     if _core_dumps_possible():
         dumped = [p for p in tmp_path.iterdir() if p.name.startswith("core")]
         assert dumped == [], "the worker dumped core (its memory holds the rows)"
+
+
+def test_a_peer_that_hangs_is_stopped_at_the_wall_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(adapters, "_python", lambda: _fake_python(tmp_path, "exec sleep 60"))
+    with pytest.raises(MechanismTimeout, match="time cap; the peer process was stopped"):
+        run_worker({"task": "fit"}, np.zeros((2, 2)), timeout=0.5, what="OpenDP PCA")
+
+
+def test_a_missing_peers_python_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(adapters, "_python", lambda: str(tmp_path / "no-such-python"))
+    with pytest.raises(PeerError, match="could not start \\(FileNotFoundError\\)"):
+        run_worker({"task": "fit"}, np.zeros((2, 2)), timeout=5, what="OpenDP PCA")
