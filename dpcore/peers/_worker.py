@@ -45,6 +45,16 @@ def _no_core_dump() -> None:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(4, 0)  # PR_SET_DUMPABLE 0
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, not ours to signal
+        return True
+    return True
+
+
 def _limit(cfg: dict) -> None:
     _no_core_dump()  # before the rows are read
     if sys.platform.startswith("linux"):
@@ -55,9 +65,10 @@ def _limit(cfg: dict) -> None:
         with contextlib.suppress(OSError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
         # the parent died before the line above: we were reparented (to init or a subreaper). Compared with the
-        # parent's pid, not with 1: a parent that is itself pid 1 (a container's entry point) is alive.
+        # parent's pid, not with 1: a parent that is itself pid 1 (a container's entry point) is alive; and a parent
+        # that is not ours (a wrapper script of the peers' Python sits between) counts only when it is gone.
         parent = cfg.get("parent")
-        if parent is not None and os.getppid() != int(parent):
+        if parent is not None and os.getppid() != int(parent) and not _alive(int(parent)):
             sys.exit(3)
     cap = cfg.get("cpu_cap")
     if cap:

@@ -103,8 +103,11 @@ def test_a_worker_whose_parent_is_pid_1_runs(monkeypatch):
     monkeypatch.setattr(worker.os, "getppid", lambda: 1)
     monkeypatch.setattr(worker.sys, "platform", "linux")
     worker._limit({"task": "probe", "parent": 1})  # no SystemExit
+    worker._limit({"task": "probe", "parent": os.getpid()})  # a wrapper between us and a living parent
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
     with pytest.raises(SystemExit):
-        worker._limit({"task": "probe", "parent": os.getpid() + 10**6})  # reparented: the parent died
+        worker._limit({"task": "probe", "parent": gone.pid})  # reparented: the parent died
 
 
 def test_a_worker_without_resource_runs_without_its_cpu_cap(monkeypatch):
