@@ -101,8 +101,14 @@ def _open(page: Page, expander: str) -> None:
     expect(summary).to_be_visible()
     wait_idle(page)
     details = page.locator("details").filter(has=summary).first
-    if details.get_attribute("open") is None:
-        summary.click()
+    for _ in range(3):  # a click that lands while a rerun redraws the page can be lost: click again once idle
+        if details.get_attribute("open") is None:
+            summary.click()
+        try:
+            expect(details).to_have_attribute("open", re.compile(".*"), timeout=15_000)
+            return
+        except AssertionError:
+            wait_idle(page)
     expect(details).to_have_attribute("open", re.compile(".*"))
 
 
