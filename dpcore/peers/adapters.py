@@ -29,7 +29,7 @@ from ..core.privacy import LedgerEntry
 from ..exceptions import DPCoreError, InvalidMechanismError, InvalidParameterError, MechanismTimeout
 from ..mechanisms.base import Mechanism, MechanismOutput
 from ..vocabulary import Neighbouring
-from . import PEERS, WORKER, _child_env, _status, peer_candidates, peer_info, peers_status
+from . import PEERS, WORKER, _child_env, peer_info, peers_status
 from .law import guarantee_for_peer, verdict_line
 
 __all__ = ["NO_CAP_S", "PeerError", "PeerMechanism", "peer_adapter"]
@@ -95,16 +95,13 @@ class PeerMechanism(Mechanism):
 
 
 def _python() -> str:
-    """The peers' Python without a probe when none ran in this process (a worker of the pool): the first candidate;
-    a missing peer then fails in the child with its import error's type."""
-    if _status.cache_info().currsize:
-        status = peers_status()
-        if status.python is not None:
-            return status.python
-    candidates = peer_candidates()
-    if not candidates:
-        raise PeerError(f"the peer libraries are not available: {peers_status().reason}")
-    return str(candidates[0])
+    """The peers' Python: the first candidate where both peers import (:func:`peers_status`, probed once per process,
+    so a pool worker picks the same Python as the process that offered the peers — not merely the first candidate,
+    which may be a broken ``$DPCORE_PEERS_PYTHON``)."""
+    status = peers_status()
+    if status.python is None:
+        raise PeerError(f"the peer libraries are not available: {status.reason}")
+    return status.python
 
 
 #: The signals that mean "stopped at its cap": SIGXCPU (RLIMIT_CPU's soft limit), SIGKILL (its hard limit, or the

@@ -197,3 +197,21 @@ def test_a_missing_peers_python_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(adapters, "_python", lambda: str(tmp_path / "no-such-python"))
     with pytest.raises(PeerError, match="could not start \\(FileNotFoundError\\)"):
         run_worker({"task": "fit"}, np.zeros((2, 2)), timeout=5, what="OpenDP PCA")
+
+
+def test_a_worker_runs_the_probed_python_not_a_broken_first_candidate(monkeypatch):
+    """Review: a pool worker took the first candidate unprobed, so a broken $DPCORE_PEERS_PYTHON failed every peer
+    row while the page (which probed) offered the peers from .venv-peers."""
+    from test_peers import _peers_python
+
+    from dpcore.peers import _status, adapters, peers_status
+
+    good = _peers_python()
+    monkeypatch.setenv("DPCORE_PEERS_PYTHON", "/bin/false")
+    _status.cache_clear()  # a fresh pool worker: no probe has run in it
+    try:
+        assert adapters._python() == good != "/bin/false"
+    finally:
+        monkeypatch.delenv("DPCORE_PEERS_PYTHON")
+        peers_status(refresh=True)
+    assert peers_status().python == good
