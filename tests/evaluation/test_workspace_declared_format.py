@@ -12,11 +12,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 from streamlit.testing.v1 import AppTest
+from test_workspace_run import _public_schema  # the schema a user declares for these columns
 
 from dpcore.core.privacy import ledger_is_private
-from dpcore.data import draft_schema, infer_roles, read_table
 from dpcore.evaluation import workspace as ws
-from dpcore.vocabulary import ColumnRole
 from pages.ui import state as ui_state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -38,24 +37,10 @@ D = _file(_rows())
 D2 = _file([*_rows()[:-1], "3.5,40.25,a,0"])
 
 
-def _public_schema() -> dict:
-    table = read_table(D)
-    out = draft_schema(table, infer_roles(table, label="outcome")).to_dict()
-    declared = {"x": dict(role=ColumnRole.NUMERIC.value, lower=0, upper=10),
-                "y": dict(role=ColumnRole.NUMERIC.value, lower=0, upper=100),
-                "grp": dict(role=ColumnRole.CATEGORICAL.value, categories=["a", "b"])}
-    for column in out["columns"]:
-        column.pop("from_data", None)
-        column.update(declared.get(column["name"], {}))
-    out.pop("from_data", None)
-    out["format"].pop("from_data", None)  # the format declared (delimiter ';', decimal '.', UTF-8)
-    return out
-
-
 def _workspace() -> dict:
     settings = {**ws.DATA_DEFAULTS, **ws.UPLOAD_DEFAULTS, "dp_label": "outcome"}  # dp_csv_*: "auto"
     return {ws.FORMAT_KEY: 1, "settings": dict(SETTINGS), "mechanisms": {"approx": ["analyze_gauss"]},
-            "datasets": {}, "uploads": [{"file": "visits.csv", "settings": settings, "schema": _public_schema()}],
+            "datasets": {}, "uploads": [{"file": "visits.csv", "settings": settings, "schema": _public_schema(D)}],
             ws.VIEW: {"upload": "visits.csv"}}
 
 
