@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
+from _slow_mechanisms import CappedMechanism
 from streamlit.testing.v1 import AppTest
+from test_app_odometer import _table, _use_upload
 
-from dpcore.exceptions import MechanismTimeout
 from dpcore.mechanisms import _INSTANCES, _REGISTRY
-from dpcore.mechanisms.base import Mechanism
 from pages.ui import state as ui_state
 
 pytestmark = pytest.mark.slow  # AppTest
@@ -20,35 +19,12 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 BOOK = ui_state.slot_key("odometer")
 
 
-class CappedMechanism(Mechanism):
-    """Pure-DP test fixture that always stops at its time cap (as a slow sampler on these data would)."""
-
-    id = "test_capped"
-    name = "Capped (test only)"
-    summary = "test fixture"
-    reference = "test fixture"
-    guarantee = "pure"
-    output = "subspace"
-
-    def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
-        raise MechanismTimeout("the mechanism exceeded its time cap of 1 s; lower epsilon, n or d, or raise the cap.")
-
-
-def _table(n: int = 60) -> bytes:
-    rng = np.random.default_rng(3)
-    rows = [f"{rng.uniform(1, 9):.2f},{rng.normal(50, 5):.1f},{rng.uniform(0, 3):.2f}" for _ in range(n)]
-    return ("a,b,c\n" + "\n".join(rows) + "\n").encode()
-
-
 def test_an_inspect_release_capped_on_an_upload_is_counted_once(monkeypatch):
     monkeypatch.setitem(_REGISTRY, CappedMechanism.id, CappedMechanism)
     monkeypatch.setitem(_INSTANCES, CappedMechanism.id, CappedMechanism())
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.session_state["dp_upload"] = _table()
-    at.session_state["dp_upload_name"] = "people.csv"
-    at.session_state["dp_dataset"] = "__upload__"
-    at.session_state["dp_missing"] = "zero"
+    _use_upload(at, _table(seed=3, n=60))
     at.session_state["dp_insp_mech"] = CappedMechanism.id
     at.session_state["dp_insp_eps"] = 0.5
     at.session_state["dp_k"] = 1
@@ -69,10 +45,7 @@ def test_the_clipping_advisor_with_dp_centring_counts_every_dp_mean_it_drew():
     (e331d59 counted only the mechanism's releases)."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.session_state["dp_upload"] = _table()
-    at.session_state["dp_upload_name"] = "people.csv"
-    at.session_state["dp_dataset"] = "__upload__"
-    at.session_state["dp_missing"] = "zero"
+    _use_upload(at, _table(seed=3, n=60))
     at.session_state["dp_delta"] = 1e-5
     at.session_state["dp_centering"] = "dp"
     at.session_state["dp_centering_eps"] = 0.2
