@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Guarantee, Neighbouring, ReleaseStatus
 from ._validation import check_neighbouring
-from .privacy import LedgerEntry, gaussian_sigma, zcdp_epsilon_tight, zcdp_rho
+from .privacy import LedgerEntry, gaussian_rho, zcdp_epsilon_tight, zcdp_rho
 
 #: The statuses of a release that ran on the data and is counted: its output, ⊥, or the fact that it was capped.
 COUNTED_STATUSES = (ReleaseStatus.OK, ReleaseStatus.BOTTOM, ReleaseStatus.TIMEOUT)
@@ -80,12 +80,6 @@ class OdometerTotals:
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
-
-
-def gaussian_rho(epsilon: float, delta: float, calibration: str = "analytic") -> float:
-    """ρ = Δ²/(2σ²) of a Gaussian mechanism calibrated to (ε, δ) (σ for Δ = 1: the calibrations are scale-free)."""
-    sigma = gaussian_sigma(epsilon, delta, 1.0, calibration)
-    return 1.0 / (2.0 * sigma * sigma)
 
 
 def ledger_entry_rho(entry: LedgerEntry, *, mechanism: str | None = None, guarantee: str | None = None,

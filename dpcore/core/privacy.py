@@ -278,8 +278,13 @@ def gaussian_mu_rho_for(epsilon: float, delta: float) -> float:
     Cor. 3.3), and μ-GDP is (ε, δ)-DP exactly when one Gaussian mechanism with Δ/σ = μ is (Balle & Wang 2018):
     ρ = 1/(2σ₁²) with σ₁ the analytic σ for Δ = 1.
     """
-    sigma_unit = gaussian_sigma_analytic(epsilon, delta, 1.0)
-    return 1.0 / (2.0 * sigma_unit**2)
+    return gaussian_rho(epsilon, delta)
+
+
+def gaussian_rho(epsilon: float, delta: float, calibration: str = "analytic") -> float:
+    """ρ = Δ²/(2σ²) of a Gaussian mechanism calibrated to (ε, δ) (σ for Δ = 1: the calibrations are scale-free)."""
+    sigma = gaussian_sigma(epsilon, delta, 1.0, calibration)
+    return 1.0 / (2.0 * sigma * sigma)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ Dwork, Talwar, Thakurta & Zhang (STOC 2014); Imtiaz & Sarwate (ICASSP 2016) "AG"
 from __future__ import annotations
 
 from ..core.noise import symmetric_gaussian
-from ..core.privacy import LedgerEntry, gaussian_sigma, l2_sensitivity_upper_triangle
+from ..core.privacy import LedgerEntry, gaussian_rho, gaussian_sigma, l2_sensitivity_upper_triangle
 from ..vocabulary import Guarantee
 from . import register
 from .base import Mechanism, MechanismOutput, Param
@@ -43,7 +43,7 @@ class AnalyzeGauss(Mechanism):
 
     def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
         """One Gaussian step: ρ = Δ²/(2σ²), scale-free in Δ."""
-        return 1.0 / (2.0 * gaussian_sigma(epsilon, delta, 1.0, options.get("calibration", "analytic")) ** 2)
+        return gaussian_rho(epsilon, delta, options.get("calibration", "analytic"))
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, calibration="analytic"):
         l2 = l2_sensitivity_upper_triangle(neighbouring)

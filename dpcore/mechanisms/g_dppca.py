@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core.linalg import top_k_eigenpairs
 from ..core.noise import symmetric_gaussian
-from ..core.privacy import LedgerEntry, gaussian_sigma
+from ..core.privacy import LedgerEntry, gaussian_rho, gaussian_sigma
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Guarantee, Neighbouring
 from . import register
@@ -127,7 +127,7 @@ class GDPPCA(Mechanism):
 
     def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
         """One Gaussian step: ρ = Δ²/(2σ²), scale-free in Δ."""
-        return 1.0 / (2.0 * gaussian_sigma(epsilon, delta, 1.0, options.get("calibration", "analytic")) ** 2)
+        return gaussian_rho(epsilon, delta, options.get("calibration", "analytic"))
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, calibration="analytic"):
         deadline.check("g-DPPCA pairing")
