@@ -365,8 +365,7 @@ if ui.held_out_caption(prepared):
 with st.expander("Downloads", icon=":material/download:"):
     # every payload is a callable: it is only built when the user clicks (nothing is serialised per rerun)
     name = export.sweep_dataset(frame) or ui.current_dataset_name()  # the data the shown sweep ran on
-    # an upload's seeds are never written to a file (the shown sweep may be an upload's after a switch of data)
-    uploaded = cfg.dataset == ui.UPLOAD_ID or name not in dpcore.data.dataset_ids()
+    uploaded = export.shown_sweep_is_upload(name, cfg.dataset)  # its seeds are never written to a file
     d1, d2 = st.columns(2)
     with d1:
         ours, peer_rows = peers.split_rows(frame)  # the peers' rows draw their own randomness: a file of their own

@@ -208,7 +208,7 @@ with st.expander("Downloads", icon=":material/download:"):
                                       band=Band.from_label(cfg.band), sample_size=True)
     export.figure_buttons(fig, caption=ss_caption, label="Chart", key="ss_dl_fig",
                           name_parts=("sample_size", dataset_name, export.METRIC_SLUGS.get(metric, metric)))
-    uploaded = cfg.dataset == ui.UPLOAD_ID or dataset_name not in dpcore.data.dataset_ids()
+    uploaded = export.shown_sweep_is_upload(dataset_name, cfg.dataset)
     export.csv_button(lambda: results_csv(frame, upload=uploaded), label="Sample-size sweep results (CSV)",
                       name_parts=("sample_size_sweep", dataset_name), key="ss_dl_csv",
                       help="One row per release: mechanism, subsample size n, trial and every utility measure "

@@ -75,6 +75,15 @@ def figure_buttons(fig: go.Figure, *, caption: str, label: str, name_parts: tupl
                           if png_ok else "PNG export needs kaleido and Chromium; the HTML file works everywhere.")
 
 
+def shown_sweep_is_upload(name: str, dataset_id: str) -> bool:
+    """Whether the shown sweep ran on an upload (``name`` from :func:`sweep_dataset`): the current choice is the upload,
+    or the sweep's data is no built-in dataset (a sweep run on an upload stays shown after a switch of data). An
+    upload's seeds are never written to a file."""
+    from dpcore.data import dataset_ids
+
+    return dataset_id == UPLOAD_ID or name not in dataset_ids()
+
+
 def csv_button(make_csv: Callable[[], str], *, label: str, name_parts: tuple[str, ...], key: str,
                help: str | None = None) -> None:
     """A CSV download button with a clean file name."""
