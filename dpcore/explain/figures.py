@@ -330,36 +330,50 @@ def _curve_traces(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi
     """The band and mean line of one mechanism; points where some release carried a warning status are hollow,
     with the warning in the hover, and the legend entry says in how many releases. A point some of whose releases
     gave no result (capped, ⊥, error) is the mean of the others only, biased towards the releases that finished: it
-    is drawn as a lone hollow marker, outside the line and the band (:func:`_partial_points`)."""
+    is drawn as a lone hollow marker, outside the line and the band."""
     name = f"{style.legend} · ⚠ {note}" if note else style.legend
     flags = [warned.get((mid, float(v))) for v in xs]
     custom = [f"<br>⚠ {f[2]}" if f else "" for f in flags]
-    partial = np.array([bool(f) and f[0] < f[3] for f in flags], dtype=bool)
-    if partial.any() and not dashed:
-        return _partial_points(mid, xs, mean, lo, hi, partial, flags, custom, style=style, hover=hover,
-                               name=name)
     hover = hover.replace("<extra>", "%{customdata}<extra>")
     if dashed:  # reference curve: no band
         return [{"type": "scatter", "x": xs, "y": mean, "mode": "lines", "name": name, "customdata": custom,
                  "line": {"color": style.color, "dash": style.dash if style.dash != "solid" else "dash",
                           "width": 1.5}, "hovertemplate": hover}]
+    partial = np.array([bool(f) and f[0] < f[3] for f in flags], dtype=bool)
     most = note is not None and sum(f[1] for f in flags if f) * 2 > max(len(xs), 1)
-    base = style.symbol.removesuffix("-open")
-    symbols = [f"{base}-open" if f else style.symbol for f in flags]
-    sizes = [10 if f else (7 if style.not_private else 6) for f in flags]
-    traces = [{"type": "scatter", "x": xs.tolist() + xs[::-1].tolist(), "y": hi.tolist() + lo[::-1].tolist(),
-               "fill": "toself", "fillcolor": _rgba(style.color, 0.1 if style.not_private else 0.15),
-               "line": {"width": 0}, "mode": "lines", "hoverinfo": "skip", "showlegend": False,
-               "legendgroup": mid, "name": f"{style.legend} band"},
-              {"type": "scatter", "x": xs, "y": mean, "mode": "lines+markers", "name": name, "legendgroup": mid,
-               "line": {"color": style.color, "width": style.width,
-                        "dash": "dot" if most and style.dash == "solid" else style.dash},
-               "marker": {"size": sizes, "symbol": symbols, "line": {"width": 2, "color": style.color}},
-               "customdata": custom, "hovertemplate": hover}]
-    if len(xs) == 1:  # a band over one x value has no width: show it as an error bar instead
+    traces = _band_and_line(mid, xs, mean, lo, hi, ~partial, flags, custom, style=style, hover=hover, name=name,
+                            dash="dot" if most and style.dash == "solid" else style.dash)
+    if partial.any():
+        lone = [f"{c}<br>mean of the {f[0]} of {f[3]} releases that gave a result: not on the curve"
+                for c, f, p in zip(custom, flags, partial) if p]
+        traces.append({"type": "scatter", "x": xs[partial].tolist(), "y": mean[partial].tolist(), "mode": "markers",
+                       "showlegend": False, "legendgroup": mid, "name": f"{style.legend} (partial)",
+                       "customdata": lone, "hovertemplate": hover,
+                       "marker": {"size": 10, "symbol": f"{style.symbol.removesuffix('-open')}-open",
+                                  "line": {"width": 2, "color": style.color}, "color": style.color, "opacity": 0.8}})
+    elif len(xs) == 1:  # a band over one x value has no width: show it as an error bar instead
         traces[-1]["error_y"] = {"type": "data", "symmetric": False, "color": style.color, "thickness": 1.5,
                                  "array": [max(hi[0] - mean[0], 0.0)], "arrayminus": [max(mean[0] - lo[0], 0.0)]}
     return traces
+
+
+def _band_and_line(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi: np.ndarray, keep: np.ndarray,
+                   flags: list, custom: list[str], *, style: TraceStyle, hover: str, name: str,
+                   dash: str) -> list[dict]:
+    """The band and the mean line over the points ``keep`` selects (broken where it does not); a point where some
+    release carried a warning status is a larger hollow marker."""
+    base = style.symbol.removesuffix("-open")
+    band_x, band_y = _band_segments(xs, lo, hi, keep)
+    return [{"type": "scatter", "x": band_x, "y": band_y, "fill": "toself",
+             "fillcolor": _rgba(style.color, 0.1 if style.not_private else 0.15), "line": {"width": 0},
+             "mode": "lines", "hoverinfo": "skip", "showlegend": False, "legendgroup": mid,
+             "name": f"{style.legend} band"},
+            {"type": "scatter", "x": xs.tolist(), "y": _gapped(mean, keep), "mode": "lines+markers", "name": name,
+             "legendgroup": mid, "line": {"color": style.color, "width": style.width, "dash": dash},
+             "marker": {"size": [10 if f else (7 if style.not_private else 6) for f in flags],
+                        "symbol": [f"{base}-open" if f else style.symbol for f in flags],
+                        "line": {"width": 2, "color": style.color}},
+             "customdata": [c if k else "" for c, k in zip(custom, keep)], "hovertemplate": hover}]
 
 
 def _gapped(values: np.ndarray, keep: np.ndarray) -> list:
@@ -385,36 +399,6 @@ def _band_segments(xs: np.ndarray, lo: np.ndarray, hi: np.ndarray, keep: np.ndar
             py += hi[run].tolist() + lo[run][::-1].tolist()
             start = None
     return px, py
-
-
-def _partial_points(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                    partial: np.ndarray, flags: list, custom: list[str], *, style: TraceStyle, hover: str,
-                    name: str) -> list[dict]:
-    """:func:`_curve_traces` for a mechanism some of whose points lack releases: the line and band over the
-    complete points only, each partial point a lone hollow marker saying how many releases its mean covers."""
-    hover = hover.replace("<extra>", "%{customdata}<extra>")
-    base = style.symbol.removesuffix("-open")
-    complete = ~partial
-    band_x, band_y = _band_segments(xs, lo, hi, complete)
-    lone = [f"{c}<br>mean of the {f[0]} of {f[3]} releases that gave a result: not on the curve"
-            for c, f, p in zip(custom, flags, partial) if p]
-    solid = [i for i in range(len(xs)) if complete[i]]
-    return [
-        {"type": "scatter", "x": band_x, "y": band_y, "fill": "toself",
-         "fillcolor": _rgba(style.color, 0.1 if style.not_private else 0.15), "line": {"width": 0},
-         "mode": "lines", "hoverinfo": "skip", "showlegend": False, "legendgroup": mid, "name": f"{style.legend} band"},
-        {"type": "scatter", "x": xs.tolist(), "y": _gapped(mean, complete), "mode": "lines+markers", "name": name,
-         "legendgroup": mid, "line": {"color": style.color, "width": style.width, "dash": style.dash},
-         "marker": {"size": [10 if flags[i] else 6 for i in range(len(xs))],
-                    "symbol": [f"{base}-open" if flags[i] else style.symbol for i in range(len(xs))],
-                    "line": {"width": 2, "color": style.color}},
-         "customdata": [custom[i] if i in solid else "" for i in range(len(xs))], "hovertemplate": hover},
-        {"type": "scatter", "x": xs[partial].tolist(), "y": mean[partial].tolist(), "mode": "markers",
-         "showlegend": False,
-         "legendgroup": mid, "name": f"{style.legend} (partial)", "customdata": lone, "hovertemplate": hover,
-         "marker": {"size": 10, "symbol": f"{base}-open", "line": {"width": 2, "color": style.color},
-                    "color": style.color, "opacity": 0.8}},
-    ]
 
 
 def _failed_marks(warned: dict, drawn: dict[str, set], x_label: str, *, log_x: bool,

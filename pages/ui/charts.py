@@ -55,7 +55,6 @@ from dpcore.explain.figures import (  # noqa: F401 (re-exported: the pages and t
     _is_tag,
     _legend_names,
     _legend_order,
-    _partial_points,
     _reference_marks,
     _registry_styles,
     _rgba,
