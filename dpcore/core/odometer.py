@@ -6,11 +6,15 @@ Each recorded step is (ε, δ, neighbouring relation, what). The totals are
 * **zCDP composition**: Σρ, converted to (ε, δ)-DP at a chosen δ by the tight conversion of Canonne, Kamath &
   Steinke (2020, Prop. 12; :func:`~dpcore.core.privacy.zcdp_delta`, inverted in ε by :func:`zcdp_epsilon_tight`),
   never larger than Bun & Steinke's ε = ρ + 2√(ρ ln(1/δ)) (2016, Prop. 1.3) — only when every step has an exact ρ:
-  a Gaussian step with known noise (ρ = Δ²/(2σ²); the analytic and classical calibrations are scale-free, so
-  ρ = 1/(2σ₁²) with σ₁ the noise for Δ = 1 at that (ε, δ)), a step
-  calibrated through zCDP itself (PPM: ρ = ρ(ε, δ) of :func:`~dpcore.core.privacy.zcdp_rho`), or a pure ε-DP step
-  (ρ = ε²/2, Bun & Steinke Prop. 1.4). Any other (ε, δ) step has no exact zCDP conversion: the zCDP column then says
-  "basic only" and why, rather than a number.
+  a release whose mechanism declares it (:meth:`Mechanism.zcdp_rho <dpcore.mechanisms.base.Mechanism.zcdp_rho>`:
+  Gaussian steps with known noise, ρ = Δ²/(2σ²), e.g. Analyze Gauss; or calibrated through zCDP itself, e.g. PPM,
+  ρ = ρ(ε, δ) of :func:`~dpcore.core.privacy.zcdp_rho`), a ledger step that carries its ρ, DP centring (an analytic
+  Gaussian mean), or a pure ε-DP step (ρ = ε²/2, Bun & Steinke Prop. 1.4). Any other (ε, δ) step has no exact zCDP
+  conversion: the zCDP column then says "basic only" and why, rather than a number.
+
+Every :class:`Odometer` asks the mechanisms for their declared ρ (:func:`declared_rho`, which resolves
+:func:`dpcore.mechanisms.release_rho` when first called: the mechanisms sit above this layer and import it, so it
+never imports them); no mechanism id is special-cased here.
 
 The odometer counts; it does not refund. :meth:`Odometer.reset` forgets the count — the releases made before it
 still cost what they cost (:data:`RESET_NOTE`).
@@ -18,6 +22,7 @@ still cost what they cost (:data:`RESET_NOTE`).
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +30,7 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidParameterError
 from ..vocabulary import Guarantee, Neighbouring, ReleaseStatus
 from ._validation import check_neighbouring
-from .privacy import LedgerEntry, gaussian_rho, zcdp_epsilon_tight, zcdp_rho
+from .privacy import LedgerEntry, gaussian_rho, zcdp_epsilon_tight
 
 #: The statuses of a release that ran on the data and is counted: its output, ⊥, or the fact that it was capped.
 COUNTED_STATUSES = (ReleaseStatus.OK, ReleaseStatus.BOTTOM, ReleaseStatus.TIMEOUT)
@@ -35,7 +40,6 @@ RESET_NOTE = ("resetting forgets the count; nothing is refunded: every release m
 
 #: How a step's ρ was obtained (None: no exact zCDP conversion).
 RHO_GAUSSIAN = "Gaussian noise: ρ = Δ²/(2σ²)"
-RHO_ZCDP_CALIBRATED = "calibrated through zCDP: ρ(ε, δ)"
 RHO_PURE = "pure ε-DP: ρ = ε²/2"
 RHO_DECLARED = "declared by the mechanism (its Gaussian or zCDP-calibrated steps)"
 
@@ -82,10 +86,19 @@ class OdometerTotals:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
-def ledger_entry_rho(entry: LedgerEntry, *, mechanism: str | None = None, guarantee: str | None = None,
-                     options: dict | None = None, preprocessing: bool = False,
+def declared_rho(mechanism: str, epsilon: float, delta: float, *, n: int | None = None, d: int | None = None,
+                 neighbouring: str | None = None, options: dict | None = None) -> float | None:
+    """A release's exact ρ as its mechanism declares it (:func:`dpcore.mechanisms.release_rho`), or None. The
+    mechanisms package is looked up when this is called, not imported with this module (it imports this layer)."""
+    release_rho = importlib.import_module("..mechanisms", __package__).release_rho
+    return release_rho(mechanism, epsilon, delta, n=n, d=d, neighbouring=neighbouring, options=options)
+
+
+def ledger_entry_rho(entry: LedgerEntry, *, guarantee: str | None = None, preprocessing: bool = False,
                      declared: float | None = None) -> tuple[float | None, str]:
-    """(ρ, how) of one ledger step, or (None, "") when it has no exact zCDP conversion."""
+    """(ρ, how) of one ledger step, or (None, "") when it has no exact zCDP conversion. ``declared``: the
+    mechanism's own ρ for the whole release (:func:`declared_rho`); the only source of a mechanism's Gaussian or
+    zCDP-calibrated ρ."""
     if entry.epsilon <= 0 and entry.delta <= 0:
         return 0.0, "free"
     if declared is not None:  # the mechanism's own exact ρ for the whole release (Mechanism.zcdp_rho)
@@ -97,11 +110,6 @@ def ledger_entry_rho(entry: LedgerEntry, *, mechanism: str | None = None, guaran
         if calibration is not None and entry.delta > 0:
             return gaussian_rho(entry.epsilon, entry.delta, calibration), RHO_GAUSSIAN
         return None, ""
-    if mechanism == "analyze_gauss" and entry.delta > 0:
-        calibration = (options or {}).get("calibration", "analytic")
-        return gaussian_rho(entry.epsilon, entry.delta, calibration), RHO_GAUSSIAN
-    if mechanism == "ppm" and entry.delta > 0:
-        return zcdp_rho(entry.epsilon, entry.delta), RHO_ZCDP_CALIBRATED
     if guarantee == Guarantee.PURE and entry.delta == 0:
         return entry.epsilon ** 2 / 2.0, RHO_PURE
     return None, ""
@@ -116,8 +124,8 @@ class Odometer:
     #: released once per preprocessing run, however many releases then use the centred data.
     counted_preprocessing: set = field(default_factory=set)
     #: ``(mechanism, ε, δ, *, n, d, neighbouring, options) → ρ | None``: a release's exact ρ from its public settings
-    #: (:func:`dpcore.mechanisms.release_rho`, given by the caller: this layer does not import the mechanisms).
-    rho_of: Callable[..., float | None] | None = None
+    #: — by default the mechanisms' own (:func:`declared_rho`); None: none (only ledger, centring and pure ρ).
+    rho_of: Callable[..., float | None] | None = declared_rho
 
     def _declared(self, mechanism: str, epsilon: float, delta: float, *, n=None, d=None, neighbouring=None,
                   options: dict | None = None) -> float | None:
@@ -174,9 +182,9 @@ class Odometer:
                     count: int, *, private: bool = True, options: dict | None = None) -> list[OdometerEntry]:
         """Count ``count`` releases of ``mechanism`` at (ε, δ) made inside one computation that keeps no release
         objects (a planner's simulated releases, an advisor's trials); ρ as in :func:`ledger_entry_rho`."""
-        rho, how = ledger_entry_rho(LedgerEntry(mechanism, epsilon, delta), mechanism=mechanism, guarantee=guarantee,
-                                    options=options, declared=self._declared(mechanism, epsilon, delta, options=options,
-                                                                             neighbouring=relation))
+        rho, how = ledger_entry_rho(LedgerEntry(mechanism, epsilon, delta), guarantee=guarantee,
+                                    declared=self._declared(mechanism, epsilon, delta, options=options,
+                                                            neighbouring=relation))
         return [self.record(epsilon, delta, relation, f"{what}: {mechanism}", rho=rho, rho_source=how,
                             private=private) for _ in range(int(count))]
 
@@ -195,8 +203,7 @@ class Odometer:
         # AdaptiveCov's ledgers open with free zCDP shares and charge ρ in their last row).
         steps = [e for e in release.ledger if e.epsilon > 0 or e.delta > 0] or ([] if out else release.ledger[:1])
         for entry in steps:
-            rho, how = ledger_entry_rho(entry, mechanism=release.mechanism, guarantee=release.guarantee,
-                                        options=release.options, declared=declared)
+            rho, how = ledger_entry_rho(entry, guarantee=release.guarantee, declared=declared)
             declared = None if declared is None else 0.0  # the release's ρ goes with its first step
             out.append(self.record(entry.epsilon, entry.delta, release.neighbouring,
                                    f"{what}: {release.mechanism}: {entry.step}", rho=rho, rho_source=how,
@@ -226,7 +233,7 @@ class Odometer:
                 continue
             step = LedgerEntry(str(row.mechanism), float(row.epsilon), float(row.delta))
             options = (mechanism_options or {}).get(row.mechanism)
-            rho, how = ledger_entry_rho(step, mechanism=row.mechanism, guarantee=row.guarantee, options=options,
+            rho, how = ledger_entry_rho(step, guarantee=row.guarantee,
                                         declared=self._declared(str(row.mechanism), float(row.epsilon),
                                                                 float(row.delta),
                                                                 # n is public only under replace-one

@@ -74,6 +74,11 @@ class PrivatePowerMethod(Mechanism):
               "guess of the gap ratio σ_k/(σ_k − σ_{k+1})).", kind="int", low=0, high=10_000),
     )
 
+    def zcdp_rho(self, epsilon, delta, *, n, d, neighbouring, options):
+        """Calibrated in zCDP: the L Gaussian steps together are ρ-zCDP with ρ = zcdp_rho(ε, δ) (σ = Δ·√(L/(2ρ)):
+        free of L and of the relation's Δ)."""
+        return zcdp_rho(epsilon, delta)
+
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, iterations=0):
         L = iterations or default_iterations(data.d)
         sigma = ppm_sigma(epsilon, delta, L, neighbouring)

@@ -101,7 +101,7 @@ def counting_upload() -> str | None:
 def odometer(upload: str) -> Odometer:
     """The odometer of the uploaded file ``upload`` (created empty)."""
     book = _book()
-    return book.odometers.setdefault(upload, Odometer(rho_of=dpcore.mechanisms.release_rho))
+    return book.odometers.setdefault(upload, Odometer())
 
 
 def _what(label: str) -> str:
@@ -203,7 +203,7 @@ def count_runs(mechanism: str, runs, delta: float, relation: str, label: str, fi
 
 def _reset(upload: str) -> None:
     book = _book()
-    book.odometers.setdefault(upload, Odometer(rho_of=dpcore.mechanisms.release_rho)).reset()
+    book.odometers.setdefault(upload, Odometer()).reset()
     book.counted.pop(upload, None)  # forgotten too: a release computed again after the reset is counted again
     book.reset.add(upload)
 

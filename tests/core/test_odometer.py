@@ -199,19 +199,37 @@ def test_mechanisms_declare_the_rho_of_their_gaussian_noise(wine):
     assert release_rho("laplace", 1.0, 0.0) is None and release_rho("no_such_mechanism", 1.0, 1e-5) is None
 
 
-def test_a_sweep_with_mod_sulq_has_a_zcdp_total_when_the_mechanisms_are_asked(wine):
+def test_every_odometer_asks_the_mechanisms_for_their_rho(wine):
+    """A bare Odometer() gets the mechanisms' declared ρ (no caller has to pass rho_of); rho_of=None opts out."""
     from dpcore.evaluation.sweep import run_sweep
     from dpcore.mechanisms import release_rho
 
-    frame = run_sweep(wine, mechanisms=["mod_sulq", "analyze_gauss"], epsilons=[1.0], deltas=[1e-5], ks=[2],
+    frame = run_sweep(wine, mechanisms=["mod_sulq", "analyze_gauss", "ppm"], epsilons=[1.0], deltas=[1e-5], ks=[2],
                       trials=2, seed=1)
-    plain = Odometer()
+    plain = Odometer(rho_of=None)
     plain.record_sweep(frame, "Explore")
-    assert plain.totals().zcdp_rho is None  # without the mechanisms' ρ: basic only
-    asked = Odometer(rho_of=release_rho)
+    assert plain.totals().zcdp_rho is None  # without the mechanisms' ρ: basic only (no mechanism id is special)
+    asked = Odometer()
     asked.record_sweep(frame, "Explore")
-    want = 2 * (release_rho("mod_sulq", 1.0, 1e-5, n=wine.n, d=wine.d) + gaussian_rho(1.0, 1e-5))
+    want = 2 * (release_rho("mod_sulq", 1.0, 1e-5, n=wine.n, d=wine.d) + gaussian_rho(1.0, 1e-5)
+                + zcdp_rho(1.0, 1e-5))
     assert asked.totals().zcdp_rho == pytest.approx(want, rel=1e-9)
     release = get_mechanism("mod_sulq").release(wine, 2, 1.0, 1e-5, random_state=2)
-    [entry] = Odometer(rho_of=release_rho).record_release(release, "Inspect")
+    [entry] = Odometer().record_release(release, "Inspect")
     assert entry.rho == pytest.approx(release_rho("mod_sulq", 1.0, 1e-5, n=wine.n, d=wine.d), rel=1e-12)
+
+
+@pytest.mark.parametrize("calibration", ["analytic", "classical"])
+def test_ppm_and_analyze_gauss_declare_their_rho_through_the_hook(calibration):
+    """The ρ the odometer used to special-case by id is the mechanisms' own Mechanism.zcdp_rho, with the same
+    numbers: PPM's zCDP calibration ρ(ε, δ), Analyze Gauss's ρ = 1/(2σ₁²)."""
+    from dpcore.mechanisms import release_rho
+
+    assert get_mechanism("ppm").zcdp_rho(1.0, 1e-5, n=None, d=4, neighbouring="add_remove", options={}) == \
+        zcdp_rho(1.0, 1e-5)
+    assert release_rho("ppm", 0.5, 1e-6, d=4, options={"iterations": 7}) == zcdp_rho(0.5, 1e-6)
+    assert release_rho("ppm", 1.0, 0.0) is None  # PPM needs δ > 0: no ρ, as before
+    assert release_rho("analyze_gauss", 0.5, 1e-5, options={"calibration": calibration}) == \
+        gaussian_rho(0.5, 1e-5, calibration)
+    [entry] = Odometer().record_runs("ppm", "approx", 1.0, 1e-5, "replace", "ε planner", 1)
+    assert entry.rho == zcdp_rho(1.0, 1e-5)

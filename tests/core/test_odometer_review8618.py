@@ -15,7 +15,7 @@ def test_a_zcdp_ledger_with_free_first_rows_is_charged_its_declared_rho(mid, rel
     # Their ledgers list the zCDP shares as (0, 0) rows and charge (ε, δ) and ρ in the conversion row. On
     # fde6aff+4aee2d4 the first free row took the declared ρ and set it to 0, so Inspect counted ρ = 0.
     release = get_mechanism(mid).release(np.eye(3) * 0.5, 1, 2.0, 1e-6, neighbouring=relation, random_state=1)
-    odo = Odometer(rho_of=release_rho)
+    odo = Odometer()
     entries = odo.record_release(release, "Inspect")
     want = release_rho(mid, 2.0, 1e-6, d=3, neighbouring=relation)
     assert want > 0
@@ -26,7 +26,7 @@ def test_a_zcdp_ledger_with_free_first_rows_is_charged_its_declared_rho(mid, rel
 
 def test_a_release_that_spends_nothing_is_still_counted_once():
     release = get_mechanism("random").release(np.eye(3) * 0.5, 1, 1.0, 0.0, random_state=1)
-    assert len(Odometer(rho_of=release_rho).record_release(release, "Inspect")) == 1
+    assert len(Odometer().record_release(release, "Inspect")) == 1
 
 
 def test_a_sweep_row_gives_the_mechanisms_rho_no_n_under_add_remove():
