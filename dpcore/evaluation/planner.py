@@ -298,6 +298,7 @@ def plan_epsilon(
     mechanism_options: dict | None = None,
     time_cap: float | None = 20.0,
     progress: Callable[[int, float], None] | None = None,
+    on_releases: Callable[[float, int], None] | None = None,
 ) -> PlanResult:
     """Smallest ε in ``eps_range`` at which ``mechanism`` meets ``target`` in at least ``confidence`` of its releases.
 
@@ -306,6 +307,10 @@ def plan_epsilon(
     ``trials`` releases per probed ε; ``tolerance`` the ratio at which the bisection bracket (and each band edge)
     stops narrowing; ``max_probes`` bounds the number of probed ε; ``seed`` seeds every probe's releases (child
     streams per cell, as in a sweep). See the module docstring for the fit, the band and the privacy of the answer.
+
+    ``on_releases(ε, count)`` is told of the simulated releases as they finish (one call per release, in trial order
+    within a probe; a cell that failed or was capped is reported too), so a caller that counts releases on private
+    data (the session odometer) counts every one made even when the plan then fails, is stopped or raises.
     """
     from ..evaluation.sweep import run_sweep  # pandas and the mechanisms: loaded on use
 
@@ -327,7 +332,8 @@ def plan_epsilon(
             return probes[eps]
         frame = run_sweep(plan_in.data, mechanisms=[mechanism], epsilons=[eps], deltas=[delta], ks=[k],
                           trials=trials, seed=seed, neighbouring=neighbouring, mechanism_options=options,
-                          time_cap=time_cap, svm_holdout=svm_holdout(tgt))
+                          time_cap=time_cap, svm_holdout=svm_holdout(tgt),
+                          progress=None if on_releases is None else lambda *_: on_releases(eps, 1))
         values = frame[tgt.metric].to_numpy(dtype=float)
         met = tgt.met(values)
         finite = values[np.isfinite(values)]

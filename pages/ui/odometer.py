@@ -13,7 +13,9 @@ Where releases are counted — once, when computed; a rerun that shows a stored 
   release stopped at its time cap: :func:`count_capped`), and
   :func:`count_ledger` when its private pictures are released;
 * Explore's ε planner and the Data page's clipping advisor (non-private what-ifs on an upload, counted as NOT
-  private): :func:`count_runs` with the releases they simulated.
+  private): :func:`count_runs` with the releases they simulated — the planner through :func:`counting_runs`, which
+  collects the releases as the computation reports them and counts them however it ends (an answer, an error, a
+  rerun or stop that interrupts it): a release made before a failure still ran on the upload.
 
 Built-in datasets are public: nothing computed on them is counted. The Audit page runs mechanisms on neighbouring
 datasets it builds itself (synthetic rows), never on an upload: nothing there is counted.
@@ -25,6 +27,8 @@ file has its own. Nothing shown depends on the rows beyond which releases finish
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,7 +133,7 @@ def tally_sweep(sweep) -> int:
     tally: _Tally | None = getattr(sweep, "odometer_tally", None)
     if tally is None:
         return 0
-    new, book = 0, _book()
+    new, book, entries = 0, _book(), []
     for name, plan in sweep.plans.items():
         fresh = {i: row for i, row in sweep.rows[name].items() if (name, i) not in tally.seen}
         if not fresh:
@@ -142,9 +146,9 @@ def tally_sweep(sweep) -> int:
             continue
         new += len(released)
         what = tally.what if name == "main" else f"{tally.what} ({name})"
-        entries = odometer(tally.upload).record_sweep(plan.frame(released), what, preprocessing=plan.data.ledger,
-                                                      preprocessing_key=plan.data.fingerprint)
-        _counted(tally.upload, entries)
+        entries += odometer(tally.upload).record_sweep(plan.frame(released), what, preprocessing=plan.data.ledger,
+                                                       preprocessing_key=plan.data.fingerprint)
+    _counted(tally.upload, entries)  # after every plan is recorded: the redraw may be where a rerun interrupts
     return new
 
 
@@ -185,20 +189,43 @@ def count_runs(mechanism: str, runs, delta: float, relation: str, label: str, fi
                private: bool, preprocessing=()) -> None:
     """Count the releases of ``mechanism`` made on the current upload inside one computation that keeps none of
     them — Explore's ε planner (its simulated releases), the Data page's clipping advisor (its trials): ``runs`` is
-    ``[(ε, how many), …]``; ``preprocessing`` the budget-spending preprocessing steps it drew (ledger entries, each
-    one release: the advisor's DP means); once per ``fingerprint`` (what the computation ran on: data, settings,
-    seed)."""
+    ``[(ε, how many), …]``, the releases at each ε in the order the computation made them; ``preprocessing`` the
+    budget-spending preprocessing steps it drew, in order (ledger entries, each one release: the advisor's DP
+    means). ``fingerprint`` says what the computation ran on (data, settings, seed): the same computation
+    makes the same releases in the same order, so the i-th release at ε is counted once per fingerprint — a
+    computation interrupted after some releases and then run again in full counts the rest, not all again."""
     upload = counting_upload()
-    if upload is None or not _book().first_time(upload, ("runs", fingerprint)):
+    if upload is None:
         return
+    book = _book()
     mech = dpcore.get_mechanism(mechanism)
     delta = float(delta) if mech.uses_delta else 0.0
     odo, entries = odometer(upload), []
-    entries += odo.record_preprocessing(tuple(preprocessing), relation, _what(label), private=private)
+    fresh = [step for i, step in enumerate(preprocessing) if book.first_time(upload, ("runs", fingerprint, "pre", i))]
+    entries += odo.record_preprocessing(fresh, relation, _what(label), private=private)
     for epsilon, count in runs:
+        new = sum(book.first_time(upload, ("runs", fingerprint, float(epsilon), i)) for i in range(int(count)))
         entries += odo.record_runs(mechanism, mech.guarantee, float(epsilon), delta, relation, _what(label),
-                                   int(count), private=private)
+                                   new, private=private)
     _counted(upload, entries)
+
+
+@contextmanager
+def counting_runs(mechanism: str, delta: float, relation: str, label: str, fingerprint, *,
+                  private: bool) -> Iterator[Callable[[float, int], None]]:
+    """``with counting_runs(…) as tally:`` — give ``tally(ε, count)`` to a computation that reports its releases as
+    it makes them (e.g. :func:`~dpcore.evaluation.planner.plan_epsilon`'s ``on_releases``); on leaving the block the
+    releases reported are counted (:func:`count_runs`), also when the block raised (an error, a time cap, a rerun or
+    stop request that interrupted it): each one ran on the upload."""
+    runs: dict[float, int] = {}
+
+    def tally(epsilon: float, count: int = 1) -> None:
+        runs[float(epsilon)] = runs.get(float(epsilon), 0) + int(count)
+
+    try:
+        yield tally
+    finally:
+        count_runs(mechanism, list(runs.items()), delta, relation, label, fingerprint, private=private)
 
 
 def _reset(upload: str) -> None:

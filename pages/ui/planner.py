@@ -91,17 +91,20 @@ def render(config, prepared, dataset_id: str) -> None:
         key = (dataset_id, prepared.fingerprint, mech, metric, float(value), float(confidence), int(trials), k,
                delta, config.seed, config.neighbouring)
         if st.button("Find ε", key="explore_plan_run", icon=":material/search:"):
-            try:
-                with st.spinner("Simulating releases …"):
-                    result = plan_epsilon(source, mech, make_target(metric, value), k=k, delta=delta,
-                                          confidence=confidence, trials=int(trials), seed=config.seed,
-                                          neighbouring=config.neighbouring, max_probes=MAX_PROBES)
-            except DPCoreError as exc:
-                st.error(plain_words(str(exc)))
-                return
+            # on an upload, every simulated release is counted as it is reported, however the plan ends (an error
+            # after some probes, a rerun or stop that interrupts it): each one ran on the upload
+            with odometer.counting_runs(mech, delta, config.neighbouring, "ε planner (NOT private what-if)", key,
+                                        private=False) as tally:
+                try:
+                    with st.spinner("Simulating releases …"):
+                        result = plan_epsilon(source, mech, make_target(metric, value), k=k, delta=delta,
+                                              confidence=confidence, trials=int(trials), seed=config.seed,
+                                              neighbouring=config.neighbouring, max_probes=MAX_PROBES,
+                                              on_releases=tally)
+                except DPCoreError as exc:
+                    st.error(plain_words(str(exc)))
+                    return
             st.session_state[RESULT_KEY] = (key, result)
-            odometer.count_runs(mech, [(p.epsilon, p.trials) for p in result.probes], delta, config.neighbouring,
-                                "ε planner (NOT private what-if)", key, private=False)  # on an upload only
         stored = st.session_state.get(RESULT_KEY)
         if stored is not None and stored[0] == key:
             _show(stored[1])

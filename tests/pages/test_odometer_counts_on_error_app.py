@@ -1,0 +1,76 @@
+"""Review (issue 35 item 3): a release made on an upload is counted even when a later step fails or is interrupted.
+
+On 67659ea Explore's ε planner counted its simulated releases only after ``plan_epsilon`` returned: a plan that
+raised after some probes had already released on the upload (a DPCoreError shown as an error, any other exception,
+a stop request) counted none of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_app_odometer import _only, _use_upload
+
+import dpcore.evaluation.sweep as sweep_module
+from dpcore.exceptions import DPCoreError
+from pages.ui import planner
+from pages.ui import state as ui_state
+
+pytestmark = pytest.mark.slow  # AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+BOOK = ui_state.slot_key("odometer")
+TRIALS = 20
+
+
+def _entries(at) -> list:
+    book = at.session_state[BOOK]
+    return [] if book is None or not book.odometers else next(iter(book.odometers.values())).entries
+
+
+@pytest.fixture
+def explore_upload():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    _use_upload(at)
+    for key, value in {"dp_k": 1, "dp_trials": 2, "dp_eps_range": (0.5, 1.0), "dp_delta": 1e-5}.items():
+        at.session_state[key] = value
+    _only(at, ["analyze_gauss"])
+    at.switch_page("pages/explore.py").run()
+    assert not at.exception
+    at.number_input(key="explore_plan_trials").set_value(TRIALS)
+    return at
+
+
+@pytest.mark.parametrize("failure", [DPCoreError, RuntimeError])
+def test_a_plan_that_fails_after_probes_counts_the_releases_they_made(explore_upload, monkeypatch, failure):
+    at = explore_upload
+    before = len(_entries(at))
+    real, probed = sweep_module.run_sweep, []
+
+    def fails_after_the_second_probe(*args, **kwargs):
+        frame = real(*args, **kwargs)  # the probe's releases ran on the upload
+        probed.append(kwargs["epsilons"][0])
+        if len(probed) == 2:
+            raise failure("a later step of the plan failed")
+        return frame
+
+    monkeypatch.setattr(sweep_module, "run_sweep", fails_after_the_second_probe)
+    at.button(key="explore_plan_run").click().run()
+    if failure is DPCoreError:
+        assert not at.exception and any("later step" in e.value for e in at.error)  # shown as an error
+    else:
+        assert at.exception  # a bug: a traceback, but the releases still ran
+    new = _entries(at)[before:]
+    # 67659ea: nothing counted (the count came after plan_epsilon returned)
+    assert sorted(e.epsilon for e in new) == sorted([probed[0]] * TRIALS + [probed[1]] * TRIALS)
+    assert all(not e.private and "ε planner (NOT private what-if)" in e.what for e in new)
+    assert planner.RESULT_KEY not in at.session_state or at.session_state[planner.RESULT_KEY] is None
+
+    monkeypatch.setattr(sweep_module, "run_sweep", real)
+    at.button(key="explore_plan_run").click().run()  # the same plan in full: the two probes' releases again, the same
+    assert not at.exception
+    plan = at.session_state[planner.RESULT_KEY][1]
+    new = _entries(at)[before:]
+    assert sorted(e.epsilon for e in new) == sorted(p.epsilon for p in plan.probes for _ in range(p.trials))
