@@ -163,19 +163,21 @@ def _release(mech, data, cfg: dict) -> dict:
         return stored
     # key[5] is the release's seed: the private pictures derive their own streams from it
     outcome: dict = {"key": key, "release": None, "error": None, "timeout": False}  # vocabulary: not a choice
-    with st.spinner(f"Running {mech.name} (time cap {cfg['time_cap']:g} s)…"):
-        try:
-            outcome["release"] = mech.release(
-                data, cfg["k"], cfg["epsilon"], cfg["delta"], neighbouring=cfg["neighbouring"],
-                random_state=seed, time_limit=cfg["time_cap"], allow_invalid=mech.invalid,
-                **cfg["options"])
-        except MechanismTimeout as exc:
-            outcome["error"], outcome["timeout"] = str(exc), True
-        except DPCoreError as exc:
-            outcome["error"] = str(exc)
-    odometer.count_release(outcome["release"], data, mech.id, key)  # on an upload: counted once, when computed
-    if outcome["timeout"]:  # the page says it was capped, and when it stopped depends on the data: a release
-        odometer.count_capped(mech, data, cfg, key)
+    try:
+        with st.spinner(f"Running {mech.name} (time cap {cfg['time_cap']:g} s)…"):
+            try:
+                outcome["release"] = mech.release(
+                    data, cfg["k"], cfg["epsilon"], cfg["delta"], neighbouring=cfg["neighbouring"],
+                    random_state=seed, time_limit=cfg["time_cap"], allow_invalid=mech.invalid,
+                    **cfg["options"])
+            except MechanismTimeout as exc:
+                outcome["error"], outcome["timeout"] = str(exc), True
+            except DPCoreError as exc:
+                outcome["error"] = str(exc)
+    finally:  # also when the spinner's end is where a rerun or stop request interrupts this run: it was released
+        odometer.count_release(outcome["release"], data, mech.id, key)  # on an upload: counted once, when computed
+        if outcome["timeout"]:  # the page says it was capped, and when it stopped depends on the data: a release
+            odometer.count_capped(mech, data, cfg, key)
     ui.put("insp_release", outcome)
     return outcome
 

@@ -74,3 +74,40 @@ def test_a_plan_that_fails_after_probes_counts_the_releases_they_made(explore_up
     plan = at.session_state[planner.RESULT_KEY][1]
     new = _entries(at)[before:]
     assert sorted(e.epsilon for e in new) == sorted(p.epsilon for p in plan.probes for _ in range(p.trials))
+
+
+def test_an_inspect_release_interrupted_as_its_spinner_ends_is_counted(monkeypatch):
+    """A widget change while a release runs makes Streamlit raise its rerun (or stop) request at the next element
+    call — the spinner's end, after the release was computed. On 67659ea the count came after the spinner: a release
+    interrupted there was never counted (and with the settings changed, not on the next run either)."""
+    import contextlib
+
+    import streamlit as st
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+    from test_app_odometer import _table
+
+    real_spinner, interrupted = st.spinner, []
+
+    @contextlib.contextmanager
+    def interrupting_spinner(text="", *args, **kwargs):
+        with real_spinner(text, *args, **kwargs):
+            yield
+        if str(text).startswith("Running ") and not interrupted:
+            interrupted.append(text)
+            raise StopException()  # the request handled where the spinner is cleared
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    _use_upload(at, _table(seed=5, n=60))
+    at.session_state["dp_insp_mech"] = "analyze_gauss"
+    at.session_state["dp_insp_eps"] = 0.5
+    at.session_state["dp_k"] = 1
+    at.session_state["dp_delta"] = 1e-5
+    monkeypatch.setattr(st, "spinner", interrupting_spinner)
+    at.switch_page("pages/inspect.py").run()
+    assert interrupted and not at.exception
+    assert [(e.epsilon, e.delta) for e in _entries(at) if e.epsilon > 0] == [(0.5, 1e-5)]  # 67659ea: []
+    at.session_state["dp_insp_eps"] = 1.0  # the settings the user changed: a new release, counted too
+    at.run()
+    assert not at.exception
+    assert [e.epsilon for e in _entries(at) if e.epsilon > 0] == [0.5, 1.0]
