@@ -72,11 +72,21 @@ def _progress_text(label: str, sweep: PooledSweep) -> str:
            f"{reused} · {sweep.elapsed:.0f} s"
 
 
+def _collect(sweep: PooledSweep) -> None:
+    """Take the sweep's finished cells and count them at once (on an upload): a collected cell is in the session's
+    cell cache, where another sweep reuses — and shows — it as counted before, and a rerun or stop request is raised
+    at the next element call, so nothing may come between collecting and counting."""
+    try:
+        sweep.collect()
+    finally:
+        odometer.tally_sweep(sweep)
+
+
 def _wait(sweep: PooledSweep, label: str, seconds: float, holder=None) -> None:
     """Wait up to ``seconds`` for the sweep inside this page run, with a progress bar (in ``holder``, an
     ``st.empty()``, when given)."""
     if sweep.job is None or sweep.job.finished:
-        sweep.collect()
+        _collect(sweep)
         return
     holder = holder if holder is not None else st.empty()
     end = time.monotonic() + seconds
@@ -86,7 +96,7 @@ def _wait(sweep: PooledSweep, label: str, seconds: float, holder=None) -> None:
             break
         sweep.job.wait(min(PROGRESS_INTERVAL, max(0.0, end - time.monotonic())))
     holder.empty()
-    sweep.collect()
+    _collect(sweep)
 
 
 def run_sweep_cached(prepared, config, *, label: str = "sweep") -> pd.DataFrame | None:
@@ -97,8 +107,10 @@ def run_sweep_cached(prepared, config, *, label: str = "sweep") -> pd.DataFrame 
     sweep = PooledSweep(shared_pool(), plans, _cells(), label=label, cache_limit=CELL_CACHE_MAX,
                         shared_contexts=is_public(prepared))
     odometer.watch_sweep(sweep, label)  # on an upload: its new releases are counted (the reused ones were before)
-    _wait(sweep, label, float("inf"))
-    odometer.tally_sweep(sweep)
+    try:
+        _wait(sweep, label, float("inf"))
+    finally:  # a rerun or stop request raised while waiting: the cells finished so far are counted (and cached)
+        _collect(sweep)
     return sweep.frames()["main"]
 
 
@@ -179,19 +191,20 @@ def run_or_reuse(prepared, configs: dict[str, Any], *, slot: str, button_key: st
         st.info(hint or "Press **Run sweep** to compute the curves.")
         return None
     sweep = live.sweep
-    sweep.collect()
+    _collect(sweep)
     if not sweep.finished:
         col_progress, col_cancel = st.columns([4, 1], vertical_alignment="center")
         cancel_slot = col_cancel.empty()  # emptied when the sweep ends inside this run
         if cancel_slot.button("Cancel", key=f"{button_key}_cancel", icon=":material/stop:",
                              help="Stop this sweep; the releases already finished are kept (and reused by the next "
                                   "run)."):
-            sweep.cancel()
+            sweep.cancel()  # collects the finished cells
+            odometer.tally_sweep(sweep)
             st.rerun()  # draw the page again without this button
         holder = col_progress.empty()
         if started and not sweep.finished:
             _wait(sweep, label, float("inf") if _quick(configs) and not stream else SYNC_WAIT_S, holder)
-        sweep.collect()
+        _collect(sweep)
         live.drawn, live.drawn_at = (sweep.job.done if sweep.job else 0), time.monotonic()
         if sweep.finished:
             cancel_slot.empty()

@@ -111,3 +111,47 @@ def test_an_inspect_release_interrupted_as_its_spinner_ends_is_counted(monkeypat
     at.run()
     assert not at.exception
     assert [e.epsilon for e in _entries(at) if e.epsilon > 0] == [0.5, 1.0]
+
+
+def test_sweep_cells_collected_on_an_upload_are_counted_even_when_the_run_stops_right_after(monkeypatch):
+    """A collected cell is in the session's cell cache, from where another sweep (another page's) reuses and shows it
+    as counted before. On 67659ea Explore counted its cells at the end of the sweep panel: a rerun or stop request
+    raised at an element call in between (e.g. a click on another page's link) left them uncounted when the panel
+    was left — until Explore's panel ran to its end again."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    import pages.ui
+    from dpcore.evaluation.sweep import PooledSweep
+    from pages.ui import odometer as odo_ui
+
+    real_collect, real_panel, stopped, left = PooledSweep.collect, pages.ui.run_or_reuse, [], []
+
+    def collect_then_stop(self):
+        got = real_collect(self)
+        if got and not stopped:
+            stopped.append(got)
+            raise StopException()  # as if the next element call handled a stop request
+        return got
+
+    def panel(*args, **kwargs):
+        try:
+            return real_panel(*args, **kwargs)
+        except StopException:  # what the odometer holds when the panel is left
+            left.append(sorted((e.epsilon, e.delta) for e in odo_ui.odometer(odo_ui.counting_upload()).entries
+                               if e.epsilon > 0))
+            raise
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    _use_upload(at)
+    for key, value in {"dp_k": 1, "dp_trials": 2, "dp_eps_range": (0.5, 1.0), "dp_delta": 1e-5}.items():
+        at.session_state[key] = value
+    _only(at, ["analyze_gauss"])
+    monkeypatch.setattr(PooledSweep, "collect", collect_then_stop)
+    monkeypatch.setattr(pages.ui, "run_or_reuse", panel)
+    at.switch_page("pages/explore.py").run()
+    assert stopped and not at.exception
+    assert left == [[(0.5, 1e-5)] * 2 + [(1.0, 1e-5)] * 2]  # 67659ea: [[]]
+    at.run()  # the panel runs to its end: nothing new
+    assert not at.exception
+    assert sorted((e.epsilon, e.delta) for e in _entries(at) if e.epsilon > 0) == left[0]
