@@ -78,6 +78,16 @@ def test_laplace_tail_bounds_equal_the_authors(d):
             assert dly.wigner_lap_tailbound(d, b) == pytest.approx(ref.wigner_lap_tailbound(d, b), rel=1e-12)
 
 
+def test_clipped_lap_cov_transcription_runs():
+    """ClippedLapCov has no counterpart of ours (the authors' experiments do not call it); its transcription is kept
+    runnable: rows at ≤ 0.1 of the bound, the exact trace given, a d×d estimate nearer Σ than 0 is."""
+    X = rows(2000, 10, 0, 0.1)
+    n, d = X.shape
+    S = X.T @ X / n
+    Sigma = ref.clipped_lap_cov(X, n, d, 4.0, BETA, np.trace(S), np.random.default_rng(0))
+    assert Sigma.shape == (d, d) and np.linalg.norm(Sigma - S) < np.linalg.norm(S)
+
+
 def test_our_triangle_sensitivity_is_a_valid_l1_bound():
     """‖triu(xxᵀ)‖₁ = (‖x‖₁² + ‖x‖₂²)/2 ≤ (d + 1)/2 for ‖x‖ ≤ 1 (attained at x = 1/√d), so d + 1 bounds
     ‖triu(xxᵀ − yyᵀ)‖₁ under replace-one: checked on that x and 2,000 random pairs per d."""
