@@ -282,12 +282,15 @@ def _advisor_settings(prepared) -> dict:
     return settings
 
 
-def _run_advisor(dataset, settings: dict):
-    """Compute the utility-vs-B curve with a progress bar; None after showing an error."""
+def _run_advisor(dataset, settings: dict, tally=None):
+    """Compute the utility-vs-B curve with a progress bar; None after showing an error. ``tally(ε, 1)`` is told of
+    each release as it is made (the odometer's :func:`~pages.ui.odometer.counting_runs`)."""
     bar = st.progress(0.0, text="Utility vs B: starting…")
     last = [0.0]
 
     def progress(done: int, total: int, text: str) -> None:
+        if tally is not None:  # before the bar: an element call is where a rerun or stop request interrupts
+            tally(settings["epsilon"], 1)
         now = time.monotonic()
         if now - last[0] >= ui.PROGRESS_INTERVAL and done < total:
             last[0] = now
@@ -379,11 +382,15 @@ def _utility_advisor(dataset, prepared) -> None:
     key = (ui.dataset_key(), tuple(sorted(settings.items())))
     clicked = st.button("Estimate utility vs B", key="data_adv_run", icon=":material/query_stats:")
     if clicked:
-        curve = _run_advisor(dataset, settings)
+        label = "clipping advisor (NOT private)"
+        # on an upload its releases are counted as they are made, however the run ends (an error after some
+        # releases, a rerun or stop that interrupts it); its DP means (DP centring) from the finished curve
+        with odometer.counting_runs(settings["mechanism"], settings["delta"], settings["neighbouring"], label, key,
+                                    private=False) as tally:
+            curve = _run_advisor(dataset, settings, tally)
         if curve is not None:
             ui.put("adv_result", (key, curve))
-            odometer.count_runs(settings["mechanism"], [(settings["epsilon"], int(curve.attrs["runs"]))],
-                                settings["delta"], settings["neighbouring"], "clipping advisor (NOT private)", key,
+            odometer.count_runs(settings["mechanism"], [], settings["delta"], settings["neighbouring"], label, key,
                                 private=False, preprocessing=curve.attrs.get("preprocessing_ledger", ()))
     result = ui.get("adv_result")
     if result is not None and result[0][0] != key[0]:

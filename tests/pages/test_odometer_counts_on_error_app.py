@@ -155,3 +155,33 @@ def test_sweep_cells_collected_on_an_upload_are_counted_even_when_the_run_stops_
     at.run()  # the panel runs to its end: nothing new
     assert not at.exception
     assert sorted((e.epsilon, e.delta) for e in _entries(at) if e.epsilon > 0) == left[0]
+
+
+def test_a_clipping_advisor_run_that_fails_after_some_releases_counts_them(monkeypatch):
+    """The Data page's clipping advisor: on 67659ea its releases were counted from the finished curve only, so a run
+    that raised after some releases (or was interrupted by a rerun at its progress bar) counted none."""
+    import dpcore.evaluation.advisor as advisor
+
+    real = advisor.clipping_utility_curve
+
+    def fails_after_three_releases(*args, progress=None, **kwargs):
+        def report(done, total, text):
+            progress(done, total, text)
+            if done == 3:
+                raise DPCoreError("a later step failed")
+        return real(*args, progress=report, **kwargs)
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    _use_upload(at)
+    at.session_state["dp_delta"] = 1e-5
+    at.switch_page("pages/data.py").run()
+    at.session_state["dp_adv_trials"] = 2
+    at.run()
+    assert not at.exception
+    monkeypatch.setattr(advisor, "clipping_utility_curve", fails_after_three_releases)
+    at.button(key="data_adv_run").click().run()
+    assert not at.exception and any("later step" in e.value for e in at.error)
+    eps = float(at.session_state["dp_adv_eps"])
+    # 67659ea: [] (nothing counted without a finished curve)
+    assert [(e.epsilon, e.delta, e.private) for e in _entries(at)] == [(eps, 1e-5, False)] * 3
