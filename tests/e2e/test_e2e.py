@@ -27,7 +27,8 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError(f"E2E_REQUIRED=1 but no Chromium at {CHROMIUM}")
     pytest.skip(f"no Chromium at {CHROMIUM}", allow_module_level=True)
 
-from playwright.sync_api import Page, expect  # noqa: E402
+from _st_runs import wait_runs_done, watch_runs  # noqa: E402,F401  (watch_runs: for the other files)
+from playwright.sync_api import Locator, Page, expect  # noqa: E402
 
 TIMEOUT_MS = int(os.environ.get("E2E_TIMEOUT_MS", "60000"))
 expect.set_options(timeout=TIMEOUT_MS)
@@ -90,9 +91,48 @@ def shot(page: Page, name: str) -> None:
 
 
 def wait_idle(page: Page) -> None:
-    """Wait until the script run finished (the 'Running…' status widget is gone)."""
+    """Wait until every script run the page asked for is over and drawn.
+
+    The DOM alone cannot tell: Streamlit 1.67 shows its 'Running…' status widget only once a run has lasted 500 ms,
+    and ``stApp``'s ``data-test-script-state`` turns "running" only when the server answers, so right after a click
+    (and in a run's first half second) the page looks idle. The run watcher (:mod:`_st_runs`, added to every browser
+    context) counts the full reruns the page sent and the runs the server started and finished. The first 300 ms
+    leave time to an action whose rerun request goes out late (a file upload posts the file first)."""
     page.wait_for_timeout(300)
+    wait_runs_done(page, TIMEOUT_MS)
+    expect(page.locator('[data-testid="stApp"]')).to_have_attribute("data-test-script-state", "notRunning")
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0)
+
+
+#: The caption of a sweep that finished (pages/ui/sweep.py: "N releases in X s", also "… (all reused …)").
+SWEEP_DONE = re.compile(r"^\d+ releases in \d+\.\d s")
+
+
+def wait_sweep_done(page: Page) -> None:
+    """Wait until the page's sweep finished and its last run is drawn. A sweep that outlasts its page run (Sample
+    size streams its releases) is drawn by runs the server starts itself, every 1.5 s until it ends: charts read
+    before that are redrawn under the reader. The first wait lets the run of the action taken (e.g. "Run sweep")
+    replace the caption of an earlier sweep."""
+    wait_idle(page)
+    expect(page.get_by_text(SWEEP_DONE).first).to_be_visible()
+    wait_idle(page)
+
+
+def open_expander(page: Page, summary: Locator) -> None:
+    """Open the expander whose ``<summary>`` is ``summary`` (no-op when it is open already). An expander whose label
+    changed (e.g. the bulk panel's "1 of 5 columns match") is a new one, closed: the caller waits for its label."""
+    expect(summary).to_be_visible()
+    wait_idle(page)
+    details = page.locator("details").filter(has=summary).first
+    for _ in range(3):  # a click that lands while a rerun redraws the page can be lost: click again once idle
+        if details.get_attribute("open") is None:
+            summary.click()
+        try:
+            expect(details).to_have_attribute("open", re.compile(".*"), timeout=15_000)
+            return
+        except AssertionError:
+            wait_idle(page)
+    expect(details).to_have_attribute("open", re.compile(".*"))
 
 
 def test_first_load_shows_the_navigation_and_the_charts(page: Page, app_url):

@@ -29,7 +29,9 @@ from test_e2e import (  # noqa: F401  (the browser fixtures: Debian's Chromium)
     _serve,
     browser_context_args,
     browser_type_launch_args,
+    open_expander,
     wait_idle,
+    wait_sweep_done,
 )
 
 pytestmark = pytest.mark.browser
@@ -56,10 +58,7 @@ def _open_expanders(page: Page, label: str) -> None:
     wait_idle(page)
     summaries = page.locator("summary").filter(has_text=label)
     for i in range(summaries.count()):
-        details = page.locator("details").filter(has=summaries.nth(i)).first
-        if details.get_attribute("open") is None:
-            summaries.nth(i).click()
-        expect(details).to_have_attribute("open", re.compile(".*"))
+        open_expander(page, summaries.nth(i))
 
 
 class _Html(html.parser.HTMLParser):
@@ -138,11 +137,13 @@ def _goto(page: Page, url: str, heading: str) -> None:
 
 
 def _run_sweep(page: Page) -> None:
+    """Press "Run sweep" and wait until the sweep finished and is drawn (its releases reused from the automatic run
+    the settings may have started)."""
     run = page.get_by_role("button", name="Run sweep")
     if run.is_visible():
         run.click()
+    wait_sweep_done(page)  # a sweep that outlasts the page run streams: the downloads are those of its last run
     expect(page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').first).to_be_attached()
-    wait_idle(page)
 
 
 def test_data_page_downloads(page: Page, downloads_url):

@@ -26,7 +26,9 @@ from test_e2e import (  # noqa: F401  (the browser fixtures: Debian's Chromium)
     _serve,
     browser_context_args,
     browser_type_launch_args,
+    open_expander,
     wait_idle,
+    watch_runs,
 )
 
 pytestmark = pytest.mark.browser
@@ -97,19 +99,7 @@ def _download(page: Page, button, timeout: int = 60_000) -> tuple[str, bytes]:
 def _open(page: Page, expander: str) -> None:
     """Open an expander by its label (no-op when it is open already). An expander whose label changed (e.g. the
     bulk panel's "1 of 5 columns match") is a new one, closed: wait for the label first."""
-    summary = page.locator("summary").filter(has_text=expander).first
-    expect(summary).to_be_visible()
-    wait_idle(page)
-    details = page.locator("details").filter(has=summary).first
-    for _ in range(3):  # a click that lands while a rerun redraws the page can be lost: click again once idle
-        if details.get_attribute("open") is None:
-            summary.click()
-        try:
-            expect(details).to_have_attribute("open", re.compile(".*"), timeout=15_000)
-            return
-        except AssertionError:
-            wait_idle(page)
-    expect(details).to_have_attribute("open", re.compile(".*"))
+    open_expander(page, page.locator("summary").filter(has_text=expander).first)
 
 
 def _bulk_label(matching: int, total: int) -> str:
@@ -236,7 +226,9 @@ def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: P
     _filter(page, "", 5)
 
     # the structure (format, roles, label) confirmed: every feature public, the pipeline end-to-end private
-    page.get_by_role("button", name="Confirm format, roles and label").click()
+    confirm = page.get_by_role("button", name="Confirm format, roles and label")
+    confirm.click()
+    expect(confirm).to_have_count(0)  # shown only while the structure is not confirmed: gone once its run is over
     expect(page.get_by_text("All 4 feature columns are public").first).to_be_visible()
     expect(page.get_by_text("end-to-end private").first).to_be_visible()
     wait_idle(page)
@@ -256,7 +248,7 @@ def test_the_journey_survives_a_workspace_file_downloaded_in_the_browser(page: P
     _shot(page, "workspace_saved", page.get_by_role("button", name="Download workspace"))
 
     # a fresh browser context (no cookies, no session): load the workspace, upload the table again
-    context = browser.new_context(viewport=VIEWPORT)
+    context = watch_runs(browser.new_context(viewport=VIEWPORT))
     try:
         fresh = context.new_page()
         fresh.set_default_timeout(TIMEOUT_MS)

@@ -13,7 +13,13 @@ import re
 import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
-from test_e2e import SHOT_DIR, browser_context_args, browser_type_launch_args, wait_idle  # noqa: F401
+from test_e2e import (  # noqa: F401  (the browser fixtures: Debian's Chromium)
+    SHOT_DIR,
+    browser_context_args,
+    browser_type_launch_args,
+    open_expander,
+    wait_idle,
+)
 
 from benchmarks._server import free_port, serve
 from dpcore.core.odometer import RESET_NOTE
@@ -61,6 +67,7 @@ def test_the_odometer_counts_an_explore_sweep_on_an_upload_and_resets(page: Page
     page.screenshot(path=str(SHOT_DIR / "odometer_builtin_page.png"))  # built-in data: one line under the links
     sidebar.get_by_role("link", name="Data").click()
     expect(page.get_by_role("heading", name="Data and preprocessing")).to_be_visible()
+    wait_idle(page)  # the page's run is over: the upload goes to the uploader it draws
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
         {"name": "people.csv", "mimeType": "text/csv", "buffer": _table()})
     wait_idle(page)
@@ -73,7 +80,7 @@ def test_the_odometer_counts_an_explore_sweep_on_an_upload_and_resets(page: Page
     wait_idle(page)
     counted = _count(page)
     assert counted > 0
-    sidebar.get_by_text("Totals, releases, reset").click()
+    open_expander(page, sidebar.locator("summary").filter(has_text="Totals, releases, reset").first)
     expect(sidebar.get_by_text("Basic: the sums of ε and of δ")).to_be_visible()
     expect(sidebar.get_by_text("Built-in datasets are public").first).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)

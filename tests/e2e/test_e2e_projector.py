@@ -25,6 +25,8 @@ from test_e2e import (  # noqa: F401  (the browser fixtures: Debian's Chromium)
     _serve,
     browser_type_launch_args,
     wait_idle,
+    wait_sweep_done,
+    watch_runs,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -46,7 +48,7 @@ def projector_url():
 
 @pytest.fixture
 def projector(browser: Browser):
-    context = browser.new_context(viewport=PROJECTOR)
+    context = watch_runs(browser.new_context(viewport=PROJECTOR))
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     yield page
@@ -84,6 +86,17 @@ def _tags_apart_right_of_the_plot(chart) -> None:
         for b, box_b in boxes[i + 1:]:
             apart = box_a["y"] + box_a["height"] <= box_b["y"] + 0.5 or box_b["y"] + box_b["height"] <= box_a["y"] + 0.5
             assert apart, f"tags {a!r} and {b!r} overlap: {box_a} {box_b}"
+
+
+def _run_sample_size(page: Page) -> None:
+    """Sample size: once the page's run is over, press "Run sweep" (the settings may have started it already: its
+    finished releases are reused) and wait until the sweep finished and its chart is drawn (it streams its releases
+    when it outlasts the page run: ticks read before the end are redrawn under the reader)."""
+    expect(page.get_by_role("heading", name="How many rows does each mechanism need?")).to_be_visible()
+    wait_idle(page)
+    page.get_by_role("button", name="Run sweep").first.click()
+    wait_sweep_done(page)
+    _charts(page, 1)
 
 
 def _presentation_switch(page: Page):
@@ -130,11 +143,7 @@ def test_projector_explore_first_screen_and_readable_charts(projector: Page, pro
 def test_projector_sample_size_ticks_and_guide_note(projector: Page, projector_url):
     page = projector
     page.goto(f"{projector_url}/sample_size?data=wine&mech=analyze_gauss&trials=2", wait_until="domcontentloaded")
-    button = page.get_by_role("button", name="Run sweep")
-    if button.count():
-        button.first.click()
-    _charts(page, 1)
-    wait_idle(page)
+    _run_sample_size(page)
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     ticks = _ticks(chart, "x")
     assert ticks and not any(EXPONENT.search(t) for t in ticks), ticks
@@ -215,11 +224,7 @@ def test_projector_presentation_mode_one_chart_per_row_kept_on_the_next_page(pro
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Sample size").click()
     expect(page.get_by_role("heading", name="How many rows does each mechanism need?")).to_be_visible()
     expect(_presentation_switch(page)).to_be_checked()  # kept for the session
-    button = page.get_by_role("button", name="Run sweep")
-    if button.count():
-        button.first.click()
-    _charts(page, 1)
-    wait_idle(page)
+    _run_sample_size(page)
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     expect(chart.locator(".legendtext").first).to_have_css("font-size", "16px")
     chart.evaluate("el => el.scrollIntoView({block: 'start'})")
@@ -287,6 +292,8 @@ def test_projector_walk_every_page_in_presentation_mode_cuts_off_no_text(project
         if charts:
             expect(page.locator('[data-testid="stPlotlyChart"] .main-svg').nth(charts - 1)).to_be_attached()
         wait_idle(page)
+        if link == "Sample size":  # a sweep that outlasts its page run streams: measure its last drawing
+            wait_sweep_done(page)
         if link in ("Explore", "Sample size", "Inspect a mechanism", "Papers"):  # the pages with the switch
             expect(_presentation_switch(page)).to_be_checked()  # kept for the session
         page.wait_for_timeout(800)  # fonts and charts settle
