@@ -308,9 +308,8 @@ def plan_epsilon(
     stops narrowing; ``max_probes`` bounds the number of probed ε; ``seed`` seeds every probe's releases (child
     streams per cell, as in a sweep). See the module docstring for the fit, the band and the privacy of the answer.
 
-    ``on_releases(ε, count)`` is told of the simulated releases as they finish (one call per release, in trial order
-    within a probe; a cell that failed or was capped is reported too), so a caller that counts releases on private
-    data (the session odometer) counts every one made even when the plan then fails, is stopped or raises.
+    ``on_releases(ε, 1)`` is told of each simulated release as it finishes (in trial order; failed or capped cells
+    too), so a caller counting releases on private data counts every one made even when the plan then raises.
     """
     from ..evaluation.sweep import run_sweep  # pandas and the mechanisms: loaded on use
 
@@ -334,12 +333,7 @@ def plan_epsilon(
                           trials=trials, seed=seed, neighbouring=neighbouring, mechanism_options=options,
                           time_cap=time_cap, svm_holdout=svm_holdout(tgt),
                           progress=None if on_releases is None else lambda *_: on_releases(eps, 1))
-        values = frame[tgt.metric].to_numpy(dtype=float)
-        met = tgt.met(values)
-        finite = values[np.isfinite(values)]
-        quant = float(np.quantile(finite, 1.0 - q if tgt.op == ">=" else q)) if finite.size else float("nan")
-        p = Probe(eps, int(met.sum()), int(values.size), quant)
-        probes[eps] = p
+        p = probes[eps] = _scored(eps, frame[tgt.metric].to_numpy(dtype=float), tgt, q)
         if progress is not None:
             progress(len(probes), eps)
         return p
@@ -385,6 +379,13 @@ def plan_epsilon(
     notes_reason = "" if _confident(list(probes.values()), q, band_level)[1] is not None else (
         "no probe met the target confidently; the band's top is the range's top")
     return result(high, estimate, (low, high), notes_reason)
+
+
+def _scored(eps: float, values: np.ndarray, target: Target, q: float) -> Probe:
+    """A probe at ``eps``: how many of its releases' metric ``values`` meet ``target``, and their q-quantile."""
+    finite = values[np.isfinite(values)]
+    quant = float(np.quantile(finite, 1.0 - q if target.op == ">=" else q)) if finite.size else float("nan")
+    return Probe(eps, int(target.met(values).sum()), int(values.size), quant)
 
 
 def svm_holdout(target: Target) -> float:

@@ -7,15 +7,18 @@ Where releases are counted — once, when computed; a rerun that shows a stored 
 
 * sweeps (Explore, Sample size, Explore's what-if panel; :mod:`pages.ui.sweep`): :func:`watch_sweep` when a sweep is
   submitted marks the cells it reused from the session's cell cache (computed, and counted, before); :func:`tally_sweep`
-  after the page collected finished cells counts each new one once (status ok, ⊥ or capped; an error published
-  nothing);
-* Inspect: :func:`count_release` right after the mechanism released (its stored release is shown on reruns; a
-  release stopped at its time cap: :func:`count_capped`), and
+  right after each collection of finished cells (``pages.ui.sweep._collect``, nothing between them) counts each new
+  one once (status ok, ⊥ or capped; an error published nothing);
+* Inspect: :func:`count_release` right after the mechanism released, also when the run is interrupted there (its
+  stored release is shown on reruns; a release stopped at its time cap: :func:`count_capped`), and
   :func:`count_ledger` when its private pictures are released;
 * Explore's ε planner and the Data page's clipping advisor (non-private what-ifs on an upload, counted as NOT
-  private): :func:`count_runs` with the releases they simulated — the planner through :func:`counting_runs`, which
-  collects the releases as the computation reports them and counts them however it ends (an answer, an error, a
-  rerun or stop that interrupts it): a release made before a failure still ran on the upload.
+  private): :func:`count_runs` with the releases they simulated, through :func:`counting_runs`, which collects the
+  releases as the computation reports them and counts them however it ends (an answer, an error, a rerun or stop
+  that interrupts it): a release made before a failure still ran on the upload.
+
+A count never waits for a later step of the same run: Streamlit raises a rerun or stop request at the next element
+call (a spinner's end, a progress bar), so a count placed after one can be skipped.
 
 Built-in datasets are public: nothing computed on them is counted. The Audit page runs mechanisms on neighbouring
 datasets it builds itself (synthetic rows), never on an upload: nothing there is counted.
