@@ -123,7 +123,7 @@ def open_expander(page: Page, summary: Locator) -> None:
     changed (e.g. the bulk panel's "1 of 5 columns match") is a new one, closed: the caller waits for its label."""
     expect(summary).to_be_visible()
     wait_idle(page)
-    details = page.locator("details").filter(has=summary).first
+    details = summary.locator("xpath=ancestor::details[1]")
     for _ in range(3):  # a click that lands while a rerun redraws the page can be lost: click again once idle
         if details.get_attribute("open") is None:
             summary.click()
