@@ -282,15 +282,18 @@ def _advisor_settings(prepared) -> dict:
     return settings
 
 
-def _run_advisor(dataset, settings: dict, tally=None):
+def _run_advisor(dataset, settings: dict, tally=None, drawn=None):
     """Compute the utility-vs-B curve with a progress bar; None after showing an error. ``tally(ε, 1)`` is told of
-    each release as it is made (the odometer's :func:`~pages.ui.odometer.counting_runs`)."""
+    each release as it is made, a capped one too (the odometer's :func:`~pages.ui.odometer.counting_runs`), and
+    ``drawn(entry)`` of each DP mean as it is drawn (DP centring); both before the next element call, where a rerun
+    or stop request interrupts."""
     bar = st.progress(0.0, text="Utility vs B: starting…")
     last = [0.0]
+    counting = {} if tally is None else {"on_release": lambda status: tally(settings["epsilon"], 1)}
+    if drawn is not None:
+        counting["on_preprocessing"] = drawn
 
     def progress(done: int, total: int, text: str) -> None:
-        if tally is not None:  # before the bar: an element call is where a rerun or stop request interrupts
-            tally(settings["epsilon"], 1)
         now = time.monotonic()
         if now - last[0] >= ui.PROGRESS_INTERVAL and done < total:
             last[0] = now
@@ -299,7 +302,7 @@ def _run_advisor(dataset, settings: dict, tally=None):
     try:
         with st.spinner("Releasing at every candidate B…"):
             return clipping_utility_curve(dataset, None, time_limit=ADVISOR_TIME_CAP, progress=progress,
-                                          **settings)
+                                          **counting, **settings)
     except dpcore.DPCoreError as exc:
         st.error(plain_words(str(exc)))
         return None
@@ -382,16 +385,18 @@ def _utility_advisor(dataset, prepared) -> None:
     key = (ui.dataset_key(), tuple(sorted(settings.items())))
     clicked = st.button("Estimate utility vs B", key="data_adv_run", icon=":material/query_stats:")
     if clicked:
-        label = "clipping advisor (NOT private)"
-        # on an upload its releases are counted as they are made, however the run ends (an error after some
-        # releases, a rerun or stop that interrupts it); its DP means (DP centring) from the finished curve
-        with odometer.counting_runs(settings["mechanism"], settings["delta"], settings["neighbouring"], label, key,
-                                    private=False) as tally:
-            curve = _run_advisor(dataset, settings, tally)
+        label, means = "clipping advisor (NOT private)", []
+        # on an upload its releases (capped ones too) and its DP means (DP centring) are counted as they are made,
+        # however the run ends (an error after some releases, a rerun or stop that interrupts it)
+        try:
+            with odometer.counting_runs(settings["mechanism"], settings["delta"], settings["neighbouring"], label,
+                                        key, private=False) as tally:
+                curve = _run_advisor(dataset, settings, tally, means.append)
+        finally:
+            odometer.count_runs(settings["mechanism"], [], settings["delta"], settings["neighbouring"], label, key,
+                                private=False, preprocessing=means)
         if curve is not None:
             ui.put("adv_result", (key, curve))
-            odometer.count_runs(settings["mechanism"], [], settings["delta"], settings["neighbouring"], label, key,
-                                private=False, preprocessing=curve.attrs.get("preprocessing_ledger", ()))
     result = ui.get("adv_result")
     if result is not None and result[0][0] != key[0]:
         result = None  # computed on another dataset: never show it next to this one

@@ -29,13 +29,14 @@ from ..core._validation import (
     check_k,
     check_time_limit,
 )
+from ..core.privacy import LedgerEntry
 from ..core.seeding import seed_or_fresh
 from ..core.timing import Deadline
 from ..data import Dataset, PreparedData, clip_fraction_curve, preprocess, suggest_norm_bounds
 from ..data.preprocess import CENTERINGS, FEATURE_SCALINGS, as_dataset
 from ..exceptions import InvalidParameterError, MechanismTimeout, PrivacyLeakWarning
 from ..mechanisms import Mechanism, get_mechanism, list_mechanisms
-from ..vocabulary import Centering, FeatureScaling, Guarantee, Neighbouring, NormMode
+from ..vocabulary import Centering, FeatureScaling, Guarantee, Neighbouring, NormMode, ReleaseStatus
 from .metrics import captured_variance_ratio, principal_angle_max_deg
 
 #: Columns of :func:`clipping_utility_curve`'s result.
@@ -55,6 +56,10 @@ DEFAULT_NUM_CANDIDATES = 12
 LOW_QUANTILE = 0.05
 
 ProgressCallback = Callable[[int, int, str], "bool | None"]
+#: Told of each release as it is made, with its status (ok, ⊥, or capped at the time limit).
+ReleaseCallback = Callable[[str], None]
+#: Told of each budget-spending preprocessing step as it is drawn (a DP mean under DP centring).
+PreprocessingCallback = Callable[[LedgerEntry], None]
 
 
 def advisor_mechanisms() -> list[Mechanism]:
@@ -182,23 +187,29 @@ def _unclipped_reference(dataset: Dataset | np.ndarray, largest_candidate: float
 
 @dataclass
 class _TrialScores:
-    """Scores of every (candidate, trial) release (NaN: ⊥ or not run), the runs done, whether all ran, and the
-    budget-spending preprocessing steps drawn (a DP mean per candidate and trial under DP centring)."""
+    """Scores of every (candidate, trial) release (NaN: ⊥ or not run), the runs done, the releases stopped at the
+    time cap, whether all ran, and the budget-spending preprocessing steps drawn (a DP mean per candidate and trial
+    under DP centring)."""
 
     cvr: np.ndarray
     angle: np.ndarray
     done: int = 0
+    capped: int = 0
     complete: bool = True
     preprocessing: list = field(default_factory=list)
 
 
 def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: PreparedData, s: _CurveSettings, *,
                   center: Sequence[float] | np.ndarray | None, centering_epsilon: float, deadline: Deadline,
-                  time_limit: float | None, progress: ProgressCallback | None) -> _TrialScores:
+                  time_limit: float | None, progress: ProgressCallback | None,
+                  on_release: ReleaseCallback | None = None,
+                  on_preprocessing: PreprocessingCallback | None = None) -> _TrialScores:
     """Release the mechanism ``s.trials`` times at every bound and score each release against ``reference``.
 
     Common random numbers: trial t draws its preprocessing and mechanism noise from the same seeds at every B.
     Stops early (``complete=False``) when the deadline passes, a release times out or ``progress`` returns False.
+    ``on_preprocessing`` is told of each DP mean as soon as it is drawn and ``on_release`` of each release as soon as
+    it is made (its status; a capped one too), before anything else runs.
     """
     V_ref = reference.eigenvectors[:, :s.k]
     total = bounds.size * s.trials
@@ -225,15 +236,23 @@ def _score_trials(dataset: Dataset | np.ndarray, bounds: np.ndarray, reference: 
             pre_seed, mech_seed = seeds[t]  # SeedSequence.generate_state is stateless: same streams at every B
             if data is None or s.centering == Centering.DP:  # only a DP centre is random: else prepare once per B
                 data = prepare(bound, pre_seed)
-                scores.preprocessing += [e for e in data.ledger if e.epsilon > 0 or e.delta > 0]  # each a release
+                for step in (e for e in data.ledger if e.epsilon > 0 or e.delta > 0):  # each a release
+                    scores.preprocessing.append(step)
+                    if on_preprocessing is not None:
+                        on_preprocessing(step)
             try:
                 release = s.mech.release(data, s.k, s.epsilon, s.delta, neighbouring=s.neighbouring,
                                          random_state=mech_seed,
                                          time_limit=max(deadline.remaining, 1e-3) if time_limit else None,
                                          **s.options)
-            except MechanismTimeout:
+            except MechanismTimeout:  # when it stopped depends on the data: a release, as a capped sweep cell is
+                scores.capped += 1
                 scores.complete = False
+                if on_release is not None:
+                    on_release(ReleaseStatus.TIMEOUT)
                 break
+            if on_release is not None:
+                on_release(ReleaseStatus.BOTTOM if release.is_bottom else ReleaseStatus.OK)
             if not release.is_bottom:
                 scores.cvr[i, t] = captured_variance_ratio(reference.C, release.subspace, reference.eigenvalues)
                 scores.angle[i, t] = principal_angle_max_deg(V_ref, release.subspace)
@@ -262,6 +281,8 @@ def clipping_utility_curve(
     num_candidates: int = DEFAULT_NUM_CANDIDATES,
     time_limit: float | None = 60.0,
     progress: ProgressCallback | None = None,
+    on_release: ReleaseCallback | None = None,
+    on_preprocessing: PreprocessingCallback | None = None,
     **mechanism_options,
 ) -> pd.DataFrame:
     """Utility of ``mechanism`` versus the public norm bound B, with the fraction of rows each B clips.
@@ -282,9 +303,12 @@ def clipping_utility_curve(
     ``candidates`` None: :func:`default_candidates` (``num_candidates`` log-spaced bounds from the 5 % quantile
     of the row norms to the largest possible norm). ``time_limit`` caps the whole run (seconds, None: no cap); when
     it runs out, or ``progress(done, total, text)`` returns False, the remaining candidates get NaN metrics and
-    ``n_ok = 0`` and ``frame.attrs["complete"]`` is False. ``frame.attrs["runs"]`` counts the releases made and
-    ``frame.attrs["preprocessing_ledger"]`` the budget-spending preprocessing steps drawn (one DP mean per candidate
-    and trial under DP centring): what an odometer must count.
+    ``n_ok = 0`` and ``frame.attrs["complete"]`` is False. ``frame.attrs["runs"]`` counts the releases that finished,
+    ``frame.attrs["capped"]`` those stopped at the time cap (0 or 1) and ``frame.attrs["preprocessing_ledger"]`` the
+    budget-spending preprocessing steps drawn (one DP mean per candidate and trial under DP centring): what an
+    odometer must count. To count them however the run ends (an error, an interruption), take them as they happen:
+    ``on_release(status)`` is told of each release as it is made (ok, ⊥, or capped: when a release stops at the cap
+    depends on the data) and ``on_preprocessing(entry)`` of each DP mean as it is drawn.
 
     Returns a DataFrame with columns :data:`CURVE_COLUMNS` (one row per candidate, increasing B); metric columns
     are the mean (and standard deviation) over the trials whose release was not ⊥ (``n_ok`` of them).
@@ -300,7 +324,8 @@ def clipping_utility_curve(
     bounds = clip["norm_bound"].to_numpy(dtype=float)
     reference = _unclipped_reference(dataset, float(bounds[-1]), **where)
     scores = _score_trials(dataset, bounds, reference, s, center=center, centering_epsilon=centering_epsilon,
-                           deadline=deadline, time_limit=time_limit, progress=progress)
+                           deadline=deadline, time_limit=time_limit, progress=progress, on_release=on_release,
+                           on_preprocessing=on_preprocessing)
 
     n_ok = np.sum(np.isfinite(scores.cvr), axis=1)
     cvr_mean, cvr_sd = _mean_sd(scores.cvr, n_ok)
@@ -316,7 +341,7 @@ def clipping_utility_curve(
     }, columns=list(CURVE_COLUMNS))
     frame.attrs.update(mechanism=s.mech.id, guarantee=s.mech.guarantee, epsilon=s.epsilon, delta=s.delta, k=s.k,
                        trials=s.trials, seed=s.seed, feature_scaling=s.feature_scaling, centering=s.centering,
-                       neighbouring=s.neighbouring, complete=scores.complete, runs=scores.done,
+                       neighbouring=s.neighbouring, complete=scores.complete, runs=scores.done, capped=scores.capped,
                        preprocessing_ledger=tuple(scores.preprocessing),
                        runtime_s=time.perf_counter() - started, private=False)
     return frame
