@@ -15,7 +15,8 @@ Where releases are counted — once, when computed; a rerun that shows a stored 
 * Explore's ε planner and the Data page's clipping advisor (non-private what-ifs on an upload, counted as NOT
   private): :func:`count_runs` with the releases they simulated, through :func:`counting_runs`, which collects the
   releases as the computation reports them and counts them however it ends (an answer, an error, a rerun or stop
-  that interrupts it): a release made before a failure still ran on the upload.
+  that interrupts it): a release made before a failure still ran on the upload — one stopped at its time cap
+  included; the advisor's DP means (under DP centring) are counted the same way, each as it is drawn.
 
 A count never waits for a later step of the same run: Streamlit raises a rerun or stop request at the next element
 call (a spinner's end, a progress bar), so a count placed after one can be skipped.
