@@ -5,6 +5,7 @@ All computation goes through :mod:`dpcore.audit`; this page only collects inputs
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -28,11 +29,12 @@ from dpcore.audit import (
     sampler_conformance,
 )
 from dpcore.audit.callables import CALLABLE_OUTPUTS, callable_mechanism
-from dpcore.audit.runner import audit_task
+from dpcore.audit.mutants import TEACHING_MUTANTS, is_teaching_mutant
+from dpcore.audit.runner import audit_task, resolve_mechanism
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import identifier_label
 from dpcore.explain.statements import delta_statement
-from dpcore.mechanisms import Mechanism, get_mechanism, mechanism_ids
+from dpcore.mechanisms import Mechanism, mechanism_ids
 from dpcore.peers import is_peer, peers_status
 from dpcore.runtime.parallel import OutcomeStatus, Task
 from dpcore.vocabulary import Guarantee, Neighbouring
@@ -60,6 +62,11 @@ AUDIT_DRAWN_KEY = "audit_drawn"
 AUDIT_HARD_FACTOR = 2.5  # the time limit bounds the audit and, separately, its power check
 AUDIT_HARD_GRACE_S = 30.0
 PROBE_KEY = "audit_probe_result"
+#: The settings (signature, words) of the running audit, of the audit result shown and of the probe result shown:
+#: a result whose settings differ from the widgets' is marked as earlier settings' result.
+JOB_FOR_KEY = "audit_job_for"
+RESULT_FOR_KEY = "audit_result_for"
+PROBE_FOR_KEY = "audit_probe_for"
 SELFTEST_KEY = "audit_selftest_result"
 SELFTEST_DRAWS = (CONFORMANCE_DRAWS, 100_000, 1_000_000)
 TRIAL_CHOICES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
@@ -86,6 +93,10 @@ PRESETS: dict[str, dict] = {
                        "caption": "determinism of the basis"},
     "Wishart at ε = 10": {"mechanism": "wishart_sheffet", "epsilon": 10.0, "delta": 1e-5, "trials": 5_000,
                           "statistic": "support", "neighbours": "zero_vs_unit", "caption": "support witness"},
+    # the audit that flags the teaching mutant (its own audit_defaults: the attaining pair, (1, 0.2), 50 000)
+    "g-DPPCA 2/n": {"mechanism": "mutant:g_dppca_2_over_n",
+                    **TEACHING_MUTANTS["mutant:g_dppca_2_over_n"].audit_defaults,
+                    "caption": "under-noised mutant · attaining pair"},
 }
 
 #: Releases per dataset and neighbour pair on the page (every construction is audited by default, so this is run
@@ -101,8 +112,10 @@ PRESET_SEED = 1
 
 
 def _label(mid: str) -> str:
-    mech = get_mechanism(mid)
+    mech = resolve_mechanism(mid)
     label = mech.name
+    if is_teaching_mutant(mid):  # its name says "teaching mutant … NOT private"
+        return label
     if is_peer(mid):
         return f"{label} — peer, a process per release (≈ 1 s each)"
     if mech.invalid and "invalid" not in label.lower():
@@ -176,9 +189,11 @@ def _verdict(result) -> None:
     elif result.inconclusive and result.inconclusive_reason in ("power", "unchecked", "no_reference"):
         st.warning(f"**{so_far}Inconclusive:** {result.verdict_text().split(': ', 1)[1]}")
     elif result.inconclusive:
+        counted, chose = result.counts["held_out_n"][0], result.counts["selection_n"][0]
         st.warning(
             f"**{so_far}Inconclusive: this test could not have refuted the claim.** With "
-            f"{result.counts['held_out_n'][0]:,} counted releases per dataset, no frequency ratio can show more than "
+            f"{counted:,} counted releases per dataset (the held-out half of the {counted + chose:,} releases on the "
+            "pair shown; the other half chose the event), no frequency ratio can show more than "
             f"ε ≈ {result.max_certifiable_epsilon:.3g}, less than the claimed {result.claimed_epsilon:g}, and no "
             "output that one dataset can never produce was seen."
             + ("" if result.trials_needed is None else
@@ -218,6 +233,8 @@ def _histogram_figure(result, bins: int, log_y: bool) -> go.Figure:
 
 def _epsilon_figure(result) -> go.Figure:
     style = trace_style(result.mechanism)  # the chart names the guarantee; an invalid claim reads NOT PRIVATE
+    if is_teaching_mutant(result.mechanism):  # not registered: its own legend, drawn as not private
+        style = dataclasses.replace(style, legend="g-DPPCA 2/n teaching mutant · NOT PRIVATE", not_private=True)
     claimed = "claimed ε (NOT PRIVATE)" if style.not_private else "claimed ε"
     fig = go.Figure()
     fig.add_bar(y=[claimed, "audit lower bound"], x=[result.claimed_epsilon, result.epsilon_lower_bound],
@@ -258,9 +275,25 @@ def _counts_table(result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _show_verdict_block(result, note: str | None = None) -> None:
+def _settings_note(shown_for: tuple | None) -> None:
+    """Which settings a shown result belongs to, and a warning when the widgets no longer show them.
+    ``shown_for`` is (words, stale), or None when unknown."""
+    if shown_for is None:
+        return
+    words, stale = shown_for
+    if stale:
+        st.warning(f"**This result is for earlier settings**, not the ones below (they changed since): {words}. "
+                   "Press *Run audit* to audit the current settings.", icon=":material/history:")
+    else:
+        st.caption(f"Settings of this result: {words}.")
+
+
+def _show_verdict_block(result, note: str | None = None, shown_for: tuple | None = None) -> None:
     """The verdict first, with its numbers: drawn at the top of the page, above the settings."""
-    st.subheader(f"{'Interim result' if result.interim else 'Result'}: {result.mechanism_name}")
+    stale = shown_for is not None and shown_for[1]
+    st.subheader(f"{'Interim result' if result.interim else 'Earlier result' if stale else 'Result'}: "
+                 f"{result.mechanism_name}")
+    _settings_note(shown_for)
     if result.interim:
         st.warning(note or result.interim_note(), icon=":material/hourglass_top:")
     _verdict(result)
@@ -273,10 +306,10 @@ def _show_verdict_block(result, note: str | None = None) -> None:
     m5.metric("Run time", f"{result.runtime_s:.1f} s")
 
 
-def _show_audit(result, note: str | None = None, top=None) -> None:
+def _show_audit(result, note: str | None = None, top=None, shown_for: tuple | None = None) -> None:
     """The verdict block (in ``top`` when given), then the details here."""
     with top if top is not None else st.container():
-        _show_verdict_block(result, note)
+        _show_verdict_block(result, note, shown_for)
     if top is not None:
         st.subheader("Details")
     st.caption(f"Neighbours: {result.neighbours['name']} ({RELATION_LABELS[result.neighbouring]}); released field "
@@ -324,9 +357,11 @@ def _power_and_pairs(result) -> None:
             for p in result.pairs]), hide_index=True, width="stretch")
 
 
-def _show_probe(result, top=None) -> None:
+def _show_probe(result, top=None, shown_for: tuple | None = None) -> None:
     with top if top is not None else st.container():
-        st.subheader(f"Determinism probe: {result.mechanism_name}")
+        st.subheader(f"Determinism probe{' (earlier settings)' if shown_for and shown_for[1] else ''}: "
+                     f"{result.mechanism_name}")
+        _settings_note(shown_for)
         text = result.reason[:1].upper() + result.reason[1:]
         if result.leak:
             st.error(f"**Leak found.** {text}")
@@ -427,6 +462,7 @@ def _audit_finish(job, settings_error: str) -> None:
         interim = _interim(job)
         if interim is not None:
             st.session_state[RESULT_KEY] = interim
+            st.session_state[RESULT_FOR_KEY] = st.session_state.get(JOB_FOR_KEY)
             st.session_state[RESULT_NOTE_KEY] = interim.interim_note(cancelled=True)
             st.session_state.pop(PROBE_KEY, None)
         else:
@@ -444,6 +480,7 @@ def _audit_finish(job, settings_error: str) -> None:
             st.session_state[AUDIT_NOTE_KEY] = ("error", outcome.value[1])
     else:
         st.session_state[RESULT_KEY] = outcome.value[1]
+        st.session_state[RESULT_FOR_KEY] = st.session_state.get(JOB_FOR_KEY)
         st.session_state.pop(RESULT_NOTE_KEY, None)
         st.session_state.pop(PROBE_KEY, None)
 
@@ -523,7 +560,7 @@ def _audit_progress(wait: float, top=None) -> None:
         (st.warning if note[0] == "warning" else st.error)(note[1])
 
 
-def _show_running_audit(top=None) -> bool:
+def _show_running_audit(top=None, current: tuple | None = None) -> bool:
     """Draw the running audit's latest interim result (or a waiting note); False when no audit is running."""
     entry = _audit_job()
     if entry is None or entry[0].finished:
@@ -534,7 +571,7 @@ def _show_running_audit(top=None) -> bool:
                 icon=":material/hourglass_top:")
         return True
     st.session_state[AUDIT_DRAWN_KEY] = (interim.completed[0], time.monotonic())
-    _show_audit(interim, top=top)
+    _show_audit(interim, top=top, shown_for=_shown_for(JOB_FOR_KEY, current))
     return True
 
 
@@ -574,6 +611,20 @@ class _AuditSettings:
         """The claimed δ for a mechanism that uses one, else None."""
         return float(self.delta) if self.mech.uses_delta else None
 
+    def signature(self) -> tuple:
+        """What a result depends on (not the time limit): a shown result with another signature is stale."""
+        return (str(getattr(self.mech, "id", self.mechanism_id)), float(self.epsilon), self.delta_arg,
+                int(self.trials), self.neighbours, self.relation, self.statistic, self.field, int(self.n),
+                int(self.k), int(self.seed))
+
+    def words(self) -> str:
+        """The signature in words, for the caption of a result."""
+        claim = f"ε = {float(self.epsilon):g}" + ("" if self.delta_arg is None else f", δ = {self.delta_arg:g}")
+        pairs = "every construction" if self.neighbours == "all" else identifier_label(self.neighbours)
+        return (f"{self.mech.name}; claimed {claim}; neighbours: {pairs} ({RELATION_LABELS[self.relation]}); "
+                f"{int(self.trials):,} releases per dataset; audit data n = {int(self.n)}, k = {int(self.k)}; "
+                f"seed {int(self.seed) or 'fresh'}")
+
 
 def _show_intro() -> None:
     st.title("Privacy audit")
@@ -600,7 +651,8 @@ def _show_presets() -> None:
 def _settings_widgets() -> _AuditSettings:
     """The Settings section: mechanism, claim, neighbours, statistic, sizes, seed and time limit."""
     st.subheader("Settings")
-    ids = mechanism_ids() + list(peers_status().available)  # OpenDP's and diffprivlib's PCA where `make peers` ran
+    # OpenDP's and diffprivlib's PCA where `make peers` ran; the audit's teaching mutants (never in Explore)
+    ids = mechanism_ids() + list(peers_status().available) + list(TEACHING_MUTANTS)
     _init_state("sn_imtiaz" if "sn_imtiaz" in ids else ids[0])
     _valid_choice("audit_mechanism", tuple(ids))
     st.session_state.setdefault("audit_callable", "")
@@ -628,7 +680,7 @@ def _settings_widgets() -> _AuditSettings:
         delta = c3.number_input("Claimed δ (0 = pure ε-DP)", min_value=0.0, max_value=0.5, step=1e-5, format="%.1e",
                                 key="audit_delta")
         custom = _custom_mechanism(spec, output, float(delta))
-    mech = custom if custom is not None else get_mechanism(mid)
+    mech = custom if custom is not None else resolve_mechanism(mid)
     if not spec and mech.uses_delta:
         delta = c3.number_input("Claimed δ", min_value=0.0, max_value=0.5, step=1e-5, format="%.1e",
                                 key="audit_delta")
@@ -641,8 +693,9 @@ def _settings_widgets() -> _AuditSettings:
     _valid_choice("audit_neighbours", NEIGHBOUR_CHOICES)
     neighbours = c5.selectbox("Neighbouring datasets", NEIGHBOUR_CHOICES, key="audit_neighbours",
                               format_func=lambda k: "every construction" if k == "all" else identifier_label(k),
-                              help="\n\n".join(["**every construction**: each pair below, the confidence split "
-                                                  "over them", *(f"**{identifier_label(k)}**: {v}"
+                              help="\n\n".join(["**every construction**: each pair below but the targeted ones "
+                                                  "(chosen by name only), the confidence split over them",
+                                                  *(f"**{identifier_label(k)}**: {v}"
                                                                for k, v in NEIGHBOUR_CONSTRUCTIONS.items())]))
     relations = ("auto", *mech.neighbourings)
     _valid_choice("audit_neighbouring", relations)
@@ -664,10 +717,26 @@ def _settings_widgets() -> _AuditSettings:
                             key="audit_seed")
     time_limit = c12.number_input("Time limit (s)", min_value=1.0, max_value=600.0, step=5.0,
                                   key="audit_time_limit")
-    if mech.invalid:
-        st.warning(f"{mech.name} is a labelled exhibit: its published privacy proof is wrong.")
+    _exhibit_note(mid if custom is None else "", mech)
     return _AuditSettings(mech if custom is not None else mid, mech, epsilon, delta, trials, neighbours, relation,
                           statistic, field, n, k, seed, time_limit, spec if spec and custom is None else "")
+
+
+def _exhibit_note(mid: str, mech: Mechanism) -> None:
+    """What is wrong with a labelled exhibit, in its own terms: a teaching mutant's deliberate bug, a peer's
+    sampler (its proof is not the problem), or a claimed-invalid mechanism's published proof."""
+    if is_teaching_mutant(mid):
+        st.warning(f"{mech.name}: a deliberately under-noised copy of g-DPPCA, kept on this page to show the audit "
+                   "catching a bug — not a shipped mechanism (Explore does not offer it). Its noise is calibrated to "
+                   "the sensitivity 2/n (an R package's constant) instead of 2√2/n, so σ is √2 too small. Its "
+                   "preset audits it on the pair that attains the sensitivity (*unit swap zeros*); choose the "
+                   "shipped g-DPPCA with the same settings to compare.")
+    elif is_peer(mid) and mech.invalid:
+        st.warning(f"{mech.name} is shown as a labelled comparison, not as private: its privacy proof is for the "
+                   "exponential mechanism, but its Bingham sampler draws a different law (more concentrated), so "
+                   "its ε-DP claim does not follow from that proof.")
+    elif mech.invalid:
+        st.warning(f"{mech.name} is a labelled exhibit: its published privacy proof is wrong.")
 
 
 def callables_allowed() -> bool:
@@ -698,12 +767,46 @@ def _show_estimate(s: _AuditSettings) -> str:
             seconds = estimate_audit_seconds(s.mechanism_id, float(s.epsilon), int(s.trials), delta=s.delta_arg,
                                              neighbours=s.neighbours, neighbouring=s.neighbouring, n=int(s.n),
                                              k=int(s.k))
-        st.caption(f"Estimated run time: about {seconds:.0f} s (from a short pilot run)."
-                   if seconds >= 1 else "Estimated run time: under a second.")
+        _estimate_caption(seconds, s)
     except DPCoreError as exc:
         st.error(str(exc))
         return str(exc)
     return ""
+
+
+#: An estimate above this many seconds comes with advice (fewer releases, one construction, the CLI).
+LONG_AUDIT_S = 180.0
+
+
+def duration_text(seconds: float) -> str:
+    """A run time in readable units: "under a second", "about 40 s", "about 12 min", "about 18 h"."""
+    if seconds < 1:
+        return "under a second"
+    if seconds < 120:
+        return f"about {seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"about {seconds / 60:.0f} min"
+    if seconds < 2 * 86_400:
+        return f"about {seconds / 3600:.0f} h"
+    return f"about {seconds / 86_400:.0f} days"
+
+
+def _estimate_caption(seconds: float, s: _AuditSettings) -> None:
+    """The estimated run time; a long one with what the time limit makes of it and how to shorten it."""
+    text = f"Estimated run time: {duration_text(seconds)}" + (" (from a short pilot run)." if seconds >= 1 else ".")
+    if seconds <= max(LONG_AUDIT_S, float(s.time_limit)):
+        st.caption(text)
+        return
+    done = max(0, int(int(s.trials) * float(s.time_limit) / seconds))
+    st.warning(
+        f"{text} The time limit ({float(s.time_limit):g} s) stops it after about {done:,} of the "
+        f"{int(s.trials):,} releases per dataset and pair, and the bound uses those. To audit more: lower the "
+        "releases per dataset, choose one neighbour construction instead of every construction, raise the time "
+        "limit, or run it from the command line, which uses every core: `dpcore audit --mechanism "
+        f"{s.mech.id} --epsilon {float(s.epsilon):g}"
+        + ("" if s.delta_arg is None else f" --delta {s.delta_arg:g}")
+        + f" --trials {int(s.trials)} --time-limit 3600`.",
+        icon=":material/schedule:")
 
 
 def _start_audit(s: _AuditSettings, settings_error: str) -> None:
@@ -715,6 +818,7 @@ def _start_audit(s: _AuditSettings, settings_error: str) -> None:
                       neighbours=s.neighbours, statistic=s.statistic, trials=int(s.trials), k=int(s.k),
                       seed=int(s.seed) or None, time_limit=float(s.time_limit), n=int(s.n),
                       neighbouring=s.neighbouring, field=s.field)
+    st.session_state[JOB_FOR_KEY] = (s.signature(), s.words())
     st.session_state[AUDIT_JOB_KEY] = (shared_pool().submit(
         [Task(audit_task, (audit_args,), hard_limit=AUDIT_HARD_FACTOR * float(s.time_limit)
               + AUDIT_HARD_GRACE_S)], label="audit"), settings_error)
@@ -733,6 +837,7 @@ def _run_probe(s: _AuditSettings, probe_seeds: int, settings_error: str) -> None
                 st.error(str(exc))
         else:
             st.session_state[PROBE_KEY] = result
+            st.session_state[PROBE_FOR_KEY] = (s.signature(), s.words())
             st.session_state.pop(RESULT_KEY, None)
 
 
@@ -752,15 +857,25 @@ def _run_controls(s: _AuditSettings, settings_error: str, top=None) -> None:
         _run_probe(s, probe_seeds, settings_error)
 
 
-def _show_current_result(top=None) -> None:
+def _shown_for(key: str, current: tuple | None) -> tuple | None:
+    """(words, stale) of the settings stored under ``key``, stale when they differ from ``current``."""
+    stored = st.session_state.get(key)
+    if stored is None:
+        return None
+    return stored[1], current is not None and stored[0] != current
+
+
+def _show_current_result(top=None, current: tuple | None = None) -> None:
     """The running audit's interim result, else the last probe, else the last audit, else a hint. The verdict goes
-    into ``top`` (a container at the head of the page, so it is above the fold), the details here."""
-    if _show_running_audit(top):  # a running audit shows its latest interim result
+    into ``top`` (a container at the head of the page, so it is above the fold), the details here. ``current`` is
+    the widgets' settings signature: a result run with other settings says so."""
+    if _show_running_audit(top, current):  # a running audit shows its latest interim result
         pass
     elif st.session_state.get(PROBE_KEY) is not None:
-        _show_probe(st.session_state[PROBE_KEY], top)
+        _show_probe(st.session_state[PROBE_KEY], top, _shown_for(PROBE_FOR_KEY, current))
     elif st.session_state.get(RESULT_KEY) is not None:
-        _show_audit(st.session_state[RESULT_KEY], st.session_state.get(RESULT_NOTE_KEY), top)
+        _show_audit(st.session_state[RESULT_KEY], st.session_state.get(RESULT_NOTE_KEY), top,
+                    _shown_for(RESULT_FOR_KEY, current))
     else:
         st.caption("Choose a preset or press *Run audit*.")
 
@@ -809,7 +924,7 @@ def main() -> None:
     settings = _settings_widgets()
     settings_error = _show_estimate(settings)
     _run_controls(settings, settings_error, top)
-    _show_current_result(top)
+    _show_current_result(top, settings.signature())
     with st.expander("Sampler self-test (is the Bingham sampler exact?)"):
         _sampler_selftest()
     _show_reading_guide()

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -38,9 +38,11 @@ from ..core.privacy import LedgerEntry, gaussian_sigma_analytic
 from ..exceptions import InvalidParameterError
 from ..mechanisms.base import Mechanism, MechanismOutput, Release, eigenvalue_ceiling
 from ..mechanisms.g_dppca import GDPPCA
+from ..vocabulary import Guarantee
 
-__all__ = ["ADDITIVE_NOISE_MECHANISMS", "MUTATION_FACTORS", "REFERENCE_FACTORS", "Mutant", "MutantSpec", "Reference",
-           "ReferenceSpec", "mutants_for", "reference_family", "reference_for"]
+__all__ = ["ADDITIVE_NOISE_MECHANISMS", "MUTATION_FACTORS", "REFERENCE_FACTORS", "TEACHING_MUTANTS", "GDPPCATwoOverN",
+           "Mutant", "MutantSpec", "Reference", "ReferenceSpec", "is_teaching_mutant", "mutants_for",
+           "reference_family", "reference_for", "teaching_mutant"]
 
 #: Registered mechanisms whose release is C plus data-independent noise (the noise can be scaled).
 ADDITIVE_NOISE_MECHANISMS = ("laplace", "analyze_gauss", "mod_sulq", "wishart_sheffet", "sn_imtiaz", "wishart_jiang")
@@ -286,9 +288,39 @@ def reference_for(mech: Mechanism, pair: Any, epsilon: float, delta: float) -> R
 
 class GDPPCATwoOverN(GDPPCA):
     """g-DPPCA calibrated to Δ₂ = 1/m (= 2/n for even n, an R package's constant) instead of the upper triangle's
-    √2/m: σ is √2 too small, so its true ε at the claimed δ is larger than claimed. Not registered; the audit on
-    the attaining pair (one row e₁ → e₂ paired with a zero row) flags it (tests/mechanisms/test_g_dppca.py)."""
+    √2/m: σ is √2 too small, so its true ε at the claimed δ is larger than claimed. A teaching mutant, never
+    registered (not in Explore, ``dpcore release`` or the mechanism lists): the audit runs it by its id
+    :data:`TEACHING_MUTANTS` (``dpcore audit --mechanism mutant:g_dppca_2_over_n``, the Audit page's "g-DPPCA 2/n"
+    preset) and flags it on the attaining pair ``unit_swap_zeros`` (tests/audit/test_gdppca_two_over_n_preset.py,
+    tests/mechanisms/test_g_dppca.py)."""
 
-    id = "g_dppca~2/n"
-    name = "g-DPPCA calibrated to 2/n (under-noised by √2)"
+    id = "mutant:g_dppca_2_over_n"
+    name = "g-DPPCA 2/n variant — teaching mutant, under-noised by √2 (NOT private)"
+    summary = ("g-DPPCA with its noise calibrated to 2/n instead of 2√2/n: a deliberately under-noised copy for the "
+               "audit to catch, not a shipped mechanism.")
+    guarantee = Guarantee.CLAIMED_INVALID
     sensitivity = staticmethod(lambda m: 1.0 / m)
+    #: The audit that flags it (the page's preset and the CLI's defaults for this id): the attaining pair, a claim
+    #: (1, 0.2) where the directions' true δ is ≈ 0.26 (ours: ≈ 0.13), 50 000 releases per dataset (seconds).
+    audit_defaults: ClassVar[dict[str, Any]] = {"neighbours": "unit_swap_zeros", "epsilon": 1.0, "delta": 0.2,
+                                                "trials": 50_000}
+
+
+#: Deliberately under-noised teaching mutants the audit runs by id (``mutant:…``; the old id ``g_dppca~2/n`` too).
+#: They are not registered mechanisms: only the audit (page and CLI) knows them.
+TEACHING_MUTANTS: dict[str, type[Mechanism]] = {GDPPCATwoOverN.id: GDPPCATwoOverN}
+_MUTANT_ALIASES = {"g_dppca~2/n": GDPPCATwoOverN.id}
+
+
+def is_teaching_mutant(mechanism_id: Any) -> bool:
+    """True for the id (or old alias) of a :data:`TEACHING_MUTANTS` entry."""
+    return isinstance(mechanism_id, str) and _MUTANT_ALIASES.get(mechanism_id, mechanism_id) in TEACHING_MUTANTS
+
+
+def teaching_mutant(mechanism_id: str) -> Mechanism:
+    """The teaching mutant with this id (:data:`TEACHING_MUTANTS`)."""
+    mid = _MUTANT_ALIASES.get(mechanism_id, mechanism_id)
+    if mid not in TEACHING_MUTANTS:
+        raise InvalidParameterError(f"unknown teaching mutant {mechanism_id!r}; available: "
+                                    f"{', '.join(TEACHING_MUTANTS)}.")
+    return TEACHING_MUTANTS[mid]()

@@ -19,6 +19,7 @@ from ..exceptions import DataError, InvalidParameterError
 from ..vocabulary import Neighbouring
 
 __all__ = [
+    "ALL_CONSTRUCTION_NAMES",
     "CONSTRUCTIONS",
     "NEIGHBOUR_CONSTRUCTIONS",
     "Construction",
@@ -68,6 +69,8 @@ class Construction:
     default_relation: str
     build: Callable[[int, int, str], tuple[np.ndarray, np.ndarray]]
     invariant: str | None = None
+    #: False for a targeted pair that "every construction" (``neighbours="all"``) leaves out: it is chosen by name.
+    in_all: bool = True
 
 
 def default_base_rows(d: int = 3, n: int = 30) -> np.ndarray:
@@ -117,6 +120,18 @@ def _unit_swap(d: int, n: int, relation: str) -> tuple[np.ndarray, np.ndarray]:
     the upper triangle); add/remove: D′ adds e₂."""
     base = default_base_rows(d, n)
     e1, e2 = np.eye(d)[0], np.eye(d)[1]
+    X1 = np.vstack([base, e2[None, :]])
+    X0 = base if relation == Neighbouring.ADD_REMOVE else np.vstack([base, e1[None, :]])
+    return X0, X1
+
+
+def _unit_swap_zeros(d: int, n: int, relation: str) -> tuple[np.ndarray, np.ndarray]:
+    """Replace-one: every row is 0 but the last, e₁ in D and e₂ in D′; add/remove: D′ adds e₂ to n − 1 zero rows.
+    Whatever pairs the rows, the moved row's partner is a zero row: g-DPPCA's attaining pair (docs/g_dppca.md)."""
+    d = check_int(d, "d (audit data dimension)", 2, 50)
+    n = check_int(n, "n (audit data rows)", 2, 100_000)
+    e1, e2 = np.eye(d)[0], np.eye(d)[1]
+    base = np.zeros((n - 1, d))
     X1 = np.vstack([base, e2[None, :]])
     X0 = base if relation == Neighbouring.ADD_REMOVE else np.vstack([base, e1[None, :]])
     return X0, X1
@@ -179,10 +194,18 @@ _CONSTRUCTIONS: tuple[Construction, ...] = (
                  "inside the same plane (add/remove: D′ adds it). An exact subspace selection picks the same plane "
                  "from both, so anything else the release shows about the points is a leak.",
                  Neighbouring.REPLACE, _in_plane, invariant="projector"),
+    Construction("unit_swap_zeros",
+                 "Every row is 0 except the last, which is e₁ in D and e₂ in D′ (add/remove: D′ adds e₂). Whatever "
+                 "pairs the rows, the moved row is paired with a zero row, so a statistic of pairs (g-DPPCA's "
+                 "Kendall's tau) moves by its full sensitivity √2/m: the pair that shows g-DPPCA's 2/n variant "
+                 "under-noised. Chosen by name only (not one of every construction).",
+                 Neighbouring.REPLACE, _unit_swap_zeros, in_all=False),
 )
 
 #: Built-in constructions by name.
 CONSTRUCTIONS: dict[str, Construction] = {c.name: c for c in _CONSTRUCTIONS}
+#: The constructions "every construction" (``neighbours="all"``) audits: all but the targeted ones.
+ALL_CONSTRUCTION_NAMES: tuple[str, ...] = tuple(c.name for c in _CONSTRUCTIONS if c.in_all)
 #: Name → description in plain words (CLI choices, dashboard help).
 NEIGHBOUR_CONSTRUCTIONS: dict[str, str] = {c.name: c.description for c in _CONSTRUCTIONS}
 

@@ -49,7 +49,7 @@ from .events import (
     ReleaseBatch,
     extract_columns,
 )
-from .neighbours import CONSTRUCTIONS, NeighbourPair, make_neighbours
+from .neighbours import ALL_CONSTRUCTION_NAMES, CONSTRUCTIONS, NeighbourPair, make_neighbours
 from .result import AuditResult
 from .search import ColumnStore, Finding, best_event, evaluate
 
@@ -94,8 +94,13 @@ PeekHook = Callable[[ColumnStore, tuple[list, list]], None]
 # ------------------------------------------------------------------------------------------------
 
 def resolve_mechanism(mechanism_id: str | Mechanism) -> Mechanism:
-    """A registered id or a :class:`Mechanism` instance (e.g. a test-only mechanism)."""
-    return mechanism_id if isinstance(mechanism_id, Mechanism) else get_mechanism(mechanism_id)
+    """A registered id, a peer, a teaching mutant (``mutant:…``, :data:`~dpcore.audit.mutants.TEACHING_MUTANTS`) or
+    a :class:`Mechanism` instance (e.g. a test-only mechanism)."""
+    if isinstance(mechanism_id, Mechanism):
+        return mechanism_id
+    from .mutants import is_teaching_mutant, teaching_mutant
+
+    return teaching_mutant(mechanism_id) if is_teaching_mutant(mechanism_id) else get_mechanism(mechanism_id)
 
 
 def resolve_delta(delta: float | None, mech: Mechanism) -> float:
@@ -431,7 +436,7 @@ def _child_seed(seed: RandomState, key: int) -> RandomState:
 def _pairs(mech: Mechanism, neighbours: Any, neighbouring: str | None, d: int, n: int) -> list[NeighbourPair]:
     """The neighbour pairs of an audit: every construction for ``"all"``, else the one asked for."""
     if isinstance(neighbours, str) and neighbours == ALL_CONSTRUCTIONS:
-        return [resolve_pair(mech, name, neighbouring, d, n) for name in CONSTRUCTIONS]
+        return [resolve_pair(mech, name, neighbouring, d, n) for name in ALL_CONSTRUCTION_NAMES]
     return [resolve_pair(mech, neighbours, neighbouring, d, n)]
 
 
@@ -461,7 +466,7 @@ def run_audit(
     """Audit a mechanism's claim "(ε, δ)-DP" on neighbouring datasets, with a power check.
 
     ``mechanism_id`` is a registered id or a :class:`Mechanism` instance (e.g. a test-only mechanism).
-    ``neighbours`` is "all" (default: every built-in construction of :data:`~dpcore.audit.NEIGHBOUR_CONSTRUCTIONS`,
+    ``neighbours`` is "all" (default: every built-in construction but the targeted ones, :data:`ALL_CONSTRUCTION_NAMES`,
     the confidence split over them), one construction (D′ with ``n`` rows and ``d`` features) or a pair of
     PreparedData; ``trials`` releases are run on each side of each pair. ``neighbouring`` ("replace" or
     "add_remove") picks the relation; None takes each construction's own (or the pair's) when the mechanism

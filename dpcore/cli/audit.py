@@ -78,6 +78,10 @@ def _arg(args: argparse.Namespace, dest: str, default: Any) -> Any:
     return value.value() if isinstance(value, _AuditDefault) else value
 
 
+#: The audit's teaching mutants (dpcore.audit.mutants.TEACHING_MUTANTS, listed here so that building the parser does
+#: not import dpcore.audit): deliberately under-noised copies, not shipped mechanisms.
+TEACHING_MUTANT_IDS = ("mutant:g_dppca_2_over_n",)
+
 #: Exit code of ``--sampler-selftest`` when the sampler's output law is rejected.
 EXIT_REJECTED = 1
 RELATION_CHOICES = (*values(Neighbouring), "all")
@@ -97,10 +101,13 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "With --probe, run the determinism probe instead; with --sampler-selftest, "
                     "test the exact Bingham sampler's output law (chi-square).",
     )
-    p.add_argument("--mechanism", help="mechanism id (see 'dpcore mechanisms') or a Python callable module:function "
-                                       "with signature (X, epsilon, delta, rng) -> array (X: the preprocessed rows; "
-                                       "its claim is declared by --claim-epsilon/--claim-delta/--relation); required "
-                                       "unless --sampler-selftest")
+    p.add_argument("--mechanism", help="mechanism id (see 'dpcore mechanisms'), a peer (peer:opendp, "
+                                       "peer:diffprivlib), a teaching mutant (" + ", ".join(TEACHING_MUTANT_IDS)
+                   + ": g-DPPCA's noise calibrated to 2/n, under-noised by √2 — not a shipped mechanism; its "
+                     "--neighbours, --delta and --trials default to the audit that flags it: unit_swap_zeros, 0.2, "
+                     "50000) or a Python callable module:function with signature (X, epsilon, delta, rng) -> array "
+                     "(X: the preprocessed rows; its claim is declared by --claim-epsilon/--claim-delta/--relation); "
+                     "required unless --sampler-selftest")
     p.add_argument("--epsilon", "--claim-epsilon", dest="epsilon", type=float,
                    help="the claimed ε to audit; required unless --sampler-selftest")
     p.add_argument("--delta", "--claim-delta", dest="delta", type=float, default=None,
@@ -219,10 +226,11 @@ def _run_probe(args: argparse.Namespace) -> int:
 def _mechanism(args: argparse.Namespace) -> Any:
     """The registered id, or a :class:`~dpcore.audit.callables.CallableMechanism` for module:function with the
     claim the flags declare."""
+    from ..audit.mutants import is_teaching_mutant
     from ..peers import is_peer
 
-    if ":" not in args.mechanism or is_peer(args.mechanism):  # a registered id, or a peer (peer:opendp, …)
-        return args.mechanism
+    if ":" not in args.mechanism or is_peer(args.mechanism) or is_teaching_mutant(args.mechanism):
+        return args.mechanism  # a registered id, a peer (peer:opendp, …) or a teaching mutant (mutant:…)
     from ..audit.callables import callable_mechanism
 
     return callable_mechanism(args.mechanism, output=getattr(args, "output", "covariance"),
@@ -249,6 +257,22 @@ def _neighbours(args: argparse.Namespace, relation: str | None) -> Any:
                      centering=getattr(args, "center", None), norm_bound=getattr(args, "norm_bound", None))
 
 
+def _mutant_defaults(args: argparse.Namespace) -> None:
+    """A teaching mutant (mutant:…) takes the audit that flags it where the flags leave --neighbours, --delta or
+    --trials unset (its ``audit_defaults``: the attaining pair, the claimed δ, the releases)."""
+    from ..audit.mutants import is_teaching_mutant, teaching_mutant
+
+    if not is_teaching_mutant(args.mechanism):
+        return
+    defaults = teaching_mutant(args.mechanism).audit_defaults
+    if getattr(args, "neighbours", None) is None and not getattr(args, "pair", None):
+        args.neighbours = defaults["neighbours"]
+    if getattr(args, "delta", None) is None:
+        args.delta = defaults["delta"]
+    if isinstance(getattr(args, "trials", None), _AuditDefault) or getattr(args, "trials", None) is None:
+        args.trials = defaults["trials"]
+
+
 def run_audit_command(args: argparse.Namespace) -> int:
     """Run the audit described by parsed ``args``; prints JSON or a short summary. Returns the exit code."""
     if getattr(args, "sampler_selftest", False):
@@ -263,6 +287,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
         return _run_probe(args)
     from ..audit import audit_all_relations, combined_verdict, run_audit
 
+    _mutant_defaults(args)
     relation = getattr(args, "neighbouring", None)
     try:
         mechanism = _mechanism(args)

@@ -193,6 +193,7 @@ AUDIT_LABELS: dict[str, str] = {
     "zero_vs_unit": "zero row vs a unit row", "top_eigvec": "zero row vs a row along the top eigenvector",
     "smallest_eigvec": "zero row vs a row along the smallest eigenvector",
     "copies_add_remove": "copies of one row, one added or removed", "in_plane": "a row moved within a plane",
+    "unit_swap_zeros": "e₁ swapped for e₂, every other row zero",
     "auto": "automatic", "support": "support (outputs one side cannot produce)", "quadratic": "quadratic form",
     "alignment": "alignment with the canary", "eigenvalue": "eigenvalue", "atom": "repeated output (atom)",
     "status": "outcome (release or ⊥)", "classifier": "trained classifier", "covariance": "covariance",
