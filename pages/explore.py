@@ -39,7 +39,7 @@ from dpcore.explain.statements import (
 )
 from dpcore.vocabulary import Band, Guarantee, ReleaseStatus
 from pages import ui
-from pages.ui import explore_view, export, peers, planner, sweep_loader, whatif, workspace
+from pages.ui import explore_view, export, peers, planner, presets, sweep_loader, whatif, workspace
 from pages.ui.charts import (
     METRIC_TITLES,
     METRIC_UNITS,
@@ -97,6 +97,7 @@ def privacy_verdict(frame, pre_eps: float) -> None:
 
 def _switch_dataset(dataset_id: str) -> None:
     ui.select_dataset(dataset_id)  # the data settings (scaling, bound, centring) follow the dataset
+    presets.apply(dataset_id)  # a preset dataset (loose public bounds) sets its k, trials and mechanisms
 
 
 def _short_dataset_label(dataset_id: str, upload_name: str | None = None) -> str:
@@ -109,6 +110,7 @@ def _short_dataset_label(dataset_id: str, upload_name: str | None = None) -> str
 
 def _pick_dataset() -> None:
     ui.select_dataset(ss[ui.bound_key("dp_dataset")])
+    presets.apply(ss.dp_dataset)
 
 
 # ------------------------------------------------------------------ settings (sidebar)
@@ -223,6 +225,7 @@ if not mechanisms:
     st.info("Choose at least one mechanism in the sidebar.")
     st.stop()
 
+presets.note(cfg.dataset, cfg.k, cfg.trials, mechanisms)  # what a preset dataset set, and what it shows
 k = min(cfg.k, prepared.d)
 if cfg.k >= prepared.d:
     st.warning(f"k = {cfg.k} {'is more than' if cfg.k > prepared.d else 'equals'} the {prepared.d} features of this "

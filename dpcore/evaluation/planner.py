@@ -243,6 +243,41 @@ class PlanResult:
         }
 
 
+_TARGET_WORDS = {"captured_variance_ratio": "captured variance", "principal_angle_max_deg": "largest principal angle",
+                 "svm_accuracy": "SVM accuracy"}
+
+
+def plan_context(result: PlanResult, neighbouring: str) -> str:
+    """What a plan's answer is for, in words: the target and share, k, δ and the neighbouring relation."""
+    from ..core.privacy import NEIGHBOURING_LABELS
+
+    tgt = result.target
+    unit = "°" if tgt.metric == "principal_angle_max_deg" else ""
+    op = "≥" if tgt.op == ">=" else "≤"
+    return (f"For {_TARGET_WORDS.get(tgt.metric, tgt.metric)} {op} {tgt.value:g}{unit} in at least "
+            f"{result.confidence:.0%} of releases, k = {result.k}, δ = {result.delta:g}, "
+            f"{NEIGHBOURING_LABELS.get(neighbouring, neighbouring)} neighbours.")
+
+
+def confidence_rule(result: PlanResult) -> str:
+    """Why the answer can lie above a probe whose share met the target: the rule ``epsilon`` follows, in words,
+    with the nearest such probe's numbers (empty when there is none)."""
+    q, level = result.confidence, result.band_level
+    rule = (f"The answer is the smallest probed ε at which the share of releases meeting the target is at least "
+            f"{q:.0%} with {level:.0%} confidence: the lower end of that probe's two-sided {level:.0%} "
+            f"Clopper–Pearson interval, over its releases, is at or above {q:.0%}.")
+    if result.epsilon is None:
+        return rule
+    met = [p for p in result.probes if p.epsilon < result.epsilon and p.share >= q]
+    if not met:
+        return rule
+    p = max(met, key=lambda p: p.epsilon)
+    low = _cp_bounds(p.met, p.trials, level)[0]
+    return (rule + f" A probe can meet the target in {q:.0%} of its releases and still fall short: at ε = "
+            f"{p.epsilon:.4g}, {p.met} of {p.trials} releases ({p.share:.2f}) met it, but with {p.trials} releases "
+            f"that share is consistent with a true share as low as {low:.2f}, so more ε is needed to be sure.")
+
+
 def _cp_bounds(met: int, trials: int, level: float) -> tuple[float, float]:
     """Two-sided Clopper–Pearson interval of a binomial share at ``level``."""
     from scipy.stats import beta

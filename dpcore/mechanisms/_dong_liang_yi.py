@@ -269,12 +269,14 @@ class ErrorModel:
 
 def zcdp_ledger(steps: list[tuple[str, float, str]], rho: float, epsilon: float, delta: float,
                 conversion: str) -> list:
-    """One row per zCDP step (its share of ρ in the note, charged in the last row) and the conversion row, which
-    carries the whole (ε, δ): ρ-zCDP ⇒ (ε, δ)-DP. Notes hold public values only."""
+    """One row per zCDP step (its share of ρ as the row's ``rho`` and in the note, charged in the last row) and the
+    conversion row, which carries the whole (ε, δ): ρ-zCDP ⇒ (ε, δ)-DP. A step row has ε = δ = 0 (the odometer
+    counts it as free and charges the conversion row's ρ once) but spends ``rho``: the ledger shows that cost, never
+    "no privacy cost". Notes hold public values only."""
     from ..core.privacy import LedgerEntry
 
     rows = [LedgerEntry(name, 0.0, 0.0, note=f"ρ·{share:g} = {share * rho:.4g} of ρ = {rho:.4g} (charged in the "
-                        f"conversion below); {note}") for name, share, note in steps]
+                        f"conversion below); {note}", rho=share * rho) for name, share, note in steps]
     rows.append(LedgerEntry("ρ-zCDP ⇒ (ε, δ)-DP", epsilon, delta,
                             note=f"ρ = {rho:.6g} = sum of the steps above; {conversion}", rho=rho))
     return rows

@@ -131,6 +131,8 @@ def show_ledger(entries: Iterable[LedgerEntry]) -> None:
         if e.delta:
             cost.append(f"δ = {e.delta:g}")
         note = f" — {e.note}" if e.note else ""
+        if not cost and e.rho:  # a zCDP share whose (ε, δ) is charged in a later conversion row: it spends budget
+            cost.append(f"ρ = {e.rho:.4g}, zCDP")
         if e.private:
             cost_txt = ", ".join(cost) or "no privacy cost"
             lines.append(f"- :green[:material/check_circle:] **{e.step}** ({cost_txt}){note}")

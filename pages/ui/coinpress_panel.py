@@ -118,8 +118,9 @@ def render() -> None:
     """The tab's content."""
     st.markdown("### Biswas, Dong, Kamath & Ullman (NeurIPS 2020), CoinPress: two synthetic covariance tables\n"
                 "Beyond the five seed papers. x ~ N(0, I₁₀), a loose prior I ⪯ Σ ⪯ K·I with K = 10√10, t rounds of "
-                "clip → Gaussian noise → precondition, 10 %-trimmed mean of ‖Σ̂ − I‖_F over 100 trials. The "
-                "paper's numbers are its stored results (`twistedcubic/coin-press`, `results/synthetic_cov`).")
+                "clip → Gaussian noise → precondition, 10 %-trimmed mean of $\\|\\hat\\Sigma - I\\|_F$ over 100 "
+                "trials. The paper's numbers are its stored results (`twistedcubic/coin-press`, "
+                "`results/synthetic_cov`).")
     result = stored()
     if result is None:
         st.info("No stored CoinPress reproduction; run `python benchmarks/coinpress_tables.py` (≈ 15 min).")

@@ -15,7 +15,9 @@ from dpcore.evaluation.planner import (
     TARGET_METRICS,
     PlanInput,
     PlanResult,
+    confidence_rule,
     make_target,
+    plan_context,
     plan_epsilon,
     private_what_if,
     public_input,
@@ -28,6 +30,8 @@ from pages import ui
 from pages.ui import odometer
 
 RESULT_KEY = "explore_plan_result"
+#: Session key of the expander's open state.
+OPEN_KEY = "explore_plan_open"
 #: Probes per plan in the dashboard (the library's default is larger; a plan here runs while the user waits).
 MAX_PROBES = 16
 _DEFAULT_VALUE = {"captured_variance_ratio": 0.9, "principal_angle_max_deg": 10.0, "svm_accuracy": 0.8}
@@ -38,16 +42,18 @@ def plan_source(prepared, dataset_id: str) -> PlanInput:
     return private_what_if(prepared) if dataset_id == ui.UPLOAD_ID else public_input(prepared)
 
 
-def _show(result: PlanResult) -> None:
+def _show(result: PlanResult, neighbouring: str) -> None:
     if result.epsilon is None:
-        st.warning(f"Not reachable: {result.reason}")
+        st.warning(f"Not reachable: {result.reason} {plan_context(result, neighbouring)}")
     else:
         low, high = result.band
-        st.metric(f"ε needed ({ui.mechanism_label(result.mechanism)})", f"{result.epsilon:.3g}")
-        st.caption(f"Smallest probed ε at which the target held in at least {result.confidence:.0%} of the simulated "
-                   f"releases, confidently ({result.band_level:.0%} Clopper–Pearson). Band [{low:.3g}, {high:.3g}]: "
-                   f"below {low:.3g} the target is confidently missed; the fitted crossing is at "
-                   f"{result.estimate:.3g}." + (f" {result.reason}" if result.reason else ""))
+        st.metric(f"ε needed ({ui.mechanism_label(result.mechanism)})", f"{result.epsilon:.3g}",
+                  help=plan_context(result, neighbouring))
+        st.markdown(f"**{plan_context(result, neighbouring)}**")
+        st.caption(f"{confidence_rule(result)} Band [{low:.3g}, {high:.3g}]: below {low:.3g} the target is "
+                   f"confidently missed; the fitted crossing (where the share itself reaches "
+                   f"{result.confidence:.0%}) is at {result.estimate:.3g}."
+                   + (f" {result.reason}" if result.reason else ""))
     probes = pd.DataFrame([{"ε": p.epsilon, "share meeting the target": p.share, "releases": p.trials}
                            for p in sorted(result.probes, key=lambda p: p.epsilon)])
     st.dataframe(probes, hide_index=True, column_config={
@@ -64,7 +70,11 @@ _SHORT_TARGET = {"captured_variance_ratio": "captured variance", "principal_angl
 
 def render(config, prepared, dataset_id: str) -> None:
     """The expander under Explore's results; ``config`` is the shown sweep's (its k, δ, seed and relation)."""
-    with st.expander("What ε do I need?", icon=":material/target:"):
+    # stateful (key + on_change): its open state is kept in the session, so the rerun after "Find ε" draws it open
+    # with the answer inside. A stateless expander is a new element, closed, whenever the elements above it differ
+    # between two runs (seen in Chromium: the rerun after the click drew a second, closed copy and removed the
+    # open one, about 4 s later, hiding the answer).
+    with st.expander("What ε do I need?", icon=":material/target:", key=OPEN_KEY, on_change="rerun"):
         st.caption("State the utility you need; the planner simulates releases at probed ε (bisection on log ε, "
                    "not a grid) and returns the smallest ε that meets it in the chosen share of releases.")
         source = plan_source(prepared, dataset_id)
@@ -107,6 +117,6 @@ def render(config, prepared, dataset_id: str) -> None:
             st.session_state[RESULT_KEY] = (key, result)
         stored = st.session_state.get(RESULT_KEY)
         if stored is not None and stored[0] == key:
-            _show(stored[1])
+            _show(stored[1], config.neighbouring)
         elif stored is not None:
             st.caption("The last plan was for other settings or data; press **Find ε** to plan for these.")
