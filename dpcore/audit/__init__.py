@@ -37,12 +37,20 @@ from .bounds import clopper_pearson, delta_lower_bound, epsilon_lower_bound, max
 from .callables import callable_mechanism
 from .events import AUTO_FAMILIES, EVENT_FAMILIES, FIELDS, STATISTICS, EventFamily
 from .files import file_pair
-from .neighbours import CONSTRUCTIONS, NEIGHBOUR_CONSTRUCTIONS, NeighbourPair, default_base_rows, make_neighbours
+from .neighbours import (
+    ALL_CONSTRUCTION_NAMES,
+    CONSTRUCTIONS,
+    NEIGHBOUR_CONSTRUCTIONS,
+    NeighbourPair,
+    default_base_rows,
+    make_neighbours,
+)
 from .probe import PROBE_SEEDS, ProbeResult, determinism_probe
 from .result import VERDICTS, AuditResult, combined_verdict
 from .runner import DEFAULT_DELTA, DEFAULT_TRIALS, MIN_TRIALS, audit_all_relations, estimate_audit_seconds, run_audit
 
 __all__ = [
+    "ALL_CONSTRUCTION_NAMES",
     "AUTO_FAMILIES",
     "CONFORMANCE_ALPHA",
     "CONFORMANCE_CONCENTRATION",
