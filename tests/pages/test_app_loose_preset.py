@@ -19,7 +19,7 @@ LIVE = ui_state.slot_key("explore_result") + "_live"
 
 def _settle(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
-    live = at.session_state[LIVE] if LIVE in at.session_state else None
+    live = at.session_state[LIVE] if LIVE in at.session_state else None  # noqa: SIM401 (no .get on AppTest)
     if live is not None and live.sweep.job is not None:
         live.sweep.job.wait(170)
 
