@@ -276,6 +276,6 @@ def test_upload_csv_updates_summary_and_bad_csv_errors(page: Page, app_url, tmp_
     shot(page, "page_data_upload")
     uploader.set_input_files({"name": "bad.csv", "mimeType": "text/csv", "buffer": bad})
     expect(page.locator('[data-testid="stAlertContentError"]').first).to_contain_text("fields but the header")
+    wait_idle(page)  # then the absence: a traceback later in the run would not be on the page yet
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
-    wait_idle(page)
     shot(page, "page_data_bad_upload")

@@ -98,12 +98,12 @@ def test_lesson_1_privacy_costs_accuracy(page: Page, lesson_url):
     _in_first_screen(page, intro)
     page.screenshot(path=str(SHOT_DIR / "lesson_1_first_screen.png"))
     _charts_drawn(page)
-    expect(page.locator('[data-testid="stImage"] img')).to_have_count(0)
     first = page.locator('[data-testid="stPlotlyChart"]').first
     expect(first.locator(".gtitle")).to_contain_text("Captured variance")
     expect(first.locator(".scatterlayer .trace").first).to_be_visible()  # curves over the ε axis
     expect(first.locator(".xtitle")).to_contain_text("ε")
-    wait_idle(page)
+    wait_idle(page)  # then the absence (the run may still be drawing)
+    expect(page.locator('[data-testid="stImage"] img')).to_have_count(0)
     _no_traceback(page)
     shot(page, "lesson_1_explore")
 

@@ -76,6 +76,7 @@ def test_upload_with_public_schema_is_private_and_what_if_compares(page: Page, a
     expect(page.get_by_text("Means over trials").first).to_be_visible()
     chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="declared schema (solid)")
     expect(chart.locator(".scatterlayer .trace").first).to_be_visible()
+    wait_idle(page)
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     shot(page, "page_explore_what_if")
 
@@ -118,7 +119,7 @@ def test_a_40_column_table_is_made_public_in_at_most_ten_actions(page: Page, app
     actions += 1
     expect(page.get_by_text("All 39 feature columns are public").first).to_be_visible()
     expect(page.get_by_text("end-to-end private").first).to_be_visible()
+    wait_idle(page)
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     assert actions <= 10, actions
-    wait_idle(page)
     shot(page, "page_data_wide_public")
