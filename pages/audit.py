@@ -234,7 +234,7 @@ def _histogram_figure(result, bins: int, log_y: bool) -> go.Figure:
 def _epsilon_figure(result) -> go.Figure:
     style = trace_style(result.mechanism)  # the chart names the guarantee; an invalid claim reads NOT PRIVATE
     if is_teaching_mutant(result.mechanism):  # not registered: its own legend, drawn as not private
-        style = dataclasses.replace(style, legend="g-DPPCA 2/n teaching mutant · NOT PRIVATE", not_private=True)
+        style = dataclasses.replace(style, legend="g-DPPCA 2/n mutant · NOT PRIVATE", not_private=True)
     claimed = "claimed ε (NOT PRIVATE)" if style.not_private else "claimed ε"
     fig = go.Figure()
     fig.add_bar(y=[claimed, "audit lower bound"], x=[result.claimed_epsilon, result.epsilon_lower_bound],
@@ -312,7 +312,8 @@ def _show_audit(result, note: str | None = None, top=None, shown_for: tuple | No
         _show_verdict_block(result, note, shown_for)
     if top is not None:
         st.subheader("Details")
-    st.caption(f"Neighbours: {result.neighbours['name']} ({RELATION_LABELS[result.neighbouring]}); released field "
+    st.caption(f"Neighbours: {identifier_label(result.neighbours['name'])} ({RELATION_LABELS[result.neighbouring]}); "
+               "released field "
                f"read: {result.field} ({FIELDS.get(result.field, 'classifier features')}).")
     _power_and_pairs(result)
     st.plotly_chart(_epsilon_figure(result), width="stretch")
@@ -729,8 +730,9 @@ def _exhibit_note(mid: str, mech: Mechanism) -> None:
         st.warning(f"{mech.name}: a deliberately under-noised copy of g-DPPCA, kept on this page to show the audit "
                    "catching a bug — not a shipped mechanism (Explore does not offer it). Its noise is calibrated to "
                    "the sensitivity 2/n (an R package's constant) instead of 2√2/n, so σ is √2 too small. Its "
-                   "preset audits it on the pair that attains the sensitivity (*unit swap zeros*); choose the "
-                   "shipped g-DPPCA with the same settings to compare.")
+                   "preset audits it on the pair that attains the sensitivity (neighbouring datasets: "
+                   f"*{identifier_label('unit_swap_zeros')}*); choose the shipped g-DPPCA with the same settings to "
+                   "compare.")
     elif is_peer(mid) and mech.invalid:
         st.warning(f"{mech.name} is shown as a labelled comparison, not as private: its privacy proof is for the "
                    "exponential mechanism, but its Bingham sampler draws a different law (more concentrated), so "
@@ -797,10 +799,11 @@ def _estimate_caption(seconds: float, s: _AuditSettings) -> None:
     if seconds <= max(LONG_AUDIT_S, float(s.time_limit)):
         st.caption(text)
         return
-    done = max(0, int(int(s.trials) * float(s.time_limit) / seconds))
+    share = float(s.time_limit) / seconds
+    part = "less than 1 %" if share < 0.01 else f"about {100 * share:.0f} %"
     st.warning(
-        f"{text} The time limit ({float(s.time_limit):g} s) stops it after about {done:,} of the "
-        f"{int(s.trials):,} releases per dataset and pair, and the bound uses those. To audit more: lower the "
+        f"{text} The time limit ({float(s.time_limit):g} s) stops it after {part} of the releases, and the bound "
+        "uses the releases completed by then. To audit more: lower the "
         "releases per dataset, choose one neighbour construction instead of every construction, raise the time "
         "limit, or run it from the command line, which uses every core: `dpcore audit --mechanism "
         f"{s.mech.id} --epsilon {float(s.epsilon):g}"
