@@ -26,6 +26,9 @@ from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The tab's icon, served by this server: a ``:material/…:`` icon makes the browser fetch it from fonts.gstatic.com
+#: on every page load — a request to a third party that an offline machine logs as an error.
+FAVICON = str(Path(__file__).with_name("favicon.png"))
 APP_TITLE = "DP-PCA Explorer"
 
 # The mechanisms' eigen-problems are small (d up to a few hundred): one BLAS thread runs them several times faster
@@ -97,7 +100,7 @@ def _odometer() -> None:
 
 def _declare() -> st.Page:
     """Page config, ``st.navigation`` (hidden: the links replace it) and the links; returns the page to run."""
-    st.set_page_config(layout="wide", page_title=APP_TITLE, page_icon=":material/lock:")
+    st.set_page_config(layout="wide", page_title=APP_TITLE, page_icon=FAVICON)
     pages = _pages()
     page = st.navigation(pages, position="hidden")
     specs = {spec.title: spec for spec in PAGES}
@@ -148,7 +151,7 @@ def ensure_navigation() -> None:
     its own main script (no pages registered at all) declares the pages first."""
     if getattr(_run, "routed", False):
         return
-    st.set_page_config(layout="wide", page_title=APP_TITLE, page_icon=":material/lock:")
+    st.set_page_config(layout="wide", page_title=APP_TITLE, page_icon=FAVICON)
     box = st.sidebar.empty()
     try:
         with box.container():
