@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import math
 import os
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ import dpcore
 from dpcore.core.privacy import GUARANTEE_LABELS
 from dpcore.evaluation.metrics import METRIC_LABELS
 from dpcore.evaluation.reporting import (
+    NOT_CONVERGED,
+    WARNING_KINDS,
     band_table,
     export_caption,
     guarantee_short,
@@ -39,7 +42,7 @@ from dpcore.evaluation.reporting import (
     warning_text,
     wrap_caption,
 )
-from dpcore.vocabulary import Band, Neighbouring
+from dpcore.vocabulary import Band, Neighbouring, ReleaseStatus
 
 #: Colours of private mechanisms: no reds or pinks (red means NOT PRIVATE), no greys (greys are the references).
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#393b79",
@@ -58,6 +61,17 @@ METRIC_TITLES = {"captured_variance_ratio": "Captured variance (ratio to optimum
                  "frobenius_error": "Normalised Frobenius error (covariance releases)",
                  "principal_angle_max_deg": "Largest principal angle",
                  "svm_accuracy": "Linear-SVM accuracy in the k-dim subspace"}
+#: A chart's name on its download buttons where its title is long: the buttons sit two to a row, and at 1280×800 in
+#: presentation mode a label longer than ~50 characters is cut short ("… (covariance releases) (Python s…").
+DOWNLOAD_TITLES = {METRIC_TITLES["frobenius_error"]: "Frobenius error (covariance releases)",
+                   METRIC_TITLES["svm_accuracy"]: "Linear-SVM accuracy"}
+
+
+def download_title(title: str) -> str:
+    """The name of a chart titled ``title`` on its download buttons (:data:`DOWNLOAD_TITLES`, else the title)."""
+    return DOWNLOAD_TITLES.get(title, title)
+
+
 METRIC_UNITS = {"principal_angle_max_deg": "degrees", "svm_accuracy": "accuracy (fraction)",
                 "captured_variance_ratio": "ratio (1 = non-private PCA)",
                 "frobenius_error": "‖C − Ĉ‖<sub>F</sub> / ‖C‖<sub>F</sub> (log scale)"}
@@ -279,12 +293,17 @@ def _is_tag(note: dict) -> bool:
 def legend_rows(names: Sequence[str], *, width: float, font: float = LEGEND_FONT) -> int:
     """The rows a horizontal legend of ``names`` takes when Plotly wraps it to ``width`` px (the plot area's
     width): each entry its symbol and gap (~4.4 font sizes) and ~0.43 font sizes per character (measured in
-    Chromium at 12 and 16 px: the rows of Explore's charts to the row)."""
-    rows, used = 0, math.inf
+    Chromium at 12 and 16 px: the rows of Explore's charts to the row); an entry of several lines (``<br>``, a
+    curve's warning under its name) counts its widest line and makes its row that many lines tall."""
+    rows, used, tall = 0, math.inf, 0
     for name in names:
-        size = font * (4.4 + 0.43 * len(name))
-        rows, used = (rows + 1, size) if used + size > width else (rows, used + size)
-    return rows
+        lines = str(name).split("<br>")  # an entry of several lines makes its row as tall
+        size = font * (4.4 + 0.43 * max(len(line) for line in lines))
+        if used + size > width:
+            rows, used, tall = rows + tall, size, len(lines)
+        else:
+            used, tall = used + size, max(tall, len(lines))
+    return rows + tall
 
 
 def chart_frame(rows: int, font: float = LEGEND_FONT) -> float:
@@ -321,8 +340,47 @@ def _warning_lookup(releases: pd.DataFrame | None, x: str) -> tuple[dict, dict]:
     table = release_warnings(releases, x=x)
     points = {(str(r.mechanism), float(getattr(r, x))): (int(r.ok), int(r.warned), str(r.text), int(r.releases))
               for r in table.itertuples(index=False)}
-    notes = {mid: warning_text(kinds, total) for mid, (kinds, total) in warning_counts(releases).items()}
+    notes = {mid: legend_warning(kinds, total) for mid, (kinds, total) in warning_counts(releases).items()}
     return points, notes
+
+
+#: A warning kind's word in a legend entry (:func:`legend_warning`); a kind read from a message: "flagged".
+LEGEND_WARNING_WORDS = {NOT_CONVERGED: "not converged", WARNING_KINDS[ReleaseStatus.BOTTOM]: "⊥ (no output)",
+                        WARNING_KINDS[ReleaseStatus.TIMEOUT]: "capped", WARNING_KINDS[ReleaseStatus.ERROR]: "failed"}
+#: The widest line (px, :func:`legend_rows`'s model) of a legend entry's text in a half-width chart with margin tags.
+LEGEND_TEXT_PX = HALF_WIDTH - 60 - TAG_MARGIN - 4.4 * LEGEND_FONT
+
+
+def legend_warning(kinds: dict[str, int], releases: int) -> str:
+    """The short warning under a curve's legend entry: ``"⚠ 9 of 9 releases not converged"``, ``"⚠ of 14
+    releases: 4 capped, 7 failed"`` (what each kind means is said above the results table, each point's warning in
+    its hover)."""
+    counts: dict[str, int] = {}
+    for kind, count in kinds.items():
+        if count:
+            word = LEGEND_WARNING_WORDS.get(kind, "flagged")
+            counts[word] = counts.get(word, 0) + int(count)
+    unit = "release" if releases == 1 else "releases"
+    if len(counts) == 1:
+        (word, count), = counts.items()
+        return f"⚠ {count} of {releases} {unit} {word}"
+    return f"⚠ of {releases} {unit}: " + ", ".join(f"{count} {word}" for word, count in counts.items())
+
+
+def legend_name(legend: str, note: str | None, *, width: float = LEGEND_TEXT_PX, font: float = LEGEND_FONT) -> str:
+    """A curve's legend entry: its name and guarantee, and its warning ``note`` on the lines under it (``<br>``),
+    broken after a colon or comma where a line would be wider than ``width`` px (:func:`legend_rows`'s model), so
+    that no entry runs past the chart."""
+    if not note:
+        return legend
+    lines, current = [legend], ""
+    for piece in re.split(r"(?<=[:,]) ", note):
+        candidate = f"{current} {piece}" if current else piece
+        if current and font * 0.43 * len(candidate) > width:
+            lines.append(current)
+            candidate = piece
+        current = candidate
+    return "<br>".join([*lines, current])
 
 
 def _curve_traces(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, style: TraceStyle,
@@ -331,7 +389,7 @@ def _curve_traces(mid: str, xs: np.ndarray, mean: np.ndarray, lo: np.ndarray, hi
     with the warning in the hover, and the legend entry says in how many releases. A point some of whose releases
     gave no result (capped, ⊥, error) is the mean of the others only, biased towards the releases that finished: it
     is drawn as a lone hollow marker, outside the line and the band."""
-    name = f"{style.legend} · ⚠ {note}" if note else style.legend
+    name = legend_name(style.legend, note)
     flags = [warned.get((mid, float(v))) for v in xs]
     custom = [f"<br>⚠ {f[2]}" if f else "" for f in flags]
     hover = hover.replace("<extra>", "%{customdata}<extra>")
@@ -470,7 +528,7 @@ def metric_figure(band: pd.DataFrame, metric: str, *, x: str = "epsilon", title:
                 style = trace_style(mid, guarantees.get(mid))
                 drawn[mid] = set()
                 traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
-                               "name": f"{style.legend} · ⚠ {warn_notes[mid]}", "hoverinfo": "skip",
+                               "name": legend_name(style.legend, warn_notes[mid]), "hoverinfo": "skip",
                                "marker": {"symbol": "x-thin-open", "size": 10, "color": style.color,
                                           "line": {"width": 2, "color": style.color}}})
     lines = []
@@ -620,24 +678,40 @@ def presentation_figure(fig: go.Figure) -> go.Figure:
 
 # ------------------------------------------------------------------------------------------------
 # notes next to the charts
-#: What each warning status means for a release, as the note above the results table says it.
+#: What each warning status means for a release, as the note above the results table says it after its count.
 WARNING_MEANINGS = {
-    "not converged": "its guarantee assumes a converged chain, so these releases carry no proven ε-DP guarantee",
-    "⊥ (no output)": "the mechanism declined to answer (⊥); the points missing them are drawn apart from the curves",
-    "capped (time limit)": "stopped at the time cap; the points missing them are drawn apart from the curves",
-    "error": "failed (see the message column); the points missing them are drawn apart from the curves",
+    NOT_CONVERGED: "no proven ε-DP guarantee: it assumes a converged chain",
+    WARNING_KINDS[ReleaseStatus.BOTTOM]: "the mechanism declined to answer",
+    WARNING_KINDS[ReleaseStatus.TIMEOUT]: "stopped at the time cap",
+    WARNING_KINDS[ReleaseStatus.ERROR]: "failed: the message column says why",
 }
+#: The meaning of a warning read from a release's message (any other kind).
+OTHER_MEANING = "see the message column"
+#: The warning kinds of releases that gave no result (a point missing some is drawn apart from its curve).
+NO_RESULT_KINDS = frozenset(WARNING_KINDS.values())
+#: Said once after the kinds of a mechanism when some of its releases gave no result (⊥, capped, error).
+NO_RESULT_NOTE = "A point where some releases gave no result is drawn apart from its curve."
 #: A curve counts as "at the random line" when its band reaches this close to the random-subspace level everywhere.
 RANDOM_TOLERANCE = 0.02
 
 
+def warning_line(name: str, kinds: dict[str, int], total: int) -> str:
+    """``**name**: capped (time limit) in 4 of 14 releases (stopped at the time cap); error in 7 of 14 releases
+    (failed: …). Points missing …``: each warning kind with its count and its own meaning, then, once, where the
+    points missing a result are drawn (when some kind gave none: ⊥, capped, error)."""
+    parts = [f"{warning_text({kind: count}, total)} ({WARNING_MEANINGS.get(kind, OTHER_MEANING)})"
+             for kind, count in kinds.items() if count]
+    missing = any(kind in NO_RESULT_KINDS for kind, count in kinds.items() if count)
+    return f"**{name}**: {'; '.join(parts)}." + (f" {NO_RESULT_NOTE}" if missing else "")
+
+
 def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:
-    """One line per mechanism with releases carrying a warning status: which, in how many, and what it means."""
+    """One line per mechanism with releases carrying a warning status: which, in how many, and what it means
+    (:func:`warning_line`)."""
     lines = []
     for mid, (kinds, total) in warning_counts(frame).items():
         name = short_name(mid) if mid in dpcore.mechanism_ids() or mid.startswith("peer:") else mid
-        meaning = "; ".join(WARNING_MEANINGS.get(kind, "see the message column") for kind in kinds)
-        lines.append(f"**{name}**: {warning_text(kinds, total)} — {meaning}.")
+        lines.append(warning_line(name, kinds, total))
     return lines
 
 

@@ -64,6 +64,7 @@ def figure_buttons(fig: go.Figure, *, caption: str, label: str, name_parts: tupl
     """HTML and PNG download buttons for one figure, side by side; both carry ``caption`` inside the image and
     get a clean file name from ``name_parts`` (:func:`dpcore.evaluation.reporting.export_filename`)."""
     png_ok = png_export_available() if png_ok is None else png_ok
+    label = figures.download_title(label)  # a long chart title is cut short on a button two to a row
     c_html, c_png = st.columns(2)
     c_html.download_button(f"{label} (HTML)", lambda: figure_html(fig, caption, title=title),
                            file_name=export_filename(*name_parts, ext="html"), mime="text/html",

@@ -30,6 +30,7 @@ file has its own. Nothing shown depends on the rows beyond which releases finish
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,7 +42,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import dpcore
 from dpcore.core.odometer import COUNTED_STATUSES, RESET_NOTE, Odometer
+from dpcore.evaluation.captions import short_name
 from dpcore.explain.display import format_delta
+from dpcore.peers import is_peer
 from dpcore.vocabulary import PRIVATE_GUARANTEES
 from pages.ui import nav
 from pages.ui.datasets import file_fingerprint
@@ -248,19 +251,61 @@ def _groups(odo: Odometer) -> list[tuple[str, float, float, bool, int]]:
     return [(*key, count) for key, count in counts.items()]
 
 
+#: A space that never breaks ("ε = 3.5" stays on one line; a cell breaks only between its ε and its δ).
+_NBSP = "\u00a0"
+
+
+def _delta_text(delta: float | None) -> str:
+    """δ for the totals table: :func:`format_delta`, or, when that is longer than 8 characters, δ rounded up to
+    three significant digits (never shown smaller than it is)."""
+    text = format_delta(delta)
+    if delta is None or len(text) <= 8 or not math.isfinite(delta) or delta <= 0:
+        return text
+    step = 10.0 ** (math.floor(math.log10(delta)) - 2)
+    return f"{math.ceil(delta / step - 1e-9) * step:.3g}"
+
+
+def _budget_cell(epsilon: str, delta: str) -> str:
+    return f"ε{_NBSP}={_NBSP}{epsilon}, δ{_NBSP}={_NBSP}{delta}"
+
+
 def _totals_table(totals) -> str:
-    """Basic and zCDP composition side by side (two narrow columns: the sidebar is ~300 px wide)."""
+    """Basic and zCDP composition side by side, one row each: its (ε, δ) in one cell that breaks between ε and δ
+    where the sidebar is narrow (three columns of numbers ran past the expander at 1280×800)."""
     zcdp_eps = "—" if totals.zcdp_epsilon is None else f"{totals.zcdp_epsilon:.4g}"
-    zcdp_delta = "—" if totals.zcdp_delta is None or not totals.count else format_delta(totals.zcdp_delta)
-    return ("| total | basic | zCDP |\n|:--|--:|--:|\n"
-            f"| ε | {totals.basic_epsilon:.4g} | {zcdp_eps} |\n"
-            f"| δ | {format_delta(totals.basic_delta)} | {zcdp_delta} |")
+    zcdp_delta = "—" if totals.zcdp_delta is None or not totals.count else _delta_text(totals.zcdp_delta)
+    return ("| | total |\n|:--|:--|\n"
+            f"| basic | {_budget_cell(f'{totals.basic_epsilon:.4g}', _delta_text(totals.basic_delta))} |\n"
+            f"| zCDP | {_budget_cell(zcdp_eps, zcdp_delta)} |")
+
+
+def _mechanism_name(part: str) -> str:
+    """``part`` with the mechanism id it starts with (``"analyze_gauss"``, ``"peer:opendp (NOT private)"``) shown
+    by the mechanism's name (``"Analyze Gauss"``); any other text unchanged."""
+    head, sep, tail = part.partition(" (")
+    if head in dpcore.mechanism_ids() or is_peer(head):
+        return short_name(head) + sep + tail
+    return part
+
+
+def named(what: str) -> str:
+    """What a counted step was, as the sidebar says it: each mechanism id among its ``": "``-separated parts shown
+    by its name, a part repeated right after itself once (``"Inspect: analyze_gauss: analyze_gauss: noise"`` →
+    ``"Inspect: Analyze Gauss: noise"``); several steps joined by ``"; "`` each so."""
+    out = []
+    for step in what.split("; "):
+        parts: list[str] = []
+        for part in map(_mechanism_name, step.split(": ")):
+            if not parts or parts[-1] != part:
+                parts.append(part)
+        out.append(": ".join(parts))
+    return "; ".join(out)
 
 
 def _release_line(what: str, eps: float, delta: float, private: bool, count: int) -> str:
     budget = "" if eps == 0 and delta == 0 and not private else f" ε = {eps:g}, δ = {format_delta(delta)} —"
     flag = "" if private or "NOT private" in what else " (NOT private)"
-    return f"- {count} ×{budget} {what}{flag}"
+    return f"- {count} ×{budget} {named(what)}{flag}"
 
 
 def _release_lines(odo: Odometer) -> str:
@@ -282,7 +327,7 @@ def _headline(totals) -> str:
 def _draw_body(upload: str, odo: Odometer, totals) -> None:
     st.markdown(_totals_table(totals))
     if totals.count:
-        st.caption(f"Basic: the sums of ε and of δ (always valid). zCDP: {totals.zcdp_note}"
+        st.caption(f"Basic: the sums of ε and of δ (always valid). zCDP: {named(totals.zcdp_note)}"
                    + (" (the tight conversion of Canonne, Kamath & Steinke 2020)." if totals.zcdp_epsilon is not None
                       else "."))
     for note in totals.notes:

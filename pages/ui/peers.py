@@ -79,15 +79,28 @@ def relabel(table: pd.DataFrame, ids) -> None:
 
 
 def _timing(rows: pd.DataFrame) -> str:
-    ok = rows[rows["status"] == ReleaseStatus.OK]
-    capped = rows[rows["status"] == ReleaseStatus.TIMEOUT]
-    parts = []
-    if not ok.empty:
-        parts.append(f"{len(ok)} fit{'s' if len(ok) != 1 else ''} finished at ε ≤ {ok['epsilon'].max():g} "
-                     f"(median {ok['runtime_s'].median():.1f} s, its Python's start-up included)")
+    """How a peer's runs ended, every run counted: how many of all finished (up to which ε, how long they took), were
+    capped at the time cap, gave no output (⊥) or failed with an error."""
+    status = rows["status"].astype(str)
+    total = len(rows)
+    ok = rows[status == ReleaseStatus.OK]
+    capped = rows[status == ReleaseStatus.TIMEOUT]
+    if ok.empty:
+        parts = [f"none of the {total} fit{'s' if total != 1 else ''} finished"]
+    else:
+        parts = [f"{len(ok)} of {total} fit{'s' if total != 1 else ''} finished at ε ≤ {ok['epsilon'].max():g} "
+                 f"(median {ok['runtime_s'].median():.1f} s, its Python's start-up included)"]
     if not capped.empty:
         parts.append(f"{len(capped)} capped at the time cap (ε ≥ {capped['epsilon'].min():g})")
-    return "; ".join(parts) or "no fit finished yet"
+    for value, words in ((ReleaseStatus.BOTTOM, "gave no output (⊥)"),
+                         (ReleaseStatus.ERROR, "failed with an error (the message column says why)")):
+        count = int((status == value).sum())
+        if count:
+            parts.append(f"{count} {words}")
+    other = total - len(ok) - len(capped) - int(status.isin([ReleaseStatus.BOTTOM, ReleaseStatus.ERROR]).sum())
+    if other:
+        parts.append(f"{other} with another status (see the table)")
+    return "; ".join(parts)
 
 
 def guarantee_lines(frame: pd.DataFrame) -> list[str]:

@@ -110,7 +110,8 @@ def test_explore_sweep_on_an_upload_counts_each_release_once(explore_upload):
     assert t.zcdp_rho == pytest.approx(rho) and t.zcdp_epsilon == pytest.approx(zcdp_epsilon_tight(rho, 4e-5))
     text = _sidebar_text(at)
     assert "(your upload): 6 releases" in text and "Built-in datasets are public" in text
-    assert f"| ε | 3 | {t.zcdp_epsilon:.4g} |" in text and "| δ | 4e-05 | 4e-05 |" in text
+    assert "| basic | ε\u00a0=\u00a03, δ\u00a0=\u00a04e-05 |" in text
+    assert f"| zCDP | ε\u00a0=\u00a0{t.zcdp_epsilon:.4g}, δ\u00a0=\u00a04e-05 |" in text
     # reruns show the stored result: nothing new
     at.run()
     at.run()
@@ -203,7 +204,7 @@ def test_a_private_pipeline_counts_private_releases(explore_declared):
     spent = [e for e in odo.entries if e.epsilon > 0]
     assert len(spent) == 4 and all(e.private for e in spent)
     assert odo.totals().notes and "not all private" in _sidebar_text(explore_declared)  # the exact-PCA reference
-    assert "Explore: Sweep (reference lines): pca (NOT private)" in _sidebar_text(explore_declared)
+    assert "Explore: Sweep (reference lines): Non-private PCA (NOT private)" in _sidebar_text(explore_declared)
 
 
 def test_the_what_if_panel_counts_the_releases_it_computes(explore_declared):

@@ -236,14 +236,14 @@ def _warned_band() -> pd.DataFrame:
 def test_releases_with_a_warning_are_hollow_in_the_hover_and_the_legend():
     fig = charts.metric_figure(_warned_band(), "captured_variance_ratio", releases=_releases())
     traces = _mean_traces(fig)
-    ppca = traces["PPCA · heuristic ε-DP · ⚠ not converged in 9 of 9 releases"]
+    ppca = traces["PPCA · heuristic ε-DP<br>⚠ 9 of 9 releases not converged"]
     assert all(s.endswith("-open") for s in ppca["marker"]["symbol"])
     assert all("⚠ not converged in 3 of 3 releases" in c for c in ppca["customdata"])
     assert "%{customdata}" in ppca["hovertemplate"] and ppca["line"]["dash"] != "solid"
     ag = traces[legend_label("analyze_gauss")]  # clean: solid, filled markers, no warning
     assert not any(s.endswith("-open") for s in ag["marker"]["symbol"]) and set(ag["customdata"]) == {""}
     itu = next(t for name, t in traces.items() if name.startswith("IT-U"))
-    assert "capped (time limit) in 3 of 9 releases" in itu["name"] and "⊥ (no output) in 1 of 9" in itu["name"]
+    assert itu["name"].replace("<br>", " ") == "IT-U · ε-DP ⚠ of 9 releases: 3 capped, 1 ⊥ (no output)"
     assert [s.endswith("-open") for s in itu["marker"]["symbol"]] == [True, False]  # ε = 1 (one ⊥), ε = 10
     crosses = [a for a in fig.to_dict()["layout"].get("annotations", []) if a["text"] == "✕"]
     assert len(crosses) == 1 and crosses[0]["x"] == pytest.approx(-1.0)  # log10(0.1): no IT-U result there
@@ -271,7 +271,9 @@ def test_release_warning_lines_say_which_in_how_many_and_what_it_means():
     lines = charts.release_warning_lines(_releases())
     assert len(lines) == 2
     assert lines[0].startswith("**PPCA**: not converged in 9 of 9 releases") and "no proven ε-DP" in lines[0]
-    assert "capped (time limit) in 3 of 9" in lines[1] and "apart from the curves" in lines[1]
+    assert "capped (time limit) in 3 of 9 releases (stopped at the time cap)" in lines[1]
+    assert "⊥ (no output) in 1 of 9 releases (the mechanism declined to answer)" in lines[1]
+    assert lines[1].count("drawn apart") == 1 and "drawn apart" not in lines[0]
     assert charts.release_warning_lines(_releases().query("mechanism == 'analyze_gauss'")) == []
 
 
@@ -343,7 +345,8 @@ def test_explore_shows_releases_with_a_warning_on_the_chart_and_above_the_table(
 
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.evaluation.reporting import warning_counts, warning_text
+    from dpcore.evaluation.reporting import warning_counts
+    from dpcore.explain.figures import legend_warning, warning_line
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
     at.run()
@@ -359,10 +362,10 @@ def test_explore_shows_releases_with_a_warning_on_the_chart_and_above_the_table(
     assert "ss_approx" in counts, "precondition: SS approx has releases with a warning status on Wine"
     fig = {el.key: json.loads(el.proto.spec) for el in at.get("plotly_chart")}["explore_captured_variance_ratio"]
     names = [t.get("name", "") for t in fig["data"]]
-    text = warning_text(*counts["ss_approx"])
-    assert any(name.startswith("SS approx") and text in name for name in names), names
+    text = legend_warning(*counts["ss_approx"])
+    assert any(name.startswith("SS approx") and text in name.replace("<br>", " ") for name in names), names
     warnings = [w.value for w in at.warning if "Some releases carry a warning" in w.value]
-    assert len(warnings) == 1 and f"**SS approx**: {text}" in warnings[0]
+    assert len(warnings) == 1 and warning_line("SS approx", *counts["ss_approx"]) in warnings[0]
     assert "analyze_gauss" not in counts and "Analyze Gauss" not in warnings[0]
 
 
