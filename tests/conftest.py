@@ -6,20 +6,13 @@ import os
 
 import numpy as np
 import pytest
+from _unit_rows import unit_rows
 
 from dpcore.data import PreparedData
 
 # No background precomputation in the app runs of the tests (AppTest and the servers they start inherit this);
 # tests of pages/ui/precompute.py turn it on themselves.
 os.environ.setdefault("DP_PRECOMPUTE", "0")
-
-
-def unit_rows(n: int, d: int, seed: int = 0, spectrum: np.ndarray | None = None) -> np.ndarray:
-    """Gaussian rows with the given covariance spectrum, scaled so the largest norm is 1."""
-    rng = np.random.default_rng(seed)
-    scales = np.sqrt(spectrum) if spectrum is not None else np.linspace(2.0, 0.2, d)
-    X = rng.standard_normal((n, d)) * scales
-    return X / np.linalg.norm(X, axis=1).max()
 
 
 @pytest.fixture

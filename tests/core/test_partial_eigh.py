@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import unit_rows
+from _unit_rows import unit_rows
 
 from dpcore import DPPCA
 from dpcore.core.linalg import PARTIAL_EIGH_FROM_D, eigh_desc, top_k_eigenpairs

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import unit_rows
+from _unit_rows import unit_rows
 
 from dpcore.core.privacy import zcdp_rho
 from dpcore.data import PreparedData
