@@ -533,13 +533,21 @@ def _on_bulk(table: RawTable, names: list[str], declare_shown: bool) -> None:
     """The bulk form's submit: the same role / values for every selected column (or the shown values declared).
     Applies what the form holds now, says what changed, then empties the form's fields (role back to "keep"): a
     value or role typed for one action is never applied again by a later one (issue 32: a role left on 'excluded'
-    excluded the columns of a later "declare shown" action)."""
+    excluded the columns of a later "declare shown" action). Refuses when the name/role filter no longer matches the
+    columns the form was drawn for (a filter typed and a button pressed before the page redrew: the action would go
+    to the previous filter's columns — a "declare public" to columns the user did not see)."""
     ss = st.session_state
+    before = ui.upload_schema(table)
+    now = match_columns(before, ss.get(FILTER_KEY, ""), ss.get(ROLE_FILTER_KEY, ()))
+    if now != names:  # the filter changed after the form was drawn: its columns are not the ones the user saw
+        ui.put("schema_error", f"Nothing was changed: the column filter changed after the form was drawn (it now "
+                               f"matches {len(now)} column(s): {_names_text(now)}). Check the columns the form lists "
+                               "now and press the button again.")
+        return
     chosen = list(ss.get(_bulk_columns_key(names)) or names)
     role = ss.get(BULK_ROLE_KEY)
     role = None if role in (None, KEEP_ROLE) else role
     typed = {fld: str(ss.get(key) or "").strip() for fld, key in BULK_VALUE_KEYS.items()}
-    before = ui.upload_schema(table)
     try:
         schema = bulk_update(before, chosen, table, **typed, role=role, declare_shown=declare_shown)
     except DPCoreError as exc:  # the form keeps its fields, to be fixed

@@ -202,3 +202,22 @@ def test_a_declared_format_the_next_file_does_not_fit_is_forgotten_with_one_mess
     assert _schema(at).names == ["x", "grp", "outcome"]
     at.run()
     assert not at.error
+
+
+def test_a_bulk_action_pressed_after_the_filter_changed_changes_nothing():
+    """A filter typed and a bulk button pressed before the page redrew (CI's flaky journey, 67659ea; a fast user):
+    the button's callback was drawn for the previous filter's columns, and "declare the shown values public" went to
+    columns the user no longer saw. The callback now compares the filter with the columns it was drawn for."""
+    at = _data_page(wide_table(40), "wide.csv")
+    at.text_input(key=editor.FILTER_KEY).set_value("PERMINTE").run()
+    before = _schema(at)
+    at.text_input(key=editor.FILTER_KEY).set_value("score_0")  # typed, not yet drawn …
+    at.button(key="schema_bulk_declare").click().run()  # … when the button (drawn for PERMINTE*) is pressed
+    _no_exception(at)
+    assert _schema(at) == before  # 67659ea: the PERMINTE columns' shown values declared public
+    assert any("Nothing was changed: the column filter changed" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    at.button(key="schema_bulk_declare").click().run()  # pressed again on the form drawn for score_0*: applied
+    chosen = [c for c in SCORES if c.startswith("score_0")]
+    assert all(_schema(at)[c].values_public for c in chosen)
+    assert not any(_schema(at)[c].values_public for c in COUNTS)
