@@ -689,20 +689,21 @@ WARNING_MEANINGS = {
 OTHER_MEANING = "see the message column"
 #: The warning kinds of releases that gave no result (a point missing some is drawn apart from its curve).
 NO_RESULT_KINDS = frozenset(WARNING_KINDS.values())
-#: Said once after the kinds of a mechanism when some of its releases gave no result (⊥, capped, error).
-NO_RESULT_NOTE = "A point where some releases gave no result is drawn apart from its curve."
+#: The note's opening, and what it adds once when some release gave no result (⊥, capped, error).
+WARNING_HEADER = "**Some releases carry a warning** (hollow markers on the charts"
+NO_RESULT_NOTE = ("a point where some releases gave no result is drawn apart from its curve, and a ✕ on the axis "
+                  "marks where none gave one")
 #: A curve counts as "at the random line" when its band reaches this close to the random-subspace level everywhere.
 RANDOM_TOLERANCE = 0.02
 
 
 def warning_line(name: str, kinds: dict[str, int], total: int) -> str:
     """``**name**: capped (time limit) in 4 of 14 releases (stopped at the time cap); error in 7 of 14 releases
-    (failed: …). Points missing …``: each warning kind with its count and its own meaning, then, once, where the
-    points missing a result are drawn (when some kind gave none: ⊥, capped, error)."""
+    (failed: the message column says why).``: each warning kind with its count and, right after it, its own
+    meaning (where points missing a result are drawn is said once, in :func:`release_warning_header`)."""
     parts = [f"{warning_text({kind: count}, total)} ({WARNING_MEANINGS.get(kind, OTHER_MEANING)})"
              for kind, count in kinds.items() if count]
-    missing = any(kind in NO_RESULT_KINDS for kind, count in kinds.items() if count)
-    return f"**{name}**: {'; '.join(parts)}." + (f" {NO_RESULT_NOTE}" if missing else "")
+    return f"**{name}**: {'; '.join(parts)}."
 
 
 def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:
@@ -713,6 +714,13 @@ def release_warning_lines(frame: pd.DataFrame | None) -> list[str]:
         name = short_name(mid) if mid in dpcore.mechanism_ids() or mid.startswith("peer:") else mid
         lines.append(warning_line(name, kinds, total))
     return lines
+
+
+def release_warning_header(frame: pd.DataFrame | None) -> str:
+    """The line above :func:`release_warning_lines`: where the charts mark these releases, saying once where the
+    points missing a result are drawn when some release gave none."""
+    missing = any(kind in NO_RESULT_KINDS for kinds, _ in warning_counts(frame).values() for kind in kinds)
+    return f"{WARNING_HEADER}{'; ' + NO_RESULT_NOTE if missing else ''}):"
 
 
 def at_random_line(band: pd.DataFrame, random_level: float | None, *, metric: str = "captured_variance_ratio",

@@ -74,6 +74,7 @@ from dpcore.explain.figures import (  # noqa: F401 (re-exported: the pages and t
     metric_figure,
     presentation_figure,
     random_line_note,
+    release_warning_header,
     release_warning_lines,
     spread_tags,
     tag_offsets,
@@ -271,5 +272,5 @@ def release_warning_note(frame: pd.DataFrame | None) -> None:
     """Above a results table: the releases with a warning status (also hollow markers and ✕ on the charts)."""
     lines = release_warning_lines(frame)
     if lines:
-        st.warning("**Some releases carry a warning** (hollow markers on the charts; ✕ on the axis where no release "
-                   "gave a result):\n" + "\n".join(f"- {line}" for line in lines), icon=":material/warning:")
+        st.warning(release_warning_header(frame) + "\n" + "\n".join(f"- {line}" for line in lines),
+                   icon=":material/warning:")

@@ -22,6 +22,7 @@ from dpcore.explain.figures import (
     NO_RESULT_NOTE,
     PRESENT_FONT,
     TAG_MARGIN,
+    WARNING_HEADER,
     WARNING_MEANINGS,
     download_title,
     legend_name,
@@ -29,6 +30,7 @@ from dpcore.explain.figures import (
     legend_warning,
     metric_figure,
     presentation_figure,
+    release_warning_header,
     release_warning_lines,
     warning_line,
 )
@@ -66,9 +68,11 @@ def _mixes():
 @pytest.mark.parametrize("mechanism,name", [("itu", "IT-U"), ("peer:opendp", "OpenDP PCA")])
 def test_each_status_gets_its_own_meaning_once(mechanism, name):
     """For every mix of statuses, ours and a peer's: each kind is followed by its own meaning (never another's),
-    each meaning and the "drawn apart" sentence appear once, the latter exactly when some release gave no result."""
+    each meaning appears once; where points missing a result are drawn is said once, in the note's header, exactly
+    when some release gave no result."""
     for kinds in _mixes():
-        lines = release_warning_lines(_rows(mechanism, kinds))
+        frame = _rows(mechanism, kinds)
+        lines = release_warning_lines(frame)
         assert len(lines) == 1, kinds
         line = lines[0]
         assert line.startswith(f"**{name}**: "), line
@@ -81,16 +85,22 @@ def test_each_status_gets_its_own_meaning_once(mechanism, name):
             assert f"{label} in {count} of {total} releases ({meaning})" in line, (kinds, line)
             assert line.count(meaning) == 1, line
         no_result = any(k in kinds for k in (ReleaseStatus.BOTTOM, ReleaseStatus.TIMEOUT, ReleaseStatus.ERROR))
-        assert line.count("drawn apart") == (1 if no_result else 0), line
-        assert line.count(NO_RESULT_NOTE) == (1 if no_result else 0), line
+        assert "drawn apart" not in line, line
+        header = release_warning_header(frame)
+        assert header.startswith(WARNING_HEADER) and header.endswith("):"), header
+        assert header.count("drawn apart") == header.count(NO_RESULT_NOTE) == (1 if no_result else 0), header
 
 
 def test_the_walks_garbled_peer_line_now_reads_right():
     """The walk's line: 'capped … in 4 of 14; error in 7 of 14 — stopped at the time cap; … failed …; …' put the
-    meanings after the last kind and said the "drawn apart" clause twice."""
-    line = release_warning_lines(_rows("peer:opendp", {"ok": 3, ReleaseStatus.TIMEOUT: 4, ReleaseStatus.ERROR: 7}))[0]
-    assert line == ("**OpenDP PCA**: capped (time limit) in 4 of 14 releases (stopped at the time cap); error in 7 of "
-                    f"14 releases ({WARNING_MEANINGS['error']}). {NO_RESULT_NOTE}")
+    meanings after the last kind and said the "drawn apart" clause twice (and again for the other peer)."""
+    frame = pd.concat([_rows("peer:opendp", {"ok": 3, ReleaseStatus.TIMEOUT: 4, ReleaseStatus.ERROR: 7}),
+                       _rows("peer:diffprivlib", {"ok": 2, ReleaseStatus.TIMEOUT: 1, ReleaseStatus.ERROR: 11})])
+    lines = release_warning_lines(frame)
+    assert lines[0] == ("**OpenDP PCA**: capped (time limit) in 4 of 14 releases (stopped at the time cap); error in "
+                        f"7 of 14 releases ({WARNING_MEANINGS['error']}).")
+    assert lines[1].startswith("**diffprivlib PCA**: capped (time limit) in 1 of 14 releases (stopped at the time")
+    assert release_warning_header(frame) == f"{WARNING_HEADER}; {NO_RESULT_NOTE}):"
 
 
 def test_a_kind_read_off_a_message_points_to_the_message_column():
