@@ -30,8 +30,10 @@ def test_columns_and_cell_count(small_data):
     # post-processing (PSD projection, eigenvalues clipped to [0, n]) never moves Ĉ further from the PSD C
     assert (ag.frobenius_error <= ag.frobenius_error_raw + 1e-12).all() and ag.frobenius_error_raw.notna().all()
     assert frame.svm_accuracy.notna().all()  # the fixture has labels
-    # one majority-class baseline for the whole sweep (same held-out split): the floor for svm_accuracy
-    assert frame.svm_majority_baseline.nunique() == 1 and 0.5 <= frame.svm_majority_baseline.iloc[0] <= 1.0
+    # one majority-class baseline for the whole sweep (same held-out split): the floor for svm_accuracy. It is the
+    # test accuracy of the *training* majority class, so on balanced labels it can fall below 0.5 (0.483 with some
+    # of the random splits an unseeded sweep draws: this bound was flaky)
+    assert frame.svm_majority_baseline.nunique() == 1 and 0.0 < frame.svm_majority_baseline.iloc[0] < 1.0
 
 
 def test_majority_baseline_on_imbalanced_labels():
