@@ -61,3 +61,35 @@ def test_a_link_to_the_preset_with_other_settings_offers_them():
     assert at.session_state["dp_k"] == 2 and at.session_state["dp_trials"] == 40
     assert "adaptive_cov" in at.session_state[ui_state.mech_key("approx")]
     assert "Choosing this dataset on Explore set" in _infos(at)
+
+
+@pytest.mark.slow
+def test_the_numbers_the_preset_quotes_are_what_its_settings_measure():
+    """The note quotes measured means (docs/benchmarks.md); they are measured again here, by Explore's own path at the
+    preset's settings and seed 0 (benchmarks/loose_preset_explore.py), so a change to a mechanism or to the data
+    cannot leave the page quoting numbers it no longer shows."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "loose_preset_explore.py"
+    spec = importlib.util.spec_from_file_location("loose_preset_explore", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    measure = bench.measure
+
+    preset = presets.PRESETS["wine_loose"]
+    out = measure(preset.k, preset.trials, seed=0).set_index(["mechanism", "epsilon"])
+
+    def mean(mid: str, eps: float) -> str:
+        return f"{out.loc[(mid, eps), 'mean']:.2f}"
+
+    def se(mid: str, eps: float) -> str:
+        return f"{out.loc[(mid, eps), 'se']:.2f}"
+
+    half = (f"{mean('adaptive_cov', 0.5)} ± {se('adaptive_cov', 0.5)} vs {mean('analyze_gauss', 0.5)} ± "
+            f"{se('analyze_gauss', 0.5)} at ε = 0.5")
+    assert half in preset.why, half
+    for eps in (1.0, 10.0):
+        quoted = f"{mean('adaptive_cov', eps)} vs {mean('analyze_gauss', eps)} at ε = {eps:g}"
+        assert quoted in preset.why, quoted
+    for eps in (0.5, 1.0, 2.0, 5.0, 10.0):  # "ahead from ε = 0.5 on"
+        assert out.loc[("adaptive_cov", eps), "mean"] > out.loc[("analyze_gauss", eps), "mean"]
