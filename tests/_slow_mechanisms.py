@@ -43,3 +43,16 @@ class CappedMechanism(Mechanism):
 
     def _release(self, data, k, epsilon, delta, *, neighbouring, rng, deadline, **options):
         raise MechanismTimeout("the mechanism exceeded its time cap of 1 s; lower epsilon, n or d, or raise the cap.")
+
+
+def cap_the_third_release(monkeypatch, mechanism: Mechanism) -> None:
+    """Make ``mechanism``'s third release (counting from now) stop at its time cap, as a slow release would."""
+    real, calls = mechanism.release, []
+
+    def capped_third(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise MechanismTimeout("the mechanism exceeded its time cap; lower epsilon, n or d, or raise the cap.")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mechanism, "release", capped_third)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _slow_mechanisms import cap_the_third_release
 
 import dpcore
 from dpcore.data import Dataset
 from dpcore.evaluation.advisor import clipping_utility_curve
-from dpcore.exceptions import DPCoreError, MechanismTimeout
+from dpcore.exceptions import DPCoreError
 from dpcore.vocabulary import ReleaseStatus
 
 BOUNDS = [0.5, 1.0, 2.0]
@@ -61,15 +62,7 @@ def test_a_run_that_fails_after_three_releases_has_reported_their_dp_means(data)
 
 def test_a_release_capped_at_the_time_limit_is_reported(data, monkeypatch):
     mech = dpcore.get_mechanism("analyze_gauss")
-    real, calls = mech.release, []
-
-    def capped_third(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:
-            raise MechanismTimeout("the mechanism exceeded its time cap; lower epsilon, n or d, or raise the cap.")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(mech, "release", capped_third)
+    cap_the_third_release(monkeypatch, mech)
     statuses: list = []
     curve = clipping_utility_curve(data, BOUNDS, feature_scaling="none", k=1, trials=2, seed=5, time_limit=None,
                                    on_release=statuses.append)

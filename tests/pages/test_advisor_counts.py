@@ -12,12 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _slow_mechanisms import cap_the_third_release
 from streamlit.testing.v1 import AppTest
 from test_app_odometer import _table, _use_upload
 
 import dpcore
 import dpcore.evaluation.advisor as advisor
-from dpcore.exceptions import DPCoreError, MechanismTimeout
+from dpcore.exceptions import DPCoreError
 from pages.ui import state as ui_state
 
 pytestmark = pytest.mark.slow  # AppTest
@@ -76,15 +77,7 @@ def test_a_dp_centred_advisor_run_that_fails_after_three_releases_counts_its_dp_
 def test_an_advisor_release_capped_at_the_time_limit_is_counted(monkeypatch):
     at = _data_page()
     mech = dpcore.get_mechanism(at.session_state["dp_adv_mech"])
-    real, calls = mech.release, []
-
-    def capped_third(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:
-            raise MechanismTimeout("the mechanism exceeded its time cap; lower epsilon, n or d, or raise the cap.")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(mech, "release", capped_third)
+    cap_the_third_release(monkeypatch, mech)
     at.button(key="data_adv_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("time cap" in w.value for w in at.warning)  # what the page shows: the run stopped at the cap

@@ -29,14 +29,20 @@ def _entries(at) -> list:
     return [] if book is None or not book.odometers else next(iter(book.odometers.values())).entries
 
 
-@pytest.fixture
-def explore_upload():
+def _small_upload_session() -> AppTest:
+    """An app session on the test upload: k = 1, 2 trials, ε ∈ [0.5, 1], Analyze Gauss only (no page run yet)."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     _use_upload(at)
     for key, value in {"dp_k": 1, "dp_trials": 2, "dp_eps_range": (0.5, 1.0), "dp_delta": 1e-5}.items():
         at.session_state[key] = value
     _only(at, ["analyze_gauss"])
+    return at
+
+
+@pytest.fixture
+def explore_upload():
+    at = _small_upload_session()
     at.switch_page("pages/explore.py").run()
     assert not at.exception
     at.number_input(key="explore_plan_trials").set_value(TRIALS)
@@ -143,12 +149,7 @@ def test_sweep_cells_collected_on_an_upload_are_counted_even_when_the_run_stops_
                                if e.epsilon > 0))
             raise
 
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    _use_upload(at)
-    for key, value in {"dp_k": 1, "dp_trials": 2, "dp_eps_range": (0.5, 1.0), "dp_delta": 1e-5}.items():
-        at.session_state[key] = value
-    _only(at, ["analyze_gauss"])
+    at = _small_upload_session()
     monkeypatch.setattr(PooledSweep, "collect", collect_then_stop)
     monkeypatch.setattr(pages.ui, "run_or_reuse", panel)
     at.switch_page("pages/explore.py").run()
