@@ -243,8 +243,9 @@ class PlanResult:
         }
 
 
-_TARGET_WORDS = {"captured_variance_ratio": "captured variance", "principal_angle_max_deg": "largest principal angle",
-                 "svm_accuracy": "SVM accuracy"}
+#: Each target metric in words (an answer says what it is for).
+TARGET_WORDS = {"captured_variance_ratio": "captured variance", "principal_angle_max_deg": "largest principal angle",
+                "svm_accuracy": "SVM accuracy"}
 
 
 def plan_context(result: PlanResult, neighbouring: str) -> str:
@@ -254,7 +255,7 @@ def plan_context(result: PlanResult, neighbouring: str) -> str:
     tgt = result.target
     unit = "°" if tgt.metric == "principal_angle_max_deg" else ""
     op = "≥" if tgt.op == ">=" else "≤"
-    return (f"For {_TARGET_WORDS.get(tgt.metric, tgt.metric)} {op} {tgt.value:g}{unit} in at least "
+    return (f"For {TARGET_WORDS.get(tgt.metric, tgt.metric)} {op} {tgt.value:g}{unit} in at least "
             f"{result.confidence:.0%} of releases, k = {result.k}, δ = {result.delta:g}, "
             f"{NEIGHBOURING_LABELS.get(neighbouring, neighbouring)} neighbours.")
 

@@ -13,6 +13,7 @@ import streamlit as st
 from dpcore.evaluation.metrics import METRIC_LABELS
 from dpcore.evaluation.planner import (
     TARGET_METRICS,
+    TARGET_WORDS,
     PlanInput,
     PlanResult,
     confidence_rule,
@@ -64,8 +65,7 @@ def _show(result: PlanResult, neighbouring: str) -> None:
 
 
 #: Target names short enough for a third of the page on a projector (the full labels are in the help).
-_SHORT_TARGET = {"captured_variance_ratio": "captured variance", "principal_angle_max_deg": "largest angle",
-                 "svm_accuracy": "SVM accuracy"}
+_SHORT_TARGET = {**TARGET_WORDS, "principal_angle_max_deg": "largest angle"}
 
 
 def render(config, prepared, dataset_id: str) -> None:
