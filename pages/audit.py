@@ -29,7 +29,7 @@ from dpcore.audit import (
     sampler_conformance,
 )
 from dpcore.audit.callables import CALLABLE_OUTPUTS, callable_mechanism
-from dpcore.audit.mutants import TEACHING_MUTANTS, is_teaching_mutant
+from dpcore.audit.mutants import TEACHING_MUTANTS, is_teaching_mutant, teaching_mutant
 from dpcore.audit.runner import audit_task, resolve_mechanism
 from dpcore.exceptions import DPCoreError
 from dpcore.explain.display import identifier_label
@@ -234,7 +234,7 @@ def _histogram_figure(result, bins: int, log_y: bool) -> go.Figure:
 def _epsilon_figure(result) -> go.Figure:
     style = trace_style(result.mechanism)  # the chart names the guarantee; an invalid claim reads NOT PRIVATE
     if is_teaching_mutant(result.mechanism):  # not registered: its own legend, drawn as not private
-        style = dataclasses.replace(style, legend="g-DPPCA 2/n mutant · NOT PRIVATE", not_private=True)
+        style = dataclasses.replace(style, legend=teaching_mutant(result.mechanism).legend, not_private=True)
     claimed = "claimed ε (NOT PRIVATE)" if style.not_private else "claimed ε"
     fig = go.Figure()
     fig.add_bar(y=[claimed, "audit lower bound"], x=[result.claimed_epsilon, result.epsilon_lower_bound],
@@ -727,12 +727,10 @@ def _exhibit_note(mid: str, mech: Mechanism) -> None:
     """What is wrong with a labelled exhibit, in its own terms: a teaching mutant's deliberate bug, a peer's
     sampler (its proof is not the problem), or a claimed-invalid mechanism's published proof."""
     if is_teaching_mutant(mid):
-        st.warning(f"{mech.name}: a deliberately under-noised copy of g-DPPCA, kept on this page to show the audit "
-                   "catching a bug — not a shipped mechanism (Explore does not offer it). Its noise is calibrated to "
-                   "the sensitivity 2/n (an R package's constant) instead of 2√2/n, so σ is √2 too small. Its "
-                   "preset audits it on the pair that attains the sensitivity (neighbouring datasets: "
-                   f"*{identifier_label('unit_swap_zeros')}*); choose the shipped g-DPPCA with the same settings to "
-                   "compare.")
+        mutant = teaching_mutant(mid)
+        st.warning(f"{mech.name}: {mutant.bug} Its preset audits it on the pair that attains the sensitivity "
+                   f"(neighbouring datasets: *{identifier_label(mutant.audit_defaults['neighbours'])}*); choose the "
+                   f"shipped {mutant.shipped} with the same settings to compare.")
     elif is_peer(mid) and mech.invalid:
         st.warning(f"{mech.name} is shown as a labelled comparison, not as private: its privacy proof is for the "
                    "exponential mechanism, but its Bingham sampler draws a different law (more concentrated), so "

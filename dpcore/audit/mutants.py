@@ -304,6 +304,12 @@ class GDPPCATwoOverN(GDPPCA):
     #: (1, 0.2) where the directions' true δ is ≈ 0.26 (ours: ≈ 0.13), 50 000 releases per dataset (seconds).
     audit_defaults: ClassVar[dict[str, Any]] = {"neighbours": "unit_swap_zeros", "epsilon": 1.0, "delta": 0.2,
                                                 "trials": 50_000}
+    #: What the audit's pages say of it: its chart legend, its deliberate bug, and the shipped mechanism to compare.
+    legend: ClassVar[str] = "g-DPPCA 2/n mutant · NOT PRIVATE"
+    bug: ClassVar[str] = ("a deliberately under-noised copy of g-DPPCA, kept on this page to show the audit catching "
+                          "a bug — not a shipped mechanism (Explore does not offer it). Its noise is calibrated to the "
+                          "sensitivity 2/n (an R package's constant) instead of 2√2/n, so σ is √2 too small.")
+    shipped: ClassVar[str] = "g-DPPCA"
 
 
 #: Deliberately under-noised teaching mutants the audit runs by id (``mutant:…``; the old id ``g_dppca~2/n`` too).
